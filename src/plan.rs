@@ -1,0 +1,222 @@
+//! `Plan`: everything a run needs, validated, as plain serde data (so it can later ship to remote
+//! shards). No clap types here, and no sockets: building a Plan never touches the network.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::target::Target;
+
+/// When the run stops sending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// Exactly this many request attempts in total.
+    Requests(u64),
+    /// Send until this long after the clock starts, then drain.
+    Duration(Duration),
+}
+
+/// A complete, validated description of one load test.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    pub target: Target,
+    pub method: String,
+    /// User headers in order; each replaces a default header of the same name.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Send `Accept-Encoding: gzip, deflate, br` unless the user set it.
+    pub compression: bool,
+    /// False: `Connection: close` on every request and a new connection for each.
+    pub keep_alive: bool,
+    pub connections: u32,
+    pub threads: u32,
+    pub stop: Stop,
+    /// Per request, from the start of the attempt to the last byte of the response.
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+}
+
+/// Why a plan cannot run. Each message names the flag so that a person can fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("--connections must be at least 1")]
+    NoConnections,
+    #[error("--threads must be at least 1")]
+    NoThreads,
+    #[error(
+        "--requests ({requests}) is smaller than --connections ({connections}); every connection needs at least one request"
+    )]
+    FewerRequestsThanConnections { requests: u64, connections: u32 },
+    #[error("--duration must be longer than zero")]
+    ZeroDuration,
+    #[error("--timeout must be longer than zero")]
+    ZeroTimeout,
+    #[error("--connect-timeout must be longer than zero")]
+    ZeroConnectTimeout,
+    #[error("invalid method {0:?}: a method is a token such as GET or POST")]
+    Method(String),
+    #[error("invalid header name {0:?}")]
+    HeaderName(String),
+    #[error("invalid value for header {0:?}: it must not contain CR, LF or NUL")]
+    HeaderValue(String),
+    #[error(
+        "header {0:?} is managed by spate; set the body with -d/-D and keep-alive with --disable-keepalive"
+    )]
+    ManagedHeader(String),
+}
+
+/// Whether `s` is an HTTP token (RFC 9110 section 5.6.2): method and header names.
+pub fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+impl Plan {
+    /// A GET plan with the defaults of the command line, for library users and tests.
+    pub fn new(target: Target) -> Plan {
+        Plan {
+            target,
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            compression: true,
+            keep_alive: true,
+            connections: 50,
+            threads: 1,
+            stop: Stop::Requests(200),
+            timeout: Duration::from_secs(20),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), PlanError> {
+        if self.connections == 0 {
+            return Err(PlanError::NoConnections);
+        }
+        if self.threads == 0 {
+            return Err(PlanError::NoThreads);
+        }
+        match self.stop {
+            Stop::Requests(n) if n < u64::from(self.connections) => {
+                return Err(PlanError::FewerRequestsThanConnections {
+                    requests: n,
+                    connections: self.connections,
+                });
+            }
+            Stop::Duration(d) if d.is_zero() => return Err(PlanError::ZeroDuration),
+            _ => {}
+        }
+        if self.timeout.is_zero() {
+            return Err(PlanError::ZeroTimeout);
+        }
+        if self.connect_timeout.is_zero() {
+            return Err(PlanError::ZeroConnectTimeout);
+        }
+        if !is_token(&self.method) {
+            return Err(PlanError::Method(self.method.clone()));
+        }
+        for (name, value) in &self.headers {
+            if !is_token(name) {
+                return Err(PlanError::HeaderName(name.clone()));
+            }
+            if value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)) {
+                return Err(PlanError::HeaderValue(name.clone()));
+            }
+            if name.eq_ignore_ascii_case("content-length")
+                || name.eq_ignore_ascii_case("transfer-encoding")
+            {
+                return Err(PlanError::ManagedHeader(name.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// The request is HEAD, whose responses carry no body.
+    pub fn is_head(&self) -> bool {
+        self.method.eq_ignore_ascii_case("HEAD")
+    }
+
+    /// Threads actually used: never more than connections.
+    pub fn effective_threads(&self) -> u32 {
+        self.threads.min(self.connections).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan() -> Plan {
+        Plan::new(Target::parse("http://127.0.0.1:8080/").unwrap())
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        assert_eq!(plan().validate(), Ok(()));
+    }
+
+    type Edit = fn(&mut Plan);
+
+    #[test]
+    fn each_rule_rejects() {
+        let cases: Vec<(Edit, PlanError)> = vec![
+            (|p| p.connections = 0, PlanError::NoConnections),
+            (|p| p.threads = 0, PlanError::NoThreads),
+            (
+                |p| p.stop = Stop::Requests(10),
+                PlanError::FewerRequestsThanConnections {
+                    requests: 10,
+                    connections: 50,
+                },
+            ),
+            (
+                |p| p.stop = Stop::Duration(Duration::ZERO),
+                PlanError::ZeroDuration,
+            ),
+            (|p| p.timeout = Duration::ZERO, PlanError::ZeroTimeout),
+            (
+                |p| p.connect_timeout = Duration::ZERO,
+                PlanError::ZeroConnectTimeout,
+            ),
+            (
+                |p| p.method = "GE T".into(),
+                PlanError::Method("GE T".into()),
+            ),
+            (
+                |p| p.headers = vec![("X Y".into(), "1".into())],
+                PlanError::HeaderName("X Y".into()),
+            ),
+            (
+                |p| p.headers = vec![("X".into(), "a\r\nb".into())],
+                PlanError::HeaderValue("X".into()),
+            ),
+            (
+                |p| p.headers = vec![("content-length".into(), "3".into())],
+                PlanError::ManagedHeader("content-length".into()),
+            ),
+        ];
+        for (edit, want) in cases {
+            let mut p = plan();
+            edit(&mut p);
+            assert_eq!(p.validate(), Err(want));
+        }
+    }
+
+    #[test]
+    fn threads_never_exceed_connections() {
+        let mut p = plan();
+        p.connections = 3;
+        p.threads = 8;
+        assert_eq!(p.effective_threads(), 3);
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        let mut p = plan();
+        p.stop = Stop::Duration(Duration::from_millis(1500));
+        let back: Plan = serde_json::from_str(&serde_json::to_string(&p).unwrap()).unwrap();
+        assert_eq!(back, p);
+    }
+}

@@ -1,0 +1,290 @@
+//! Sans-IO parse of an HTTP/1.x response head into what the client needs: status, body framing
+//! and whether the connection stays open. Reads only the headers that decide framing; allocates
+//! nothing and keeps no state between calls.
+
+use std::mem::MaybeUninit;
+
+use super::ParseError;
+
+/// Headers beyond this count make the response a parse error (httparse `TooManyHeaders`).
+pub const MAX_HEADERS: usize = 100;
+
+/// How the body of a response ends (RFC 9112 section 6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// No body: HEAD, 1xx, 204, 304.
+    Empty,
+    /// Exactly this many bytes.
+    Length(u64),
+    /// `Transfer-Encoding: chunked` as the final coding.
+    Chunked,
+    /// Read until the server closes the connection.
+    Close,
+}
+
+/// A parsed response head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    /// Bytes of the buffer taken by the status line and headers, including the blank line.
+    pub len: usize,
+    pub status: u16,
+    pub framing: Framing,
+    /// Whether the connection may carry another request after this response.
+    pub keep_alive: bool,
+}
+
+impl Head {
+    /// An interim response (100 Continue, 103 Early Hints): a final response follows on the same
+    /// connection. 101 is final: the connection stops speaking HTTP/1.1.
+    pub fn is_interim(&self) -> bool {
+        (100..200).contains(&self.status) && self.status != 101
+    }
+}
+
+/// Parses a response head from the start of `buf`. `Ok(None)` means the head is not complete yet.
+/// `head_request` says the request was HEAD, whose response never has a body.
+pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError> {
+    let mut headers = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut res = httparse::Response::new(&mut []);
+    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut res,
+        buf,
+        &mut headers,
+    ) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(ParseError::Head(e)),
+    };
+    // A complete parse always sets both.
+    let status = res.code.unwrap_or(0);
+    let http10 = res.version == Some(0);
+
+    let mut keep_alive = !http10;
+    let mut length: Option<u64> = None;
+    let mut transfer_encoding = false;
+    let mut chunked = false;
+    for h in res.headers.iter() {
+        let name = h.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let n = parse_content_length(h.value)?;
+            if length.is_some_and(|prev| prev != n) {
+                return Err(ParseError::ContentLength);
+            }
+            length = Some(n);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            transfer_encoding = true;
+            // Only the final coding decides framing; a later header line overrides an earlier one.
+            chunked = last_token(h.value).eq_ignore_ascii_case(b"chunked");
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            for token in h.value.split(|&b| b == b',') {
+                let token = token.trim_ascii();
+                if token.eq_ignore_ascii_case(b"close") {
+                    keep_alive = false;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") && http10 {
+                    keep_alive = true;
+                }
+            }
+        }
+    }
+
+    let framing = if head_request || status < 200 || status == 204 || status == 304 {
+        Framing::Empty
+    } else if transfer_encoding {
+        if chunked {
+            Framing::Chunked
+        } else {
+            Framing::Close
+        }
+    } else if let Some(n) = length {
+        Framing::Length(n)
+    } else {
+        Framing::Close
+    };
+    if framing == Framing::Close || status == 101 {
+        keep_alive = false;
+    }
+    Ok(Some(Head {
+        len,
+        status,
+        framing,
+        keep_alive,
+    }))
+}
+
+/// Content-Length is 1*DIGIT; a list of identical values ("5, 5") is accepted, as RFC 9110 allows.
+fn parse_content_length(value: &[u8]) -> Result<u64, ParseError> {
+    let mut result: Option<u64> = None;
+    for part in value.split(|&b| b == b',') {
+        let part = part.trim_ascii();
+        if part.is_empty() || part.len() > 19 || !part.iter().all(u8::is_ascii_digit) {
+            return Err(ParseError::ContentLength);
+        }
+        let n = part
+            .iter()
+            .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'));
+        if result.is_some_and(|prev| prev != n) {
+            return Err(ParseError::ContentLength);
+        }
+        result = Some(n);
+    }
+    result.ok_or(ParseError::ContentLength)
+}
+
+fn last_token(value: &[u8]) -> &[u8] {
+    value
+        .rsplit(|&b| b == b',')
+        .next()
+        .unwrap_or(value)
+        .trim_ascii()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(raw: &str) -> Head {
+        parse_head(raw.as_bytes(), false).unwrap().unwrap()
+    }
+
+    #[test]
+    fn content_length_framing_and_keep_alive() {
+        let h = head("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+        assert_eq!(h.status, 200);
+        assert_eq!(h.framing, Framing::Length(5));
+        assert!(h.keep_alive);
+        assert_eq!(h.len, 38);
+    }
+
+    #[test]
+    fn partial_head_needs_more() {
+        let raw = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+        for cut in 0..raw.len() {
+            assert_eq!(
+                parse_head(&raw[..cut], false).unwrap(),
+                None,
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn chunked_wins_over_length_and_is_case_insensitive() {
+        let h = head(
+            "HTTP/1.1 200 OK\r\ncontent-length: 5\r\nTransfer-Encoding: gzip, CHUNKED\r\n\r\n",
+        );
+        assert_eq!(h.framing, Framing::Chunked);
+    }
+
+    #[test]
+    fn unknown_transfer_coding_is_close_delimited() {
+        let h = head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n");
+        assert_eq!(h.framing, Framing::Close);
+        assert!(!h.keep_alive);
+    }
+
+    #[test]
+    fn no_length_means_close_delimited() {
+        let h = head("HTTP/1.1 200 OK\r\nServer: x\r\n\r\n");
+        assert_eq!(h.framing, Framing::Close);
+        assert!(!h.keep_alive);
+    }
+
+    #[test]
+    fn bodiless_statuses_and_head_requests() {
+        for status in [
+            "204 No Content",
+            "304 Not Modified",
+            "100 Continue",
+            "103 Early Hints",
+        ] {
+            let h = head(&format!("HTTP/1.1 {status}\r\nContent-Length: 10\r\n\r\n"));
+            assert_eq!(h.framing, Framing::Empty, "{status}");
+        }
+        let raw = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n";
+        assert_eq!(
+            parse_head(raw, true).unwrap().unwrap().framing,
+            Framing::Empty
+        );
+    }
+
+    #[test]
+    fn interim_responses() {
+        assert!(head("HTTP/1.1 100 Continue\r\n\r\n").is_interim());
+        assert!(head("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n").is_interim());
+        let switching = head("HTTP/1.1 101 Switching Protocols\r\n\r\n");
+        assert!(!switching.is_interim());
+        assert!(!switching.keep_alive);
+        assert!(!head("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").is_interim());
+    }
+
+    #[test]
+    fn connection_header_tokens() {
+        assert!(
+            !head("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: Close\r\n\r\n").keep_alive
+        );
+        assert!(
+            !head("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: te, close\r\n\r\n")
+                .keep_alive
+        );
+        assert!(!head("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n").keep_alive);
+        assert!(
+            head("HTTP/1.0 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n")
+                .keep_alive
+        );
+        // keep-alive does not revive an HTTP/1.1 connection the server also asked to close.
+        assert!(
+            !head("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close, keep-alive\r\n\r\n")
+                .keep_alive
+        );
+    }
+
+    #[test]
+    fn content_length_values() {
+        assert_eq!(
+            head("HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\n").framing,
+            Framing::Length(5)
+        );
+        assert_eq!(
+            head("HTTP/1.1 200 OK\r\nContent-Length: 7\r\nContent-Length: 7\r\n\r\n").framing,
+            Framing::Length(7)
+        );
+        for bad in ["-1", "+5", "5, 6", "", "abc", "99999999999999999999", "1 2"] {
+            let raw = format!("HTTP/1.1 200 OK\r\nContent-Length: {bad}\r\n\r\n");
+            assert_eq!(
+                parse_head(raw.as_bytes(), false),
+                Err(ParseError::ContentLength),
+                "{bad:?}"
+            );
+        }
+        let conflicting = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n";
+        assert_eq!(
+            parse_head(conflicting, false),
+            Err(ParseError::ContentLength)
+        );
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        assert!(matches!(
+            parse_head(b"hello world\r\n\r\n", false),
+            Err(ParseError::Head(_))
+        ));
+        assert!(matches!(
+            parse_head(b"HTTP/1.1 2000 OK\r\n\r\n", false),
+            Err(ParseError::Head(_))
+        ));
+    }
+
+    #[test]
+    fn too_many_headers_is_an_error() {
+        let mut raw = String::from("HTTP/1.1 200 OK\r\n");
+        for i in 0..=MAX_HEADERS {
+            raw.push_str(&format!("X-{i}: y\r\n"));
+        }
+        raw.push_str("\r\n");
+        assert_eq!(
+            parse_head(raw.as_bytes(), false),
+            Err(ParseError::Head(httparse::Error::TooManyHeaders))
+        );
+    }
+}

@@ -1,0 +1,110 @@
+//! The HTTP/1.1 lane: write the prepared request bytes, then read one response through the
+//! thread's shared scratch buffer, feeding the sans-IO parser inside `poll`. A connection keeps
+//! no read buffer of its own unless a head straddles reads or the server sent bytes early.
+
+use std::cell::RefCell;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::task::{Poll, ready};
+use std::time::Instant;
+
+use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+
+use super::ResponseParser;
+use super::response::feed_with_carry;
+use crate::proto::Fail;
+use crate::stats::Failure;
+
+/// One HTTP/1.1 connection.
+#[derive(Debug)]
+pub struct Conn {
+    stream: TcpStream,
+    /// Bytes read but not yet consumed: an incomplete head, or the start of a later response.
+    carry: Vec<u8>,
+}
+
+impl Conn {
+    pub fn new(stream: TcpStream) -> Conn {
+        Conn {
+            stream,
+            carry: Vec::new(),
+        }
+    }
+}
+
+/// One response, read in full.
+#[derive(Debug, Clone, Copy)]
+pub struct Response {
+    pub status: u16,
+    pub keep_alive: bool,
+    pub body_bytes: u64,
+    /// Bytes of the response on the wire, head included.
+    pub bytes_in: u64,
+    /// When the first byte was read; `None` when the whole response had already arrived.
+    pub first_byte: Option<Instant>,
+    pub done: Instant,
+}
+
+/// Writes the prepared request bytes as they are.
+pub async fn send(conn: &mut Conn, request: &[u8]) -> Result<(), Fail> {
+    conn.stream
+        .write_all(request)
+        .await
+        .map_err(|e| Fail::io(Failure::Write, e))
+}
+
+/// Reads one response. `scratch` is the thread's read buffer; it is borrowed only inside a
+/// poll, never across an await.
+pub async fn receive(
+    conn: &mut Conn,
+    head_request: bool,
+    scratch: &RefCell<Box<[u8]>>,
+) -> Result<Response, Fail> {
+    let mut parser = ResponseParser::new(head_request);
+    let mut bytes_in = 0u64;
+    let mut first_byte = None;
+    let mut done = false;
+    // The server may have answered before we asked (or sent two responses to one request).
+    if !conn.carry.is_empty() {
+        bytes_in = conn.carry.len() as u64;
+        done = feed_with_carry(&mut parser, &mut conn.carry, &[]).map_err(Fail::parse)?;
+        bytes_in -= conn.carry.len() as u64;
+    }
+    if !done {
+        poll_fn(|cx| {
+            let mut scratch = scratch.borrow_mut();
+            loop {
+                let mut buf = ReadBuf::new(&mut scratch[..]);
+                ready!(Pin::new(&mut conn.stream).poll_read(cx, &mut buf))
+                    .map_err(|e| Fail::io(Failure::Read, e))?;
+                let data = buf.filled();
+                if data.is_empty() {
+                    return Poll::Ready(if parser.finish_at_eof() {
+                        Ok(())
+                    } else {
+                        Err(Fail::eof())
+                    });
+                }
+                first_byte.get_or_insert_with(Instant::now);
+                let before = conn.carry.len();
+                let complete =
+                    feed_with_carry(&mut parser, &mut conn.carry, data).map_err(Fail::parse)?;
+                // Bytes that stay in `carry` for a later response are not this one's.
+                bytes_in += (before + data.len()).saturating_sub(conn.carry.len()) as u64;
+                if complete {
+                    return Poll::Ready(Ok(()));
+                }
+            }
+        })
+        .await?;
+    }
+    Ok(Response {
+        status: parser.status(),
+        keep_alive: parser.keep_alive(),
+        body_bytes: parser.body_bytes(),
+        bytes_in,
+        first_byte,
+        done: Instant::now(),
+    })
+}

@@ -1,0 +1,36 @@
+//! HTTP/1.1 client side: sans-IO response parsing (head, body framing) and the lane that writes
+//! prepared request bytes and reads one response. Must not allocate, lock or format per request.
+
+mod body;
+mod chunked;
+mod head;
+mod lane;
+mod response;
+
+pub use body::{Body, Decoded};
+pub use chunked::Chunked;
+pub use head::{Framing, Head, MAX_HEADERS, parse_head};
+pub use lane::{Conn, Response, receive, send};
+pub use response::{Progress, ResponseParser};
+
+/// Largest response head (status line + headers) accepted before the response is rejected.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// Why a response could not be parsed. Every variant is the server's fault, never ours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("malformed response head: {0}")]
+    Head(httparse::Error),
+    #[error("response head larger than {MAX_HEAD_BYTES} bytes")]
+    HeadTooLarge,
+    #[error("invalid Content-Length")]
+    ContentLength,
+    #[error("invalid chunk size line")]
+    ChunkSize,
+    #[error("chunk size does not fit in 64 bits")]
+    ChunkSizeOverflow,
+    #[error("missing CRLF in chunked body")]
+    ChunkFraming,
+    #[error("chunk extensions or trailers too long")]
+    ChunkLineTooLong,
+}

@@ -1,0 +1,142 @@
+//! The request, built once before the run: HTTP/1.1 wire bytes that every send writes as they
+//! are. Defaults (Host, User-Agent, Accept-Encoding) give way to user headers of the same name.
+
+use bytes::Bytes;
+
+use crate::plan::Plan;
+
+pub const USER_AGENT: &str = concat!("spate/", env!("CARGO_PKG_VERSION"));
+pub const ACCEPT_ENCODING: &str = "gzip, deflate, br";
+
+/// HTTP/1.1 request bytes for `plan`. The plan must be validated (tokens, no CR/LF in values).
+pub fn h1_bytes(plan: &Plan) -> Bytes {
+    let user_has = |name: &str| {
+        plan.headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(name))
+    };
+    let mut out = Vec::with_capacity(256 + plan.body.len());
+    out.extend_from_slice(plan.method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(plan.target.path.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    let mut line = |name: &str, value: &str| {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    };
+
+    if !user_has("host") {
+        line("Host", &plan.target.authority());
+    }
+    if !user_has("user-agent") {
+        line("User-Agent", USER_AGENT);
+    }
+    if plan.compression && !user_has("accept-encoding") {
+        line("Accept-Encoding", ACCEPT_ENCODING);
+    }
+    for (name, value) in &plan.headers {
+        line(name, value);
+    }
+    // RFC 9110: a body, or a method that expects one, gets an explicit length.
+    let expects_body = ["POST", "PUT", "PATCH"]
+        .iter()
+        .any(|m| plan.method.eq_ignore_ascii_case(m));
+    if !plan.body.is_empty() || expects_body {
+        line("Content-Length", &plan.body.len().to_string());
+    }
+    if !plan.keep_alive && !user_has("connection") {
+        line("Connection", "close");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(&plan.body);
+    Bytes::from(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::Target;
+
+    fn plan(url: &str) -> Plan {
+        Plan::new(Target::parse(url).unwrap())
+    }
+
+    fn text(p: &Plan) -> String {
+        String::from_utf8(h1_bytes(p).to_vec()).unwrap()
+    }
+
+    #[test]
+    fn default_get() {
+        let p = plan("http://127.0.0.1:8080/a?b=c");
+        assert_eq!(
+            text(&p),
+            format!(
+                "GET /a?b=c HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: {USER_AGENT}\r\nAccept-Encoding: {ACCEPT_ENCODING}\r\n\r\n"
+            )
+        );
+    }
+
+    #[test]
+    fn default_port_is_not_in_host() {
+        let p = plan("http://localhost/");
+        assert!(text(&p).contains("\r\nHost: localhost\r\n"));
+    }
+
+    #[test]
+    fn user_headers_replace_defaults_case_insensitively() {
+        let mut p = plan("http://localhost/");
+        p.headers = vec![
+            ("host".into(), "example.org".into()),
+            ("USER-AGENT".into(), "me".into()),
+        ];
+        let t = text(&p);
+        assert_eq!(t.matches("ost: ").count(), 1, "{t}");
+        assert!(t.contains("\r\nhost: example.org\r\n"));
+        assert!(t.contains("\r\nUSER-AGENT: me\r\n"));
+        assert!(!t.contains("spate/"));
+    }
+
+    #[test]
+    fn body_length_and_close() {
+        let mut p = plan("http://localhost/");
+        p.method = "POST".into();
+        p.body = b"{\"a\":1}".to_vec();
+        p.keep_alive = false;
+        p.compression = false;
+        let t = text(&p);
+        assert!(t.starts_with("POST / HTTP/1.1\r\n"));
+        assert!(t.contains("\r\nContent-Length: 7\r\n"));
+        assert!(t.contains("\r\nConnection: close\r\n"));
+        assert!(!t.contains("Accept-Encoding"));
+        assert!(t.ends_with("\r\n\r\n{\"a\":1}"));
+    }
+
+    #[test]
+    fn empty_post_says_zero_length() {
+        let mut p = plan("http://localhost/");
+        p.method = "POST".into();
+        assert!(text(&p).contains("\r\nContent-Length: 0\r\n"));
+        p.method = "GET".into();
+        assert!(!text(&p).contains("Content-Length"));
+    }
+
+    #[test]
+    fn request_parses_as_http() {
+        let mut p = plan("http://[::1]:81/x");
+        p.headers = vec![("X-A".into(), "1".into())];
+        p.body = b"abc".to_vec();
+        let bytes = h1_bytes(&p);
+        let mut headers = [httparse::EMPTY_HEADER; 16];
+        let mut req = httparse::Request::new(&mut headers);
+        let n = req.parse(&bytes).unwrap().unwrap();
+        assert_eq!(&bytes[n..], b"abc");
+        assert_eq!(req.path, Some("/x"));
+        assert!(
+            req.headers
+                .iter()
+                .any(|h| h.name == "Host" && h.value == b"[::1]:81")
+        );
+    }
+}

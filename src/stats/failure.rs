@@ -1,0 +1,123 @@
+//! Failure classes of a request attempt: a small `Copy` enum counted in an array, so that the
+//! hot path records a failure without allocating.
+
+use std::ops::AddAssign;
+
+/// Why a request attempt did not complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Failure {
+    /// No connection: connect refused, unreachable or timed out when one was needed.
+    Connect,
+    /// No complete response within the request timeout.
+    Timeout,
+    /// The socket failed while reading (other than a close by the server).
+    Read,
+    /// The socket failed while writing (other than a close by the server).
+    Write,
+    /// The response violated HTTP/1.1 framing or syntax.
+    Parse,
+    /// The server closed or reset the connection before the response was complete.
+    Closed,
+}
+
+impl Failure {
+    pub const ALL: [Failure; 6] = [
+        Failure::Connect,
+        Failure::Timeout,
+        Failure::Read,
+        Failure::Write,
+        Failure::Parse,
+        Failure::Closed,
+    ];
+
+    /// Stable name used in the report and the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Failure::Connect => "connect",
+            Failure::Timeout => "timeout",
+            Failure::Read => "read",
+            Failure::Write => "write",
+            Failure::Parse => "parse",
+            Failure::Closed => "closed",
+        }
+    }
+}
+
+/// Count per failure class, plus the first message seen for each class (formatted once, not per
+/// request).
+#[derive(Debug, Clone, Default)]
+pub struct FailureCounts {
+    counts: [u64; Failure::ALL.len()],
+    examples: [Option<String>; Failure::ALL.len()],
+}
+
+impl FailureCounts {
+    pub fn add(&mut self, f: Failure) {
+        self.counts[f as usize] += 1;
+    }
+
+    /// Counts `f` and keeps `detail()` as its example if it is the first of its class.
+    pub fn add_with(&mut self, f: Failure, detail: impl FnOnce() -> String) {
+        self.add(f);
+        let slot = &mut self.examples[f as usize];
+        if slot.is_none() {
+            *slot = Some(detail());
+        }
+    }
+
+    pub fn get(&self, f: Failure) -> u64 {
+        self.counts[f as usize]
+    }
+
+    pub fn example(&self, f: Failure) -> Option<&str> {
+        self.examples[f as usize].as_deref()
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+}
+
+impl AddAssign<&FailureCounts> for FailureCounts {
+    fn add_assign(&mut self, o: &FailureCounts) {
+        for i in 0..self.counts.len() {
+            self.counts[i] += o.counts[i];
+            if self.examples[i].is_none() {
+                self.examples[i].clone_from(&o.examples[i]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_keeps_the_first_example() {
+        let mut f = FailureCounts::default();
+        f.add_with(Failure::Closed, || "first".into());
+        f.add_with(Failure::Closed, || "second".into());
+        f.add(Failure::Parse);
+        assert_eq!(f.get(Failure::Closed), 2);
+        assert_eq!(f.example(Failure::Closed), Some("first"));
+        assert_eq!(f.example(Failure::Parse), None);
+        assert_eq!(f.total(), 3);
+        let mut g = FailureCounts::default();
+        g.add_with(Failure::Parse, || "bad".into());
+        g += &f;
+        assert_eq!(
+            (g.get(Failure::Parse), g.example(Failure::Parse)),
+            (2, Some("bad"))
+        );
+        assert_eq!(g.example(Failure::Closed), Some("first"));
+    }
+
+    #[test]
+    fn names_are_distinct() {
+        let mut names: Vec<_> = Failure::ALL.iter().map(|f| f.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Failure::ALL.len());
+    }
+}

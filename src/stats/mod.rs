@@ -1,0 +1,202 @@
+//! Plain data of a run: per-thread counters and histograms, merged exactly once at the end, and
+//! the `Summary` derived from them. Knows nothing of sockets, threads or terminals.
+
+mod failure;
+mod hist;
+mod summary;
+
+pub use failure::{Failure, FailureCounts};
+pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist};
+pub use summary::{
+    Bin, Config, Connections, ErrorRow, HISTOGRAM_BINS, LATENCY_DEFINITION, Latency, Percentiles,
+    Phase, Phases, Requests, SCHEMA_VERSION, StatusRow, Summary, Totals,
+};
+
+use std::ops::AddAssign;
+use std::time::Duration;
+
+/// Codes below this index are counted exactly; httparse only yields three-digit codes.
+const STATUS_SLOTS: usize = 1000;
+
+/// Everything one thread measured. The hot path adds to it; `+=` merges two of them.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    /// Request attempts admitted: each ends completed, failed or interrupted.
+    pub attempts: u64,
+    pub completed: u64,
+    pub interrupted: u64,
+    pub failures: FailureCounts,
+    /// Responses by status code (index = code).
+    pub status: Box<[u64; STATUS_SLOTS]>,
+    /// Request latency of completed responses, ns.
+    pub latency: Hist,
+    /// Phases of completed responses, ns: connect (reconnects during the run), write, wait for
+    /// the first byte, read the rest.
+    pub write: Hist,
+    pub wait: Hist,
+    pub read: Hist,
+    /// Every successful connect, including those before the clock started.
+    pub connect: Hist,
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+    pub body_bytes: u64,
+    pub conns: ConnCounts,
+}
+
+/// What a finished run measured: the merged stats and the clocks around them.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub stats: Stats,
+    /// From the start signal to the end of the last connection.
+    pub elapsed: Duration,
+    /// Time to resolve the host, once, before any connection.
+    pub dns: Duration,
+    /// Threads that ran.
+    pub threads: u32,
+}
+
+/// Connection bookkeeping.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnCounts {
+    /// Connected before the clock started.
+    pub established: u64,
+    /// Connected during the run to replace one that closed.
+    pub reconnects: u64,
+    /// Connect attempts that failed (before or during the run).
+    pub connect_failures: u64,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            attempts: 0,
+            completed: 0,
+            interrupted: 0,
+            failures: FailureCounts::default(),
+            status: Box::new([0; STATUS_SLOTS]),
+            latency: Hist::new(),
+            write: Hist::new(),
+            wait: Hist::new(),
+            read: Hist::new(),
+            connect: Hist::new(),
+            bytes_out: 0,
+            bytes_in: 0,
+            body_bytes: 0,
+            conns: ConnCounts::default(),
+        }
+    }
+}
+
+impl Stats {
+    /// Counts one response with this status code.
+    pub fn count_status(&mut self, code: u16) {
+        if let Some(slot) = self.status.get_mut(usize::from(code)) {
+            *slot += 1;
+        }
+    }
+
+    /// Completed responses with a status below 400.
+    pub fn successful(&self) -> u64 {
+        self.status[..400].iter().sum()
+    }
+
+    pub fn failed(&self) -> u64 {
+        self.failures.total()
+    }
+
+    /// The accounting invariant: every admitted request ended exactly one way.
+    pub fn is_balanced(&self) -> bool {
+        self.attempts == self.completed + self.failed() + self.interrupted
+            && self.completed == self.status.iter().sum::<u64>()
+    }
+
+    /// (code, count) for every status seen, ascending.
+    pub fn statuses(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(c, n)| (c as u16, *n))
+    }
+}
+
+impl AddAssign<&Stats> for Stats {
+    fn add_assign(&mut self, o: &Stats) {
+        self.attempts += o.attempts;
+        self.completed += o.completed;
+        self.interrupted += o.interrupted;
+        self.failures += &o.failures;
+        for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
+            *a += b;
+        }
+        self.latency += &o.latency;
+        self.write += &o.write;
+        self.wait += &o.wait;
+        self.read += &o.read;
+        self.connect += &o.connect;
+        self.bytes_out += o.bytes_out;
+        self.bytes_in += o.bytes_in;
+        self.body_bytes += o.body_bytes;
+        self.conns.established += o.conns.established;
+        self.conns.reconnects += o.conns.reconnects;
+        self.conns.connect_failures += o.conns.connect_failures;
+    }
+}
+
+/// Nanoseconds in a duration, saturating (a u64 of ns lasts 584 years).
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_everything_and_keeps_balance() {
+        let mut a = Stats {
+            attempts: 3,
+            completed: 2,
+            ..Stats::default()
+        };
+        a.count_status(200);
+        a.count_status(503);
+        a.failures.add(Failure::Timeout);
+        a.latency.record(1_000);
+        a.conns.reconnects = 1;
+        let mut b = Stats {
+            attempts: 2,
+            completed: 1,
+            interrupted: 1,
+            ..Stats::default()
+        };
+        b.count_status(200);
+        b.latency.record(2_000);
+        b.bytes_in = 10;
+
+        assert!(a.is_balanced() && b.is_balanced());
+        a += &b;
+        assert!(a.is_balanced());
+        assert_eq!(
+            (a.attempts, a.completed, a.failed(), a.interrupted),
+            (5, 3, 1, 1)
+        );
+        assert_eq!(a.statuses().collect::<Vec<_>>(), vec![(200, 2), (503, 1)]);
+        assert_eq!(a.successful(), 2);
+        assert_eq!(a.latency.len(), 2);
+        assert_eq!((a.bytes_in, a.conns.reconnects), (10, 1));
+    }
+
+    #[test]
+    fn imbalance_is_detected() {
+        let mut s = Stats {
+            attempts: 1,
+            ..Stats::default()
+        };
+        assert!(!s.is_balanced());
+        s.completed = 1;
+        assert!(!s.is_balanced(), "a completed response needs a status");
+        s.count_status(200);
+        assert!(s.is_balanced());
+    }
+}

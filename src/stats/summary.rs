@@ -1,0 +1,371 @@
+//! `Summary`: the result of a run as plain serializable data. The JSON output is this structure
+//! as it is (described by docs/output-schema.json); the text report is rendered from it, so both
+//! always show the same numbers.
+
+use serde::Serialize;
+
+use super::{Failure, Hist, RunOutput, Stats};
+use crate::plan::{Plan, Stop};
+
+/// Bumped whenever a field changes meaning or disappears (adding one does not bump it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Histogram bins in the report.
+pub const HISTOGRAM_BINS: usize = 11;
+
+/// What the latency of one request measures in the closed model.
+pub const LATENCY_DEFINITION: &str = "closed model: from the start of the request (write of the first byte, or the connect when the connection had to be re-opened) to the last byte of the response body";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub schema_version: u32,
+    pub spate_version: String,
+    pub config: Config,
+    pub totals: Totals,
+    pub requests: Requests,
+    pub latency: Latency,
+    pub histogram: Vec<Bin>,
+    pub status_codes: Vec<StatusRow>,
+    pub errors: Vec<ErrorRow>,
+    pub phases: Phases,
+    pub connections: Connections,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    pub url: String,
+    pub method: String,
+    pub protocol: String,
+    pub model: String,
+    pub latency_definition: String,
+    pub connections: u32,
+    pub threads: u32,
+    /// Set in count mode.
+    pub requests: Option<u64>,
+    /// Set in duration mode.
+    pub duration_s: Option<f64>,
+    pub timeout_s: f64,
+    pub connect_timeout_s: f64,
+    pub keep_alive: bool,
+    pub compression: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Totals {
+    pub elapsed_s: f64,
+    /// Completed responses per second of elapsed time.
+    pub requests_per_sec: f64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub body_bytes: u64,
+    pub body_bytes_per_response: Option<f64>,
+    pub bytes_in_per_sec: f64,
+}
+
+/// Accounting: `attempted = completed + failed + interrupted`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Requests {
+    pub attempted: u64,
+    pub completed: u64,
+    /// Completed with a status below 400.
+    pub successful: u64,
+    pub failed: u64,
+    pub interrupted: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Latency {
+    pub count: u64,
+    pub min_ms: Option<f64>,
+    pub mean_ms: Option<f64>,
+    pub stdev_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub percentiles: Percentiles,
+    /// Values above one hour, recorded as one hour.
+    pub clamped: u64,
+    /// The HDR histogram (ns), HdrHistogram V2 encoding, base64.
+    pub hdr_base64: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Percentiles {
+    pub p10: Option<f64>,
+    pub p25: Option<f64>,
+    pub p50: Option<f64>,
+    pub p75: Option<f64>,
+    pub p90: Option<f64>,
+    pub p95: Option<f64>,
+    pub p99: Option<f64>,
+    pub p99_9: Option<f64>,
+    pub p99_99: Option<f64>,
+}
+
+impl Percentiles {
+    /// (label, quantile, value) in report order.
+    pub fn rows(&self) -> [(&'static str, Option<f64>); 9] {
+        [
+            ("p10", self.p10),
+            ("p25", self.p25),
+            ("p50", self.p50),
+            ("p75", self.p75),
+            ("p90", self.p90),
+            ("p95", self.p95),
+            ("p99", self.p99),
+            ("p99.9", self.p99_9),
+            ("p99.99", self.p99_99),
+        ]
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Bin {
+    pub from_ms: f64,
+    pub to_ms: f64,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusRow {
+    pub code: u16,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorRow {
+    pub class: String,
+    pub count: u64,
+    /// The first message seen for this class.
+    pub example: Option<String>,
+}
+
+/// A phase of completed requests (or of connects).
+#[derive(Debug, Clone, Serialize)]
+pub struct Phase {
+    pub count: u64,
+    pub mean_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub hdr_base64: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Phases {
+    /// Request start (or connect end) to the last request byte written.
+    pub write: Phase,
+    /// Last request byte written to the first response byte read.
+    pub wait: Phase,
+    /// First response byte to the last.
+    pub read: Phase,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Connections {
+    pub requested: u32,
+    /// Open when the clock started.
+    pub established: u64,
+    /// Opened during the run to replace a closed connection (inside request latency).
+    pub reconnects: u64,
+    pub connect_failures: u64,
+    pub dns_ms: f64,
+    /// Every successful connect, before and during the run.
+    pub connect: Phase,
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+fn quantile(h: &Hist, q: f64) -> Option<f64> {
+    (!h.is_empty()).then(|| ms(h.inner().value_at_quantile(q)))
+}
+
+impl Phase {
+    fn of(h: &Hist) -> Phase {
+        let inner = h.inner();
+        let some = !h.is_empty();
+        Phase {
+            count: h.len(),
+            mean_ms: some.then(|| inner.mean() / 1e6),
+            p50_ms: quantile(h, 0.5),
+            p99_ms: quantile(h, 0.99),
+            max_ms: some.then(|| ms(inner.max())),
+            hdr_base64: h.to_base64_v2(),
+        }
+    }
+}
+
+/// Geometric bins from the fastest to the slowest latency, so that a long tail does not squash
+/// the body of the distribution into one bar.
+fn bins(h: &Hist, n: usize) -> Vec<Bin> {
+    let inner = h.inner();
+    if h.is_empty() || n == 0 {
+        return Vec::new();
+    }
+    let (lo, hi) = (inner.min().max(1), inner.max().max(1));
+    if inner.equivalent(lo, hi) {
+        return vec![Bin {
+            from_ms: ms(lo),
+            to_ms: ms(hi),
+            count: h.len(),
+        }];
+    }
+    let ratio = (hi as f64 / lo as f64).ln();
+    let edge = |i: usize| lo as f64 * (ratio * i as f64 / n as f64).exp();
+    let mut out: Vec<Bin> = (0..n)
+        .map(|i| Bin {
+            from_ms: edge(i) / 1e6,
+            to_ms: edge(i + 1) / 1e6,
+            count: 0,
+        })
+        .collect();
+    for v in inner.iter_recorded() {
+        let x = v.value_iterated_to().clamp(lo, hi) as f64;
+        let i = ((x / lo as f64).ln() / ratio * n as f64) as usize;
+        out[i.min(n - 1)].count += v.count_at_value();
+    }
+    out
+}
+
+impl Summary {
+    pub fn new(plan: &Plan, run: &RunOutput) -> Summary {
+        let s: &Stats = &run.stats;
+        let elapsed = run.elapsed.as_secs_f64();
+        let per_sec = |x: u64| {
+            if elapsed > 0.0 {
+                x as f64 / elapsed
+            } else {
+                0.0
+            }
+        };
+        let lat = &s.latency;
+        let li = lat.inner();
+        let some = !lat.is_empty();
+        Summary {
+            schema_version: SCHEMA_VERSION,
+            spate_version: env!("CARGO_PKG_VERSION").into(),
+            config: Config {
+                url: plan.target.url.clone(),
+                method: plan.method.clone(),
+                protocol: "HTTP/1.1".into(),
+                model: "closed".into(),
+                latency_definition: LATENCY_DEFINITION.into(),
+                connections: plan.connections,
+                threads: run.threads,
+                requests: match plan.stop {
+                    Stop::Requests(n) => Some(n),
+                    Stop::Duration(_) => None,
+                },
+                duration_s: match plan.stop {
+                    Stop::Duration(d) => Some(d.as_secs_f64()),
+                    Stop::Requests(_) => None,
+                },
+                timeout_s: plan.timeout.as_secs_f64(),
+                connect_timeout_s: plan.connect_timeout.as_secs_f64(),
+                keep_alive: plan.keep_alive,
+                compression: plan.compression,
+            },
+            totals: Totals {
+                elapsed_s: elapsed,
+                requests_per_sec: per_sec(s.completed),
+                bytes_in: s.bytes_in,
+                bytes_out: s.bytes_out,
+                body_bytes: s.body_bytes,
+                body_bytes_per_response: (s.completed > 0)
+                    .then(|| s.body_bytes as f64 / s.completed as f64),
+                bytes_in_per_sec: per_sec(s.bytes_in),
+            },
+            requests: Requests {
+                attempted: s.attempts,
+                completed: s.completed,
+                successful: s.successful(),
+                failed: s.failed(),
+                interrupted: s.interrupted,
+            },
+            latency: Latency {
+                count: lat.len(),
+                min_ms: some.then(|| ms(li.min())),
+                mean_ms: some.then(|| li.mean() / 1e6),
+                stdev_ms: some.then(|| li.stdev() / 1e6),
+                max_ms: some.then(|| ms(li.max())),
+                percentiles: Percentiles {
+                    p10: quantile(lat, 0.10),
+                    p25: quantile(lat, 0.25),
+                    p50: quantile(lat, 0.50),
+                    p75: quantile(lat, 0.75),
+                    p90: quantile(lat, 0.90),
+                    p95: quantile(lat, 0.95),
+                    p99: quantile(lat, 0.99),
+                    p99_9: quantile(lat, 0.999),
+                    p99_99: quantile(lat, 0.9999),
+                },
+                clamped: lat.clamped(),
+                hdr_base64: lat.to_base64_v2(),
+            },
+            histogram: bins(lat, HISTOGRAM_BINS),
+            status_codes: s
+                .statuses()
+                .map(|(code, count)| StatusRow { code, count })
+                .collect(),
+            errors: Failure::ALL
+                .iter()
+                .filter(|f| s.failures.get(**f) > 0)
+                .map(|&f| ErrorRow {
+                    class: f.name().into(),
+                    count: s.failures.get(f),
+                    example: s.failures.example(f).map(str::to_owned),
+                })
+                .collect(),
+            phases: Phases {
+                write: Phase::of(&s.write),
+                wait: Phase::of(&s.wait),
+                read: Phase::of(&s.read),
+            },
+            connections: Connections {
+                requested: plan.connections,
+                established: s.conns.established,
+                reconnects: s.conns.reconnects,
+                connect_failures: s.conns.connect_failures,
+                dns_ms: run.dns.as_secs_f64() * 1e3,
+                connect: Phase::of(&s.connect),
+            },
+        }
+    }
+
+    /// Exit status contract: at least one response below 400 arrived.
+    pub fn any_success(&self) -> bool {
+        self.requests.successful > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_cover_every_value_once() {
+        let mut h = Hist::new();
+        for v in [1_000u64, 10_000, 12_000, 1_000_000, 50_000_000] {
+            h.record(v);
+        }
+        let b = bins(&h, 11);
+        assert_eq!(b.len(), 11);
+        assert_eq!(b.iter().map(|x| x.count).sum::<u64>(), 5);
+        assert_eq!(b[0].count, 1, "the fastest value is in the first bin");
+        assert_eq!(b[10].count, 1, "the slowest value is in the last bin");
+        for w in b.windows(2) {
+            assert!((w[0].to_ms - w[1].from_ms).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn one_value_is_one_bin_and_no_values_none() {
+        let mut h = Hist::new();
+        assert!(bins(&h, 11).is_empty());
+        h.record(5_000);
+        h.record(5_000);
+        let b = bins(&h, 11);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].count, 2);
+    }
+}

@@ -1,0 +1,165 @@
+//! The URL under test: scheme, host, port, path, the Host header value, and name resolution
+//! (done once per run, before any connection is opened).
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Target {
+    /// The URL as the user gave it (shown in the report).
+    pub url: String,
+    /// Host as written in the URL, without brackets for IPv6 literals.
+    pub host: String,
+    pub port: u16,
+    /// Path and query, as sent in the request line.
+    pub path: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("invalid URL {0:?}: {1}")]
+    Malformed(String, String),
+    #[error("unsupported scheme {0:?}: only http:// URLs are supported for now")]
+    Scheme(String),
+    #[error("invalid URL {0:?}: it must start with http://")]
+    NoScheme(String),
+    #[error("invalid URL {0:?}: it has no host")]
+    NoHost(String),
+    #[error("invalid URL {0:?}: credentials in URLs are not supported; use -a user:pass")]
+    Credentials(String),
+}
+
+impl Target {
+    pub fn parse(url: &str) -> Result<Target, TargetError> {
+        let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| {
+            TargetError::Malformed(url.into(), e.to_string())
+        })?;
+        match uri.scheme_str() {
+            Some(s) if s.eq_ignore_ascii_case("http") => {}
+            Some(s) => return Err(TargetError::Scheme(s.into())),
+            None => return Err(TargetError::NoScheme(url.into())),
+        }
+        let authority = uri
+            .authority()
+            .ok_or_else(|| TargetError::NoHost(url.into()))?;
+        if authority.as_str().contains('@') {
+            return Err(TargetError::Credentials(url.into()));
+        }
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        if host.is_empty() {
+            return Err(TargetError::NoHost(url.into()));
+        }
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        Ok(Target {
+            url: url.into(),
+            host: host.to_ascii_lowercase(),
+            port: authority.port_u16().unwrap_or(80),
+            path: if path.is_empty() {
+                "/".into()
+            } else {
+                path.into()
+            },
+        })
+    }
+
+    /// Value of the Host header: the port only when it is not the default.
+    pub fn authority(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        if self.port == 80 {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+
+    /// Resolves the host once; addresses are tried in the order returned.
+    pub fn resolve(&self) -> std::io::Result<Vec<SocketAddr>> {
+        let addrs: Vec<SocketAddr> = (self.host.as_str(), self.port).to_socket_addrs()?.collect();
+        if addrs.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no addresses found",
+            ));
+        }
+        Ok(addrs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_of_a_url() {
+        let t = Target::parse("http://Example.com:8080/a/b?q=1").unwrap();
+        assert_eq!(
+            (t.host.as_str(), t.port, t.path.as_str()),
+            ("example.com", 8080, "/a/b?q=1")
+        );
+        assert_eq!(t.authority(), "example.com:8080");
+    }
+
+    #[test]
+    fn defaults() {
+        let t = Target::parse("http://localhost").unwrap();
+        assert_eq!(
+            (t.port, t.path.as_str(), t.authority().as_str()),
+            (80, "/", "localhost")
+        );
+    }
+
+    #[test]
+    fn ipv6_literal() {
+        let t = Target::parse("http://[::1]:9000/x").unwrap();
+        assert_eq!(t.host, "::1");
+        assert_eq!(t.authority(), "[::1]:9000");
+        assert_eq!(t.resolve().unwrap(), vec!["[::1]:9000".parse().unwrap()]);
+    }
+
+    #[test]
+    fn rejects() {
+        assert!(matches!(
+            Target::parse("https://x/"),
+            Err(TargetError::Scheme(_))
+        ));
+        assert!(matches!(
+            Target::parse("ftp://x/"),
+            Err(TargetError::Scheme(_))
+        ));
+        assert!(matches!(
+            Target::parse("127.0.0.1:80/"),
+            Err(TargetError::NoScheme(_) | TargetError::Malformed(..))
+        ));
+        assert!(matches!(
+            Target::parse("/just/a/path"),
+            Err(TargetError::NoScheme(_))
+        ));
+        assert!(matches!(
+            Target::parse("http://u:p@host/"),
+            Err(TargetError::Credentials(_))
+        ));
+        assert!(matches!(
+            Target::parse("http://exa mple/"),
+            Err(TargetError::Malformed(..))
+        ));
+        assert!(matches!(Target::parse(""), Err(TargetError::Malformed(..))));
+        assert!(matches!(
+            Target::parse("http://:80/"),
+            Err(TargetError::NoHost(_) | TargetError::Malformed(..))
+        ));
+    }
+
+    #[test]
+    fn resolves_loopback_by_address() {
+        let t = Target::parse("http://127.0.0.1:1/").unwrap();
+        assert_eq!(t.resolve().unwrap(), vec!["127.0.0.1:1".parse().unwrap()]);
+    }
+}
