@@ -1,0 +1,393 @@
+//! The only module that knows clap: turns argv into a validated `Command` (a `Plan` for a load
+//! test, a server config, or the demo), or into one line to print and an exit code.
+
+mod args;
+mod values;
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use base64::Engine as _;
+use clap::Parser as _;
+use clap::error::ErrorKind;
+
+use crate::plan::{Plan, Stop};
+use crate::report::{Format, Output, check_save_path};
+use crate::serve::ServeConfig;
+use crate::target::Target;
+use args::{Cli, FormatArg, OutputArgs, RunArgs, Sub};
+
+/// Exit code for usage and input errors.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Requests sent when neither --requests nor --duration is given (as hey and oha do).
+pub const DEFAULT_REQUESTS: u64 = 200;
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Command {
+    Run {
+        plan: Box<Plan>,
+        output: Output,
+    },
+    Serve(ServeConfig),
+    Demo {
+        duration: Duration,
+        connections: u32,
+        output: Output,
+    },
+}
+
+/// The command line ended before anything ran: help, version, or an error.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Exit {
+    pub code: u8,
+    /// Printed as is: to stdout for help and version, to stderr otherwise.
+    pub message: String,
+}
+
+impl Exit {
+    fn usage(message: impl Into<String>) -> Exit {
+        Exit {
+            code: EXIT_USAGE,
+            message: format!("spate: {}", message.into()),
+        }
+    }
+}
+
+pub fn parse<I, T>(argv: I) -> Result<Command, Exit>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = Cli::try_parse_from(argv).map_err(|e| match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Exit {
+            code: 0,
+            message: e.to_string(),
+        },
+        _ => {
+            // clap's first line is the error itself; the usage block after it is noise here.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("invalid command line");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            Exit::usage(format!("{first} (see spate --help)"))
+        }
+    })?;
+    match cli.command {
+        Some(Sub::Serve(s)) => Ok(Command::Serve(ServeConfig {
+            addr: (s.host, s.port).into(),
+            body_size: usize::try_from(s.body_size)
+                .map_err(|_| Exit::usage("--body-size is too large"))?,
+            status: s.status,
+            delay: s.delay,
+            chunked: s.chunked,
+            threads: s.threads.max(1) as usize,
+        })),
+        Some(Sub::Demo(d)) => {
+            if d.connections == 0 {
+                return Err(Exit::usage("--connections must be at least 1"));
+            }
+            if d.duration.is_zero() {
+                return Err(Exit::usage("--duration must be longer than zero"));
+            }
+            Ok(Command::Demo {
+                duration: d.duration,
+                connections: d.connections,
+                output: output(d.output)?,
+            })
+        }
+        None => run(cli.run),
+    }
+}
+
+fn output(o: OutputArgs) -> Result<Output, Exit> {
+    if let Some(path) = &o.save {
+        check_save_path(path).map_err(|e| {
+            Exit::usage(format!(
+                "--save {}: cannot write there: {e}",
+                path.display()
+            ))
+        })?;
+    }
+    let format = match o.format {
+        FormatArg::Text => Format::Text,
+        FormatArg::Json => Format::Json,
+    };
+    Ok(Output {
+        format,
+        save: o.save,
+    })
+}
+
+fn run(a: RunArgs) -> Result<Command, Exit> {
+    let Some(url) = a.url else {
+        return Err(Exit::usage(
+            "a URL is required, e.g. spate -c 50 -z 10s http://127.0.0.1:8080/ (see spate --help)",
+        ));
+    };
+    let target = Target::parse(&url).map_err(|e| Exit::usage(e.to_string()))?;
+    let body = match (a.body, a.body_file) {
+        (Some(b), _) => b.into_bytes(),
+        (None, Some(path)) => std::fs::read(&path)
+            .map_err(|e| Exit::usage(format!("cannot read body file {}: {e}", path.display())))?,
+        (None, None) => Vec::new(),
+    };
+
+    // Headers from dedicated flags first; an explicit -H of the same name replaces them.
+    let mut headers: Vec<(String, String)> = Vec::new();
+    if let Some(v) = a.accept {
+        headers.push(("Accept".into(), v));
+    }
+    if let Some(v) = a.content_type {
+        headers.push(("Content-Type".into(), v));
+    }
+    if let Some((user, pass)) = a.basic_auth {
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
+        headers.push(("Authorization".into(), format!("Basic {token}")));
+    }
+    headers.retain(|(n, _)| !a.headers.iter().any(|(m, _)| m.eq_ignore_ascii_case(n)));
+    headers.extend(a.headers);
+
+    let threads = match a.threads {
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+    };
+    let stop = match (a.duration, a.requests) {
+        (Some(d), _) => Stop::Duration(d),
+        (None, Some(n)) => Stop::Requests(n),
+        (None, None) => Stop::Requests(DEFAULT_REQUESTS),
+    };
+    let plan = Plan {
+        target,
+        method: a.method,
+        headers,
+        body,
+        compression: !a.disable_compression,
+        keep_alive: !a.disable_keepalive,
+        connections: a.connections,
+        threads,
+        stop,
+        timeout: a.timeout,
+        connect_timeout: a.connect_timeout,
+    };
+    plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
+    Ok(Command::Run {
+        plan: Box::new(plan),
+        output: output(a.output)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(args: &[&str]) -> Plan {
+        let argv = std::iter::once("spate").chain(args.iter().copied());
+        match parse(argv) {
+            Ok(Command::Run { plan, .. }) => *plan,
+            other => panic!("expected a run, got {other:?}"),
+        }
+    }
+
+    fn error(args: &[&str]) -> String {
+        let argv = std::iter::once("spate").chain(args.iter().copied());
+        match parse(argv) {
+            Err(Exit {
+                code: EXIT_USAGE,
+                message,
+            }) => message,
+            other => panic!("expected a usage error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let p = plan(&["http://127.0.0.1:8080/"]);
+        assert_eq!(p.connections, 50);
+        assert_eq!(p.stop, Stop::Requests(DEFAULT_REQUESTS));
+        assert_eq!(p.timeout, Duration::from_secs(20));
+        assert_eq!(p.connect_timeout, Duration::from_secs(10));
+        assert!(p.keep_alive && p.compression);
+        assert!(p.threads >= 1);
+    }
+
+    #[test]
+    fn duration_overrides_requests() {
+        let p = plan(&["-n", "10", "-c", "50", "-z", "1m30s", "http://h/"]);
+        assert_eq!(p.stop, Stop::Duration(Duration::from_secs(90)));
+    }
+
+    #[test]
+    fn every_flag_reaches_the_plan() {
+        let p = plan(&[
+            "-n",
+            "10k",
+            "-c",
+            "7",
+            "-t",
+            "3s",
+            "--connect-timeout",
+            "500ms",
+            "-m",
+            "PUT",
+            "-H",
+            "X-A: 1",
+            "-d",
+            "payload",
+            "-T",
+            "text/x",
+            "-A",
+            "a/b",
+            "-a",
+            "u:p",
+            "--disable-keepalive",
+            "--disable-compression",
+            "--threads",
+            "3",
+            "http://h:81/p",
+        ]);
+        assert_eq!(p.stop, Stop::Requests(10_000));
+        assert_eq!((p.connections, p.threads), (7, 3));
+        assert_eq!(p.timeout, Duration::from_secs(3));
+        assert_eq!(p.connect_timeout, Duration::from_millis(500));
+        assert_eq!(p.method, "PUT");
+        assert_eq!(p.body, b"payload");
+        assert!(!p.keep_alive && !p.compression);
+        assert_eq!(
+            p.headers,
+            vec![
+                ("Accept".to_string(), "a/b".to_string()),
+                ("Content-Type".into(), "text/x".into()),
+                ("Authorization".into(), "Basic dTpw".into()),
+                ("X-A".into(), "1".into()),
+            ]
+        );
+        assert_eq!((p.target.port, p.target.path.as_str()), (81, "/p"));
+    }
+
+    #[test]
+    fn explicit_header_replaces_flag_header() {
+        let p = plan(&["-T", "a/b", "-H", "content-type: c/d", "http://h/"]);
+        assert_eq!(
+            p.headers,
+            vec![("content-type".to_string(), "c/d".to_string())]
+        );
+    }
+
+    #[test]
+    fn body_file_is_read_once() {
+        let path = std::env::temp_dir().join(format!("spate-cli-body-{}", std::process::id()));
+        std::fs::write(&path, b"from file").unwrap();
+        let p = plan(&["-D", path.to_str().unwrap(), "-m", "POST", "http://h/"]);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(p.body, b"from file");
+    }
+
+    #[test]
+    fn usage_errors_are_one_line() {
+        let cases: &[(&[&str], &str)] = &[
+            (&[], "a URL is required"),
+            (&["not a url"], "invalid URL"),
+            (&["https://h/"], "unsupported scheme"),
+            (
+                &["-c", "0", "http://h/"],
+                "--connections must be at least 1",
+            ),
+            (
+                &["-n", "10", "-c", "50", "http://h/"],
+                "smaller than --connections",
+            ),
+            (
+                &["-D", "/nonexistent/spate/body", "http://h/"],
+                "cannot read body file",
+            ),
+            (&["-H", "nocolon", "http://h/"], "not a header"),
+            (&["-d", "x", "-D", "f", "http://h/"], "cannot be used with"),
+            (&["-n", "lots", "http://h/"], "not a count"),
+            (&["-z", "soon", "http://h/"], "not a duration"),
+            (
+                &["-t", "0s", "http://h/"],
+                "--timeout must be longer than zero",
+            ),
+            (
+                &["--threads", "0", "http://h/"],
+                "--threads must be at least 1",
+            ),
+            (&["--format", "xml", "http://h/"], "invalid value"),
+            (&["--bogus", "http://h/"], "unexpected argument"),
+            (&["-m", "GE T", "http://h/"], "invalid method"),
+            (
+                &["-H", "Content-Length: 5", "http://h/"],
+                "managed by spate",
+            ),
+            (
+                &["--save", "/nonexistent/dir/out.json", "http://h/"],
+                "--save",
+            ),
+        ];
+        for (args, want) in cases {
+            let msg = error(args);
+            assert!(msg.contains(want), "{args:?}: {msg:?} lacks {want:?}");
+            assert_eq!(msg.lines().count(), 1, "{args:?}: {msg:?}");
+            assert!(msg.starts_with("spate: "), "{msg:?}");
+        }
+    }
+
+    #[test]
+    fn help_and_version_exit_zero() {
+        let help = parse(["spate", "--help"]).unwrap_err();
+        assert_eq!(help.code, 0);
+        assert!(help.message.contains("Exit codes"));
+        let version = parse(["spate", "--version"]).unwrap_err();
+        assert_eq!(version.code, 0);
+        assert!(version.message.contains(env!("CARGO_PKG_VERSION")));
+    }
+
+    #[test]
+    fn subcommands() {
+        match parse([
+            "spate",
+            "serve",
+            "--port",
+            "0",
+            "--body-size",
+            "1k",
+            "--status",
+            "201",
+            "--delay",
+            "5ms",
+            "--chunked",
+            "--threads",
+            "2",
+        ]) {
+            Ok(Command::Serve(c)) => {
+                assert_eq!(c.addr.port(), 0);
+                assert_eq!(
+                    (c.body_size, c.status, c.chunked, c.threads),
+                    (1000, 201, true, 2)
+                );
+                assert_eq!(c.delay, Duration::from_millis(5));
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(["spate", "demo", "-z", "2s", "-c", "8", "--format", "json"]) {
+            Ok(Command::Demo {
+                duration,
+                connections,
+                output,
+            }) => {
+                assert_eq!(
+                    (duration, connections, output.format),
+                    (Duration::from_secs(2), 8, Format::Json)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            parse(["spate", "serve", "--status", "99"])
+                .unwrap_err()
+                .code,
+            EXIT_USAGE
+        );
+    }
+}

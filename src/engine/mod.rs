@@ -1,0 +1,181 @@
+//! HOT: runs a `Plan`: resolves the target once, starts one OS thread per `--threads` (each a
+//! tokio current-thread runtime), pre-connects every connection before the clock starts, then
+//! releases all threads at once and merges their `Stats` when they finish. Never prints.
+
+mod conn;
+mod shared;
+mod slot;
+mod split;
+mod thread;
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::plan::{Plan, PlanError, Stop};
+use crate::request;
+use crate::stats::{RunOutput, Stats};
+use shared::{Limit, Setup};
+use thread::{Finished, Go, Ready};
+
+pub use thread::WORKER_CONNECTIONS;
+
+/// Connects in flight at once across all threads while pre-connecting.
+pub const CONNECT_CONCURRENCY: usize = 256;
+
+/// Longest wait for in-flight requests after the deadline of a duration run (capped by the
+/// request timeout). Whatever is still in flight then is counted as interrupted.
+pub const MAX_DRAIN: Duration = Duration::from_secs(1);
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error("cannot resolve {host}: {source}")]
+    Resolve {
+        host: String,
+        source: std::io::Error,
+    },
+    #[error("cannot connect to {target}: {reason}")]
+    Unreachable { target: String, reason: String },
+    #[error("cannot start the load threads: {0}")]
+    Threads(std::io::Error),
+}
+
+pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
+    plan.validate()?;
+    let t = Instant::now();
+    let addrs: Arc<[_]> = plan
+        .target
+        .resolve()
+        .map_err(|source| RunError::Resolve {
+            host: plan.target.host.clone(),
+            source,
+        })?
+        .into();
+    let dns = t.elapsed();
+
+    let threads = plan.effective_threads() as usize;
+    let setup = Setup {
+        request: request::h1_bytes(plan),
+        head_request: plan.is_head(),
+        keep_alive: plan.keep_alive,
+        timeout: plan.timeout,
+        connect_timeout: plan.connect_timeout,
+        addrs: addrs.clone(),
+        connections: 0,
+    };
+    let per_thread = split::even(u64::from(plan.connections), threads);
+    let connect_limit = CONNECT_CONCURRENCY.div_ceil(threads);
+
+    let (ready_tx, ready_rx) = mpsc::channel::<Ready>();
+    let mut go_txs = Vec::with_capacity(threads);
+    let mut handles = Vec::with_capacity(threads);
+    for (i, &n) in per_thread.iter().enumerate() {
+        let (go_tx, go_rx) = mpsc::channel::<Go>();
+        let setup = Setup {
+            connections: n as usize,
+            ..setup.clone()
+        };
+        let ready = ready_tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("spate-{i}"))
+            .spawn(move || thread::run(i, setup, connect_limit, ready, go_rx));
+        match spawned {
+            Ok(h) => {
+                handles.push(h);
+                go_txs.push(go_tx);
+            }
+            Err(e) => {
+                drop(go_txs);
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(RunError::Threads(e));
+            }
+        }
+    }
+    drop(ready_tx);
+
+    let mut established = vec![0u64; threads];
+    let mut first_error = None;
+    for r in ready_rx.iter().take(threads) {
+        established[r.thread] = r.established;
+        if first_error.is_none() {
+            first_error = r.first_error;
+        }
+    }
+    if established.iter().all(|&n| n == 0) {
+        drop(go_txs);
+        let finished = join(handles);
+        return Err(match finished {
+            Err(e) => e,
+            Ok(_) => RunError::Unreachable {
+                target: describe(&addrs),
+                reason: first_error.unwrap_or_else(|| "no connection could be opened".into()),
+            },
+        });
+    }
+
+    let start = Instant::now();
+    let limits: Vec<Limit> = match plan.stop {
+        Stop::Requests(n) => split::proportional(n, &established)
+            .into_iter()
+            .map(Limit::Budget)
+            .collect(),
+        Stop::Duration(d) => vec![Limit::Deadline(start + d); threads],
+    };
+    let drain_end = match plan.stop {
+        Stop::Duration(d) => Some(start + d + plan.timeout.min(MAX_DRAIN)),
+        Stop::Requests(_) => None,
+    };
+    for (tx, limit) in go_txs.iter().zip(limits) {
+        // A thread that already died shows up when joined.
+        let _ = tx.send(Go { limit, drain_end });
+    }
+    drop(go_txs);
+
+    let finished = join(handles)?;
+    let mut stats = Stats::default();
+    let mut end = start;
+    for f in &finished {
+        stats += &f.stats;
+        end = end.max(f.end);
+    }
+    Ok(RunOutput {
+        stats,
+        elapsed: end - start,
+        dns,
+        threads: threads as u32,
+    })
+}
+
+fn join(
+    handles: Vec<std::thread::JoinHandle<std::io::Result<Finished>>>,
+) -> Result<Vec<Finished>, RunError> {
+    let mut out = Vec::with_capacity(handles.len());
+    let mut err = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(f)) => out.push(f),
+            Ok(Err(e)) => err = Some(RunError::Threads(e)),
+            Err(_) => {
+                err = Some(RunError::Threads(std::io::Error::other(
+                    "a load thread panicked",
+                )))
+            }
+        }
+    }
+    match err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+fn describe(addrs: &[std::net::SocketAddr]) -> String {
+    addrs
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

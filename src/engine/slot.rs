@@ -1,0 +1,157 @@
+//! Per-connection cancellation without a timer per request: each connection owns a `Slot` that
+//! records when its current attempt (and connect) began; the thread's sweeper compares those
+//! times with the clock and cancels late ones through the slot, waking the connection's task.
+
+use std::cell::{Cell, RefCell};
+use std::future::{Future, poll_fn};
+use std::pin::pin;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+/// Why the sweeper stopped a connection's current operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cancel {
+    /// The request did not complete within the request timeout.
+    Timeout,
+    /// The connect did not complete within the connect timeout.
+    ConnectTimeout,
+    /// The run ended (drain over) while this attempt was still in flight.
+    Interrupted,
+}
+
+#[derive(Debug, Default)]
+pub struct Slot {
+    request_since: Cell<Option<Instant>>,
+    connect_since: Cell<Option<Instant>>,
+    cancel: Cell<Option<Cancel>>,
+    waker: RefCell<Option<Waker>>,
+}
+
+impl Slot {
+    pub fn begin_request(&self, at: Instant) {
+        self.cancel.set(None);
+        self.request_since.set(Some(at));
+    }
+
+    pub fn end_request(&self) {
+        self.request_since.set(None);
+        self.connect_since.set(None);
+    }
+
+    pub fn begin_connect(&self, at: Instant) {
+        self.connect_since.set(Some(at));
+    }
+
+    pub fn end_connect(&self) {
+        self.connect_since.set(None);
+    }
+
+    /// Cancels what is under way if it is older than its timeout. Called by the sweeper.
+    pub fn check(&self, now: Instant, timeout: Duration, connect_timeout: Duration) {
+        let late =
+            |since: Option<Instant>, limit| since.is_some_and(|s| now.duration_since(s) >= limit);
+        if late(self.connect_since.get(), connect_timeout) {
+            self.fire(Cancel::ConnectTimeout);
+        } else if late(self.request_since.get(), timeout) {
+            self.fire(Cancel::Timeout);
+        }
+    }
+
+    /// Cancels whatever the connection is awaiting under [`guarded`] and wakes it.
+    pub fn fire(&self, why: Cancel) {
+        if self.cancel.get().is_none() {
+            self.cancel.set(Some(why));
+            if let Some(w) = self.waker.borrow_mut().take() {
+                w.wake();
+            }
+        }
+    }
+
+    /// Forgets the task's waker once the connection is finished.
+    pub fn retire(&self) {
+        self.end_request();
+        self.waker.borrow_mut().take();
+    }
+}
+
+/// Runs `fut` until it completes or the slot is cancelled. Costs a flag check and a waker
+/// comparison per poll; no allocation, no timer.
+pub async fn guarded<F: Future>(slot: &Slot, fut: F) -> Result<F::Output, Cancel> {
+    let mut fut = pin!(fut);
+    poll_fn(|cx| {
+        if let Some(why) = slot.cancel.take() {
+            return Poll::Ready(Err(why));
+        }
+        {
+            let mut w = slot.waker.borrow_mut();
+            match &*w {
+                Some(old) if old.will_wake(cx.waker()) => {}
+                _ => *w = Some(cx.waker().clone()),
+            }
+        }
+        fut.as_mut().poll(cx).map(Ok)
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn check_fires_only_when_late() {
+        let s = Slot::default();
+        let t0 = Instant::now();
+        s.check(
+            t0 + Duration::from_secs(100),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        );
+        assert_eq!(s.cancel.get(), None, "idle slots are never cancelled");
+        s.begin_request(t0);
+        s.check(
+            t0 + Duration::from_millis(999),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        );
+        assert_eq!(s.cancel.get(), None);
+        s.check(
+            t0 + Duration::from_secs(1),
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+        );
+        assert_eq!(s.cancel.get(), Some(Cancel::Timeout));
+        s.begin_request(t0);
+        s.begin_connect(t0);
+        s.check(
+            t0 + Duration::from_secs(2),
+            Duration::from_secs(5),
+            Duration::from_secs(2),
+        );
+        assert_eq!(s.cancel.get(), Some(Cancel::ConnectTimeout));
+    }
+
+    #[test]
+    fn guarded_completes_or_is_cancelled() {
+        rt().block_on(async {
+            let s = Slot::default();
+            assert_eq!(guarded(&s, async { 7 }).await, Ok(7));
+            let never = std::future::pending::<()>();
+            let fire = async {
+                tokio::task::yield_now().await;
+                s.fire(Cancel::Interrupted);
+            };
+            let (r, ()) = futures_util::future::join(guarded(&s, never), fire).await;
+            assert_eq!(r, Err(Cancel::Interrupted));
+            // The cancel is consumed: the next guarded future runs.
+            assert_eq!(guarded(&s, async { 1 }).await, Ok(1));
+        });
+    }
+}

@@ -1,0 +1,153 @@
+//! One load thread: a tokio current-thread runtime that pre-connects its share of connections,
+//! reports them, waits for the start signal, then runs its workers (a `FuturesUnordered` of
+//! about `WORKER_CONNECTIONS` connections each) and one sweeper until the thread's part is done.
+
+use std::rc::Rc;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use futures_util::stream::{self, FuturesUnordered};
+use tokio::task::LocalSet;
+
+use super::conn::{drive, preconnect};
+use super::shared::{Limit, Setup, Shared};
+use super::slot::Cancel;
+use crate::proto::h1::Conn;
+use crate::stats::Stats;
+
+/// Connections driven by one worker task.
+pub const WORKER_CONNECTIONS: usize = 128;
+
+/// A thread's report after pre-connecting.
+#[derive(Debug)]
+pub struct Ready {
+    pub thread: usize,
+    pub established: u64,
+    pub first_error: Option<String>,
+}
+
+/// The start signal: how this thread's run ends.
+#[derive(Debug, Clone, Copy)]
+pub struct Go {
+    pub limit: Limit,
+    pub drain_end: Option<Instant>,
+}
+
+pub struct Finished {
+    pub stats: Stats,
+    /// When the last connection of the thread finished.
+    pub end: Instant,
+}
+
+pub fn run(
+    thread: usize,
+    setup: Setup,
+    connect_limit: usize,
+    ready: Sender<Ready>,
+    go: Receiver<Go>,
+) -> std::io::Result<Finished> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let local = LocalSet::new();
+    let ctx = Rc::new(Shared::new(setup));
+    let end = local.block_on(&rt, async {
+        tokio::task::spawn_local(sweep(ctx.clone()));
+
+        let mut conns: Vec<Option<Conn>> = Vec::with_capacity(ctx.slots.len());
+        conns.resize_with(ctx.slots.len(), || None);
+        let mut first_error = None;
+        let mut opened = stream::iter(0..ctx.slots.len())
+            .map(|i| {
+                let ctx = &ctx;
+                async move { (i, preconnect(ctx, &ctx.slots[i]).await) }
+            })
+            .buffer_unordered(connect_limit.max(1));
+        while let Some((i, r)) = opened.next().await {
+            match r {
+                Ok(c) => conns[i] = Some(c),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        drop(opened);
+        let established = conns.iter().filter(|c| c.is_some()).count() as u64;
+        // The receiver lives until every thread has reported; a send error means the run is
+        // being torn down, and the closed `go` channel below ends this thread.
+        let _ = ready.send(Ready {
+            thread,
+            established,
+            first_error,
+        });
+
+        // Blocking here is deliberate: nothing else on this thread may run before the clock.
+        let Ok(start) = go.recv() else {
+            return Instant::now();
+        };
+        ctx.limit.set(start.limit);
+        ctx.drain_end.set(start.drain_end);
+
+        let live: Vec<(usize, Conn)> = conns
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.map(|c| (i, c)))
+            .collect();
+        let workers = live.len().div_ceil(WORKER_CONNECTIONS).max(1);
+        let mut groups: Vec<Vec<(usize, Conn)>> = (0..workers).map(|_| Vec::new()).collect();
+        for (k, item) in live.into_iter().enumerate() {
+            groups[k % workers].push(item);
+        }
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|g| tokio::task::spawn_local(worker(ctx.clone(), g)))
+            .collect();
+        for h in handles {
+            // A worker cannot panic short of a bug; its stats are in `ctx` either way.
+            let _ = h.await;
+        }
+        Instant::now()
+    });
+    drop(local);
+    let stats = ctx.stats.take();
+    Ok(Finished { stats, end })
+}
+
+async fn worker(ctx: Rc<Shared>, conns: Vec<(usize, Conn)>) {
+    let mut set: FuturesUnordered<_> = conns
+        .into_iter()
+        .map(|(i, c)| drive(&ctx, i, Some(c)))
+        .collect();
+    while set.next().await.is_some() {}
+}
+
+/// How often the sweeper looks at the slots: a tenth of the shortest timeout, within 1-100 ms.
+fn tick(ctx: &Shared) -> Duration {
+    let shortest = ctx.setup.timeout.min(ctx.setup.connect_timeout);
+    (shortest / 10).clamp(Duration::from_millis(1), Duration::from_millis(100))
+}
+
+/// Enforces timeouts and the end of the drain for every slot of the thread. One timer per
+/// thread instead of one per request.
+async fn sweep(ctx: Rc<Shared>) {
+    let tick = tick(&ctx);
+    loop {
+        let now = Instant::now();
+        let mut next = now + tick;
+        match ctx.drain_end.get() {
+            Some(end) if now >= end => {
+                ctx.stop.set(true);
+                for slot in ctx.slots.iter() {
+                    slot.fire(Cancel::Interrupted);
+                }
+            }
+            Some(end) => next = next.min(end),
+            None => {}
+        }
+        for slot in ctx.slots.iter() {
+            slot.check(now, ctx.setup.timeout, ctx.setup.connect_timeout);
+        }
+        tokio::time::sleep_until(next.into()).await;
+    }
+}

@@ -1,0 +1,178 @@
+//! The binary as a user runs it: exit codes, one-line errors, the text report and the demo.
+
+use std::process::{Command, Output};
+
+use spate::serve::{ServeConfig, Server};
+
+use crate::support::Scripted;
+
+fn spate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let cases: &[&[&str]] = &[
+        &[],
+        &["ftp://127.0.0.1/"],
+        &["http://"],
+        &["-c", "0", "http://127.0.0.1:1/"],
+        &["-n", "5", "-c", "10", "http://127.0.0.1:1/"],
+        &["-D", "/nonexistent/body", "http://127.0.0.1:1/"],
+        &["-H", "broken", "http://127.0.0.1:1/"],
+        &["-d", "a", "-D", "b", "http://127.0.0.1:1/"],
+        &["--no-such-flag"],
+        &["--save", "/nonexistent/dir/x.json", "http://127.0.0.1:1/"],
+    ];
+    for args in cases {
+        let o = spate(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {:?}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("spate: "),
+            "{args:?}: {:?}",
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
+    }
+}
+
+#[test]
+fn unreachable_target_exits_1_with_one_line() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let o = spate(&["-n", "5", "-c", "1", &format!("http://127.0.0.1:{port}/")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot connect"), "{}", stderr(&o));
+}
+
+#[test]
+fn all_errors_exit_1_with_a_report() {
+    let server =
+        Scripted::constant(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n");
+    let o = spate(&["-n", "4", "-c", "2", &server.url()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("[500]"), "{}", stdout(&o));
+}
+
+#[test]
+fn text_report_has_every_section() {
+    let server = Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        ..ServeConfig::default()
+    })
+    .unwrap();
+    let o = spate(&["-n", "2k", "-c", "8", "--threads", "2", &server.url()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    for section in [
+        "Summary",
+        "Requests/sec",
+        "2,000 attempted = 2,000 completed + 0 failed + 0 interrupted",
+        "Latency distribution",
+        "p99.99",
+        "Latency histogram",
+        "Status codes",
+        "[200]          2,000",
+        "Errors",
+        "Phases of completed requests",
+        "Connections",
+        "8 requested, 8 established",
+    ] {
+        assert!(text.contains(section), "missing {section:?} in\n{text}");
+    }
+    assert!(text.is_ascii(), "the report is ASCII only");
+    assert!(
+        !text.contains('\x1b'),
+        "no escape codes when stdout is not a terminal"
+    );
+    assert_eq!(server.requests(), 2000);
+}
+
+#[test]
+fn demo_runs_a_real_load_test() {
+    let o = spate(&["demo", "-z", "300ms", "-c", "4"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("built-in target on http://127.0.0.1:"),
+        "{}",
+        stderr(&o)
+    );
+    let text = stdout(&o);
+    assert!(text.contains("4 connections"), "{text}");
+    assert!(text.contains("[200]"), "{text}");
+}
+
+#[test]
+fn serve_prints_its_address_and_answers() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--status",
+            "202",
+            "--body-size",
+            "3",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.split_whitespace().last().unwrap().to_string();
+    let o = spate(&["-n", "10", "-c", "1", "--format", "json", &url]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["status_codes"][0]["code"], 202);
+    assert_eq!(doc["totals"]["body_bytes"], 30);
+}
+
+#[test]
+fn help_lists_flags_examples_and_exit_codes() {
+    let o = spate(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    for flag in [
+        "--requests",
+        "--connections",
+        "--duration",
+        "--timeout",
+        "--connect-timeout",
+        "--method",
+        "--header",
+        "--body",
+        "--body-file",
+        "--content-type",
+        "--accept",
+        "--basic-auth",
+        "--disable-keepalive",
+        "--disable-compression",
+        "--threads",
+        "--format",
+        "--save",
+        "Exit codes",
+        "Examples",
+    ] {
+        assert!(text.contains(flag), "--help lacks {flag}");
+    }
+}

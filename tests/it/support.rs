@@ -1,0 +1,170 @@
+//! Test helpers: scripted loopback HTTP servers (blocking, a thread per connection, bounded by
+//! socket timeouts so nothing can hang the suite) and shortcuts to run a plan.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use spate::engine;
+use spate::plan::{Plan, Stop};
+use spate::stats::{RunOutput, Summary};
+use spate::target::Target;
+
+/// A request as a scripted server saw it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub head: String,
+    pub body: Vec<u8>,
+}
+
+/// One accepted connection of a scripted server.
+pub struct Peer {
+    pub stream: TcpStream,
+    buf: Vec<u8>,
+    requests: Arc<AtomicU64>,
+}
+
+impl Peer {
+    /// Reads one request (head and Content-Length body); `None` at EOF or error.
+    pub fn read_request(&mut self) -> Option<Request> {
+        loop {
+            if let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&self.buf[..end + 4]).into_owned();
+                let len = head
+                    .lines()
+                    .find_map(|l| {
+                        let (n, v) = l.split_once(':')?;
+                        n.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                while self.buf.len() < end + 4 + len {
+                    self.fill()?;
+                }
+                let body = self.buf[end + 4..end + 4 + len].to_vec();
+                self.buf.drain(..end + 4 + len);
+                self.requests.fetch_add(1, Ordering::SeqCst);
+                return Some(Request { head, body });
+            }
+            self.fill()?;
+        }
+    }
+
+    fn fill(&mut self) -> Option<()> {
+        let mut chunk = [0u8; 4096];
+        match self.stream.read(&mut chunk) {
+            Ok(0) | Err(_) => None,
+            Ok(n) => {
+                self.buf.extend_from_slice(&chunk[..n]);
+                Some(())
+            }
+        }
+    }
+
+    pub fn write(&mut self, bytes: &[u8]) -> bool {
+        self.stream.write_all(bytes).is_ok()
+    }
+}
+
+/// A scripted server: `handler` runs once per accepted connection, on its own thread.
+pub struct Scripted {
+    pub addr: SocketAddr,
+    requests: Arc<AtomicU64>,
+    connections: Arc<AtomicU64>,
+}
+
+impl Scripted {
+    pub fn start(handler: impl Fn(&mut Peer) + Send + Sync + 'static) -> Scripted {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let requests = Arc::new(AtomicU64::new(0));
+        let connections = Arc::new(AtomicU64::new(0));
+        let handler = Arc::new(handler);
+        let (r, c) = (requests.clone(), connections.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                c.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+                let _ = stream.set_write_timeout(Some(Duration::from_secs(30)));
+                let handler = handler.clone();
+                let requests = r.clone();
+                std::thread::spawn(move || {
+                    let mut peer = Peer {
+                        stream,
+                        buf: Vec::new(),
+                        requests,
+                    };
+                    handler(&mut peer);
+                });
+            }
+        });
+        Scripted {
+            addr,
+            requests,
+            connections,
+        }
+    }
+
+    /// A server that answers every request with `response`.
+    pub fn constant(response: &'static [u8]) -> Scripted {
+        Scripted::start(move |p| {
+            while p.read_request().is_some() {
+                if !p.write(response) {
+                    return;
+                }
+            }
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    pub fn connections(&self) -> u64 {
+        self.connections.load(Ordering::SeqCst)
+    }
+}
+
+pub fn plan(url: &str, connections: u32, stop: Stop) -> Plan {
+    let mut p = Plan::new(Target::parse(url).unwrap());
+    p.connections = connections;
+    p.threads = 2;
+    p.stop = stop;
+    p.timeout = Duration::from_secs(10);
+    p.connect_timeout = Duration::from_secs(5);
+    p
+}
+
+/// Runs the plan and checks the accounting invariant, which every test relies on.
+pub fn run(plan: &Plan) -> (RunOutput, Summary) {
+    let out = engine::run(plan).expect("run");
+    let s = &out.stats;
+    assert!(
+        s.is_balanced(),
+        "accounting: attempted {} != completed {} + failed {} + interrupted {} (or statuses != completed)",
+        s.attempts,
+        s.completed,
+        s.failed(),
+        s.interrupted
+    );
+    let summary = Summary::new(plan, &out);
+    let r = &summary.requests;
+    assert_eq!(r.attempted, r.completed + r.failed + r.interrupted);
+    assert_eq!(
+        r.completed,
+        summary.status_codes.iter().map(|x| x.count).sum::<u64>()
+    );
+    assert_eq!(r.completed, summary.latency.count);
+    (out, summary)
+}
+
+pub fn requests(n: u64) -> Stop {
+    Stop::Requests(n)
+}
