@@ -3,6 +3,7 @@
 //! message, timer or string formatting per request (a message is formatted only for the first
 //! failure of each class).
 
+use std::pin::pin;
 use std::time::{Duration, Instant};
 
 use super::shared::Shared;
@@ -23,21 +24,24 @@ pub async fn drive(ctx: &Shared, index: usize, mut conn: Option<Conn>) {
         slot.begin_request(t0);
         let mut connected: Option<Instant> = None;
         let mut written: Option<Instant> = None;
-        let outcome = guarded(slot, async {
-            let c = match conn.as_mut() {
-                Some(c) => c,
-                None => {
-                    slot.begin_connect(t0);
-                    let c = ctx.open(true).await?;
-                    slot.end_connect();
-                    connected = Some(Instant::now());
-                    conn.insert(c)
-                }
-            };
-            h1::send(c, &ctx.setup.request).await?;
-            written = Some(Instant::now());
-            h1::receive(c, ctx.setup.head_request, &ctx.scratch).await
-        })
+        let outcome = guarded(
+            slot,
+            pin!(async {
+                let c = match conn.as_mut() {
+                    Some(c) => c,
+                    None => {
+                        slot.begin_connect(t0);
+                        let c = ctx.open(true).await?;
+                        slot.end_connect();
+                        connected = Some(Instant::now());
+                        conn.insert(c)
+                    }
+                };
+                h1::send(c, &ctx.setup.request).await?;
+                written = Some(Instant::now());
+                h1::receive(c, ctx.setup.head_request, &ctx.scratch).await
+            }),
+        )
         .await;
         slot.end_request();
         if written.is_some() {
@@ -60,7 +64,10 @@ pub async fn drive(ctx: &Shared, index: usize, mut conn: Option<Conn>) {
                 ctx.fail(class, || fail.to_string());
                 if class == Failure::Connect && !ctx.counts_down() {
                     // Duration mode: do not spin on a target that refuses connections.
-                    if guarded(slot, tokio::time::sleep(backoff)).await.is_err() {
+                    if guarded(slot, pin!(tokio::time::sleep(backoff)))
+                        .await
+                        .is_err()
+                    {
                         break;
                     }
                     backoff = (backoff * 2).min(BACKOFF_MAX);
@@ -111,7 +118,7 @@ fn record(ctx: &Shared, t0: Instant, write_start: Instant, written: Instant, res
 /// failures, not as request failures: no request was attempted.
 pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Conn, String> {
     slot.begin_connect(Instant::now());
-    let r = guarded(slot, ctx.open(false)).await;
+    let r = guarded(slot, pin!(ctx.open(false))).await;
     slot.end_connect();
     match r {
         Ok(Ok(c)) => Ok(c),

@@ -4,7 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::{Future, poll_fn};
-use std::pin::pin;
+use std::pin::Pin;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -75,9 +75,10 @@ impl Slot {
 }
 
 /// Runs `fut` until it completes or the slot is cancelled. Costs a flag check and a waker
-/// comparison per poll; no allocation, no timer.
-pub async fn guarded<F: Future>(slot: &Slot, fut: F) -> Result<F::Output, Cancel> {
-    let mut fut = pin!(fut);
+/// comparison per poll; no allocation, no timer. The future comes pinned by the caller
+/// (`guarded(slot, pin!(async { .. }))`) so that it is built in place: taking it by value would
+/// copy the whole request future (hundreds of bytes) on every request.
+pub async fn guarded<F: Future>(slot: &Slot, mut fut: Pin<&mut F>) -> Result<F::Output, Cancel> {
     poll_fn(|cx| {
         if let Some(why) = slot.cancel.take() {
             return Poll::Ready(Err(why));
@@ -97,6 +98,7 @@ pub async fn guarded<F: Future>(slot: &Slot, fut: F) -> Result<F::Output, Cancel
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::pin::pin;
 
     fn rt() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()
@@ -142,8 +144,8 @@ mod tests {
     fn guarded_completes_or_is_cancelled() {
         rt().block_on(async {
             let s = Slot::default();
-            assert_eq!(guarded(&s, async { 7 }).await, Ok(7));
-            let never = std::future::pending::<()>();
+            assert_eq!(guarded(&s, pin!(async { 7 })).await, Ok(7));
+            let never = pin!(std::future::pending::<()>());
             let fire = async {
                 tokio::task::yield_now().await;
                 s.fire(Cancel::Interrupted);
@@ -151,7 +153,7 @@ mod tests {
             let (r, ()) = futures_util::future::join(guarded(&s, never), fire).await;
             assert_eq!(r, Err(Cancel::Interrupted));
             // The cancel is consumed: the next guarded future runs.
-            assert_eq!(guarded(&s, async { 1 }).await, Ok(1));
+            assert_eq!(guarded(&s, pin!(async { 1 })).await, Ok(1));
         });
     }
 }

@@ -1,0 +1,22 @@
+# Arena adapter for spate (see ../shared/arena/adapters/README.adapters.md).
+# One load thread (--threads 1), duration mode, results read from spate's own JSON.
+spate_version() { "$BIN" --version | awk '{print $2}'; }
+spate_cmd() { local mode=$1 url=$2 c=$3 d=$4
+  [ "$mode" = h1 ] || return 2
+  ENVV=()
+  CMD=("$BIN" --threads 1 -c "$c" -z "${d}s" -t 10s --format json "$url")
+}
+spate_parse() {
+  python3 - "$2" <<'PY'
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception:
+    print(); sys.exit(0)
+r, l, t = j["requests"], j["latency"], j["totals"]
+f = lambda x: "NA" if x is None else f"{x:.4f}"
+ok = sum(s["count"] for s in j["status_codes"] if 200 <= s["code"] < 300)
+print(f"rps={t['requests_per_sec']:.2f} total={ok} p50_ms={f(l['percentiles']['p50'])} "
+      f"p99_ms={f(l['percentiles']['p99'])} mean_ms={f(l['mean_ms'])} errors={r['failed'] + r['completed'] - ok}")
+PY
+}
