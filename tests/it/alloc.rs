@@ -1,0 +1,99 @@
+//! The hot-path rule "nothing allocates per request", checked by counting: the same run with
+//! 11 times more requests must not make more allocations. The count is global to the process,
+//! so the probe runs alone, in a child process of this test binary.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use spate::engine;
+use spate::serve::{ServeConfig, Server};
+
+use crate::support::{plan, requests};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: delegates to the system allocator; the counter has no effect on memory.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations made by a whole count-mode run of `n` requests on 4 connections, 2 threads.
+fn allocations_for(url: &str, n: u64) -> u64 {
+    let p = plan(url, 4, requests(n));
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let out = engine::run(&p).expect("run");
+    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    assert_eq!(out.stats.completed, n);
+    after - before
+}
+
+#[test]
+#[ignore = "run alone by no_allocation_per_request, in a process of its own"]
+fn probe() {
+    let server = Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        ..ServeConfig::default()
+    })
+    .unwrap();
+    let url = server.url();
+    allocations_for(&url, 1_000); // warm-up: lazily built process-wide state
+    let small = allocations_for(&url, 2_000);
+    let large = allocations_for(&url, 22_000);
+    println!("ALLOCATIONS small={small} large={large}");
+}
+
+#[test]
+fn no_allocation_per_request() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "alloc::probe",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "probe failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = text
+        .lines()
+        .find_map(|l| l.split_once("ALLOCATIONS ").map(|(_, rest)| rest))
+        .expect("probe output");
+    let num = |key: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.parse().ok())
+            .unwrap()
+    };
+    let (small, large) = (num("small="), num("large="));
+    // 20,000 more requests; one allocation per request would add 20,000.
+    assert!(
+        large <= small + 100,
+        "allocations grew with requests: {small} for 2,000 vs {large} for 22,000"
+    );
+    assert!(small > 0, "the counter counts");
+}
