@@ -83,11 +83,10 @@ pub async fn drive(ctx: &Shared, index: usize, mut conn: Option<Conn>) {
                         });
                     }
                     Cancel::ConnectTimeout => {
-                        ctx.stats.borrow_mut().conns.connect_failures += 1;
                         let t = ctx.setup.connect_timeout;
-                        ctx.fail(Failure::Connect, || {
-                            format!("connect timed out after {t:?}")
-                        });
+                        let msg = || format!("connect timed out after {t:?}");
+                        ctx.stats.borrow_mut().connect_failed(msg);
+                        ctx.fail(Failure::Connect, msg);
                     }
                     Cancel::Interrupted => {
                         ctx.stats.borrow_mut().interrupted += 1;
@@ -124,11 +123,9 @@ pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Conn, String> {
         Ok(Ok(c)) => Ok(c),
         Ok(Err(fail)) => Err(fail.to_string()),
         Err(_) => {
-            ctx.stats.borrow_mut().conns.connect_failures += 1;
-            Err(format!(
-                "connect timed out after {:?}",
-                ctx.setup.connect_timeout
-            ))
+            let msg = format!("connect timed out after {:?}", ctx.setup.connect_timeout);
+            ctx.stats.borrow_mut().connect_failed(|| msg.clone());
+            Err(msg)
         }
     }
 }

@@ -107,7 +107,7 @@ impl Shared {
                 Ok(Conn::new(stream))
             }
             Err(e) => {
-                self.stats.borrow_mut().conns.connect_failures += 1;
+                self.stats.borrow_mut().connect_failed(|| e.to_string());
                 Err(Fail {
                     class: Failure::Connect,
                     cause: Cause::Io(e),

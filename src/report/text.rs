@@ -175,6 +175,9 @@ fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
         count(k.reconnects),
         count(k.connect_failures)
     )?;
+    if let Some(e) = &k.connect_error {
+        writeln!(o, "  first connect failure: {e}")?;
+    }
     writeln!(o, "  DNS lookup once, {}", millis(k.dns_ms))?;
     phase_row(o, "connect", &k.connect)?;
     writeln!(

@@ -41,6 +41,8 @@ pub struct Stats {
     pub bytes_in: u64,
     pub body_bytes: u64,
     pub conns: ConnCounts,
+    /// The first connect failure's message (formatted once, not per failure).
+    pub connect_error: Option<String>,
 }
 
 /// What a finished run measured: the merged stats and the clocks around them.
@@ -83,6 +85,7 @@ impl Default for Stats {
             bytes_in: 0,
             body_bytes: 0,
             conns: ConnCounts::default(),
+            connect_error: None,
         }
     }
 }
@@ -92,6 +95,14 @@ impl Stats {
     pub fn count_status(&mut self, code: u16) {
         if let Some(slot) = self.status.get_mut(usize::from(code)) {
             *slot += 1;
+        }
+    }
+
+    /// Counts a failed connect, keeping the first message.
+    pub fn connect_failed(&mut self, detail: impl FnOnce() -> String) {
+        self.conns.connect_failures += 1;
+        if self.connect_error.is_none() {
+            self.connect_error = Some(detail());
         }
     }
 
@@ -140,6 +151,9 @@ impl AddAssign<&Stats> for Stats {
         self.conns.established += o.conns.established;
         self.conns.reconnects += o.conns.reconnects;
         self.conns.connect_failures += o.conns.connect_failures;
+        if self.connect_error.is_none() {
+            self.connect_error.clone_from(&o.connect_error);
+        }
     }
 }
 

@@ -167,6 +167,8 @@ pub struct Connections {
     /// Opened during the run to replace a closed connection (inside request latency).
     pub reconnects: u64,
     pub connect_failures: u64,
+    /// The first connect failure's message.
+    pub connect_error: Option<String>,
     pub dns_ms: f64,
     /// Every successful connect, before and during the run.
     pub connect: Phase,
@@ -326,6 +328,7 @@ impl Summary {
                 established: s.conns.established,
                 reconnects: s.conns.reconnects,
                 connect_failures: s.conns.connect_failures,
+                connect_error: s.connect_error.clone(),
                 dns_ms: run.dns.as_secs_f64() * 1e3,
                 connect: Phase::of(&s.connect),
             },

@@ -380,3 +380,36 @@ fn head_split_across_many_writes_is_parsed() {
     let (out, _) = run(&plan(&server.url(), 2, requests(10)));
     assert_eq!((out.stats.completed, out.stats.body_bytes), (10, 30));
 }
+
+#[test]
+fn connects_that_hang_time_out_and_are_reported() {
+    // A listener that never accepts, with no room in its accept queue: after the first
+    // connection the kernel drops SYNs, so further connects hang until our connect timeout.
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket
+        .bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    socket.listen(0).unwrap();
+    let addr = socket.local_addr().unwrap().as_socket().unwrap();
+    let mut p = plan(&format!("http://{addr}/"), 4, requests(4));
+    p.threads = 1;
+    p.connect_timeout = Duration::from_millis(300);
+    p.timeout = Duration::from_millis(500);
+    let (out, summary) = run(&p);
+    let s = &out.stats;
+    assert!(
+        s.conns.established >= 1 && s.conns.established < 4,
+        "{:?}",
+        s.conns
+    );
+    assert!(s.conns.connect_failures >= 1);
+    let e = summary.connections.connect_error.as_deref().unwrap();
+    assert!(e.contains("connect timed out after 300ms"), "{e}");
+    // Whatever was admitted timed out waiting for a response or for a new connection.
+    assert_eq!(
+        s.failures.get(Failure::Timeout) + s.failures.get(Failure::Connect),
+        4
+    );
+    assert_eq!(s.completed, 0);
+    drop(socket);
+}
