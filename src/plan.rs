@@ -138,6 +138,16 @@ impl Plan {
         self.method.eq_ignore_ascii_case("HEAD")
     }
 
+    /// Whether every request ends its connection: `--disable-keepalive`, or a user header
+    /// `Connection: close`, after which the server may close without saying so.
+    pub fn closes_connections(&self) -> bool {
+        !self.keep_alive
+            || self.headers.iter().any(|(n, v)| {
+                n.eq_ignore_ascii_case("connection")
+                    && v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"))
+            })
+    }
+
     /// Threads actually used: never more than connections.
     pub fn effective_threads(&self) -> u32 {
         self.threads.min(self.connections).max(1)
@@ -202,6 +212,18 @@ mod tests {
             edit(&mut p);
             assert_eq!(p.validate(), Err(want));
         }
+    }
+
+    #[test]
+    fn connection_close_header_closes_connections() {
+        let mut p = plan();
+        assert!(!p.closes_connections());
+        p.headers = vec![("CONNECTION".into(), "upgrade, Close".into())];
+        assert!(p.closes_connections());
+        p.headers = vec![("Connection".into(), "keep-alive".into())];
+        assert!(!p.closes_connections());
+        p.keep_alive = false;
+        assert!(p.closes_connections());
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
     let setup = Setup {
         request: request::h1_bytes(plan),
         head_request: plan.is_head(),
-        keep_alive: plan.keep_alive,
+        keep_alive: !plan.closes_connections(),
         timeout: plan.timeout,
         connect_timeout: plan.connect_timeout,
         addrs: addrs.clone(),

@@ -413,3 +413,20 @@ fn connects_that_hang_time_out_and_are_reported() {
     assert_eq!(s.completed, 0);
     drop(socket);
 }
+
+#[test]
+fn a_connection_close_request_header_is_honoured() {
+    // An HTTP/1.1 server may close after answering a request that said Connection: close,
+    // without saying so in the response. spate must not reuse that connection.
+    let server = Scripted::start(|p| {
+        if p.read_request().is_some() {
+            p.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        }
+    });
+    let mut p = plan(&server.url(), 2, requests(10));
+    p.headers = vec![("Connection".into(), "close".into())];
+    let (out, _) = run(&p);
+    assert_eq!(out.stats.completed, 10);
+    assert_eq!(out.stats.failed(), 0);
+    assert_eq!(out.stats.conns.reconnects, 8);
+}
