@@ -157,10 +157,8 @@ fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
         writeln!(o, "  {:<8} {:>12}{example}", e.class, count(e.count))?;
     }
 
-    writeln!(
-        o,
-        "\nPhases of completed requests       mean          p50          p99          max"
-    )?;
+    writeln!(o, "\nPhases of completed requests")?;
+    phase_header(o)?;
     phase_row(o, "write request", &s.phases.write)?;
     phase_row(o, "wait for first byte", &s.phases.wait)?;
     phase_row(o, "read response", &s.phases.read)?;
@@ -179,6 +177,7 @@ fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
         writeln!(o, "  first connect failure: {e}")?;
     }
     writeln!(o, "  DNS lookup once, {}", millis(k.dns_ms))?;
+    phase_header(o)?;
     phase_row(o, "connect", &k.connect)?;
     writeln!(
         o,
@@ -192,6 +191,14 @@ fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
 fn rate(per_sec: f64) -> String {
     let tenths = (per_sec.max(0.0) * 10.0).round() as u64;
     format!("{}.{}", count(tenths / 10), tenths % 10)
+}
+
+fn phase_header(o: &mut String) -> std::fmt::Result {
+    writeln!(
+        o,
+        "  {:<24} {:>12} {:>12} {:>12} {:>12}",
+        "", "mean", "p50", "p99", "max"
+    )
 }
 
 fn phase_row(o: &mut String, name: &str, p: &Phase) -> std::fmt::Result {
