@@ -23,3 +23,36 @@ pub async fn connect(addrs: &[SocketAddr], first: usize) -> io::Result<(TcpStrea
     Err(last_err
         .unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn closed_port() -> SocketAddr {
+        // Bound then dropped: nothing listens there.
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    }
+
+    #[test]
+    fn tries_addresses_in_order_and_reports_the_one_that_worked() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let good = listener.local_addr().unwrap();
+            let addrs = [closed_port(), good];
+            let (stream, i) = connect(&addrs, 0).await.unwrap();
+            assert_eq!(i, 1, "the refused first address is skipped");
+            assert!(stream.nodelay().unwrap());
+            // Starting from the address that worked last time skips the refused one.
+            assert_eq!(connect(&addrs, 1).await.unwrap().1, 1);
+            let err = connect(&[closed_port()], 0).await.unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused);
+        });
+    }
+}

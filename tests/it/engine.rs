@@ -430,3 +430,45 @@ fn a_connection_close_request_header_is_honoured() {
     assert_eq!(out.stats.failed(), 0);
     assert_eq!(out.stats.conns.reconnects, 8);
 }
+
+#[test]
+fn a_reset_connection_is_a_closed_failure_and_is_replaced() {
+    // Every second request on a connection is answered with a TCP reset.
+    let server = Scripted::start(|p| {
+        if p.read_request().is_none() {
+            return;
+        }
+        p.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        if p.read_request().is_some() {
+            let _ = socket2::SockRef::from(&p.stream).set_linger(Some(Duration::ZERO));
+        }
+    });
+    let (out, summary) = run(&plan(&server.url(), 1, requests(10)));
+    assert_eq!(out.stats.completed, 5);
+    assert_eq!(out.stats.failures.get(Failure::Closed), 5);
+    assert_eq!(
+        out.stats.conns.reconnects, 4,
+        "the last reset is the last request"
+    );
+    let example = summary.errors[0].example.as_deref().unwrap().to_lowercase();
+    assert!(
+        example.contains("reset") || example.contains("closed"),
+        "{example}"
+    );
+}
+
+#[test]
+fn builtin_server_delay_is_applied_to_every_response() {
+    let server = builtin(ServeConfig {
+        delay: Duration::from_millis(30),
+        ..ServeConfig::default()
+    });
+    let (out, _) = run(&plan(&server.url(), 2, requests(6)));
+    // A lower bound only: the server sleeps at least this long before each response.
+    assert!(
+        out.stats.latency.inner().min() >= 30_000_000,
+        "{}",
+        out.stats.latency.inner().min()
+    );
+    assert_eq!(out.stats.completed, 6);
+}
