@@ -48,7 +48,7 @@ fn main() -> ExitCode {
                     "spate demo: built-in target on {}; running spate -c {} -z {} --threads {} {}",
                     server.url(),
                     plan.connections,
-                    humantime_secs(duration),
+                    seconds(duration),
                     plan.threads,
                     server.url()
                 );
@@ -62,7 +62,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn humantime_secs(d: std::time::Duration) -> String {
+fn seconds(d: std::time::Duration) -> String {
     format!("{}s", d.as_secs_f64())
 }
 

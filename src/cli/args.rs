@@ -57,14 +57,8 @@ pub struct RunArgs {
     #[arg(short = 'n', long = "requests", value_name = "N", value_parser = values::count)]
     pub requests: Option<u64>,
 
-    /// Concurrent connections.
-    #[arg(
-        short = 'c',
-        long = "connections",
-        value_name = "N",
-        default_value_t = 50
-    )]
-    pub connections: u32,
+    #[command(flatten)]
+    pub connections: ConnectionsArg,
 
     /// Run for this long (500ms, 10s, 1m30s) instead of a request count.
     #[arg(short = 'z', long = "duration", value_name = "TIME", value_parser = values::duration)]
@@ -127,6 +121,19 @@ pub struct RunArgs {
     pub output: OutputArgs,
 }
 
+/// `-c`, shared by a load test and the demo.
+#[derive(Debug, Args)]
+pub struct ConnectionsArg {
+    /// Concurrent connections.
+    #[arg(
+        short = 'c',
+        long = "connections",
+        value_name = "N",
+        default_value_t = 50
+    )]
+    pub connections: u32,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
     Text,
@@ -181,14 +188,8 @@ pub struct DemoArgs {
     #[arg(short = 'z', long = "duration", value_name = "TIME", default_value = "5s", value_parser = values::duration)]
     pub duration: Duration,
 
-    /// Concurrent connections.
-    #[arg(
-        short = 'c',
-        long = "connections",
-        value_name = "N",
-        default_value_t = 50
-    )]
-    pub connections: u32,
+    #[command(flatten)]
+    pub connections: ConnectionsArg,
 
     #[command(flatten)]
     pub output: OutputArgs,

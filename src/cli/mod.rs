@@ -84,7 +84,7 @@ where
             threads: s.threads.max(1) as usize,
         })),
         Some(Sub::Demo(d)) => {
-            if d.connections == 0 {
+            if d.connections.connections == 0 {
                 return Err(Exit::usage("--connections must be at least 1"));
             }
             if d.duration.is_zero() {
@@ -92,7 +92,7 @@ where
             }
             Ok(Command::Demo {
                 duration: d.duration,
-                connections: d.connections,
+                connections: d.connections.connections,
                 output: output(d.output)?,
             })
         }
@@ -164,7 +164,7 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
         body,
         compression: !a.disable_compression,
         keep_alive: !a.disable_keepalive,
-        connections: a.connections,
+        connections: a.connections.connections,
         threads,
         stop,
         timeout: a.timeout,

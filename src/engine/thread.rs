@@ -40,6 +40,34 @@ pub struct Finished {
     pub end: Instant,
 }
 
+/// Sends this thread's `Ready` exactly once. If the thread ends before reporting (its runtime
+/// could not start, or a bug panicked it), `Drop` reports zero connections, so that the main
+/// thread, which waits for every report, is never left waiting.
+struct Reporter {
+    thread: usize,
+    tx: Option<Sender<Ready>>,
+}
+
+impl Reporter {
+    fn report(&mut self, established: u64, first_error: Option<String>) {
+        if let Some(tx) = self.tx.take() {
+            // The receiver lives until every thread has reported; an error means the run is
+            // being torn down, and the closed `go` channel then ends this thread.
+            let _ = tx.send(Ready {
+                thread: self.thread,
+                established,
+                first_error,
+            });
+        }
+    }
+}
+
+impl Drop for Reporter {
+    fn drop(&mut self) {
+        self.report(0, Some("a load thread ended before it was ready".into()));
+    }
+}
+
 pub fn run(
     thread: usize,
     setup: Setup,
@@ -47,6 +75,10 @@ pub fn run(
     ready: Sender<Ready>,
     go: Receiver<Go>,
 ) -> std::io::Result<Finished> {
+    let mut reporter = Reporter {
+        thread,
+        tx: Some(ready),
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -74,13 +106,7 @@ pub fn run(
         }
         drop(opened);
         let established = conns.iter().filter(|c| c.is_some()).count() as u64;
-        // The receiver lives until every thread has reported; a send error means the run is
-        // being torn down, and the closed `go` channel below ends this thread.
-        let _ = ready.send(Ready {
-            thread,
-            established,
-            first_error,
-        });
+        reporter.report(established, first_error);
 
         // Blocking here is deliberate: nothing else on this thread may run before the clock.
         let Ok(start) = go.recv() else {
@@ -149,5 +175,28 @@ async fn sweep(ctx: Rc<Shared>) {
             slot.check(now, ctx.setup.timeout, ctx.setup.connect_timeout);
         }
         tokio::time::sleep_until(next.into()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_always_reports_once() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut r = Reporter { thread: 3, tx: Some(tx) };
+        r.report(7, None);
+        drop(r);
+        let got: Vec<Ready> = rx.iter().collect();
+        assert_eq!(got.len(), 1, "an explicit report is not repeated on drop");
+        assert_eq!((got[0].thread, got[0].established), (3, 7));
+
+        let (tx, rx) = std::sync::mpsc::channel();
+        drop(Reporter { thread: 1, tx: Some(tx) });
+        let got: Vec<Ready> = rx.iter().collect();
+        assert_eq!(got.len(), 1, "a thread that never reported still reports");
+        assert_eq!(got[0].established, 0);
+        assert!(got[0].first_error.is_some());
     }
 }
