@@ -6,6 +6,9 @@
 #   scripts/bench.sh                 HTTP/1.1 rows: spate + peers at c = 50, 1000, 10000
 #   scripts/bench.sh instructions    user-space instructions per request under callgrind
 #                                    (spate and wrk, c = 50): repeatable, unlike timings
+#   scripts/bench.sh display         CPU us per request of spate with the live display drawn on a
+#                                    terminal (a pty from script(1)), in plain mode (stderr not a
+#                                    terminal) and with --no-progress; modes alternate per rep
 #
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs"), CONCS, REPS,
 # DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena).
@@ -51,14 +54,54 @@ wrk_pair() { local d=$1
   done
 }
 
-if [ "${1:-}" = instructions ]; then
-  command -v valgrind >/dev/null || { echo "bench.sh: valgrind is required" >&2; exit 2; }
-  # The arena's hyper target, pinned to CPU 1, for the duration of the measurement.
+start_target() { # the arena's hyper target on CPU 1, stopped when this script exits
   [ -x /tmp/arena/server/arena-server ] || (cd "$ARENA/server" && CARGO_TARGET_DIR=/tmp/arena/build/server-target cargo build --release --locked -q && mkdir -p /tmp/arena/server && cp /tmp/arena/build/server-target/release/arena-server /tmp/arena/server/)
   taskset -c 1 /tmp/arena/server/arena-server >/dev/null 2>&1 &
   srv=$!
   trap 'kill $srv 2>/dev/null' EXIT
   sleep 0.5
+}
+
+display_run() { # MODE C DUR -> CPU us per request
+  local mode=$1 c=$2 d=$3 tmp; tmp=$(mktemp -d)
+  local cmd="/usr/bin/time -o $tmp/time -f '%U %S' taskset -c 0 $SPATE --threads 1 -c $c -z ${d}s --format json"
+  case $mode in
+    tty)   script -qec "$cmd http://127.0.0.1:18081/ > $tmp/out.json" /dev/null >/dev/null ;;
+    plain) eval "$cmd http://127.0.0.1:18081/" > "$tmp/out.json" 2>/dev/null ;;
+    off)   eval "$cmd --no-progress http://127.0.0.1:18081/" > "$tmp/out.json" 2>/dev/null ;;
+  esac
+  python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+u, s = map(float, open(f"{d}/time").read().split()[-2:])
+n = json.load(open(f"{d}/out.json"))["requests"]["completed"]
+print(f"{(u + s) / n * 1e6:.3f}")
+PY
+  rm -rf "$tmp"
+}
+
+if [ "${1:-}" = display ]; then
+  command -v script >/dev/null || { echo "bench.sh: script(1) is required" >&2; exit 2; }
+  start_target
+  for c in ${CONCS:-50 1000}; do
+    declare -A got=()
+    for rep in $(seq 1 "${REPS:-5}"); do
+      for mode in tty plain off; do
+        got[$mode]+="$(display_run "$mode" "$c" "${DURATION:-5}") "
+        sleep 1
+      done
+    done
+    for mode in tty plain off; do
+      python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[2:]]; print(f'c={$c} {sys.argv[1]:5} median {statistics.median(v):.2f} us/request  (runs: {\", \".join(f\"{x:.2f}\" for x in v)})')" "$mode" ${got[$mode]}
+    done
+    unset got
+  done
+  exit 0
+fi
+
+if [ "${1:-}" = instructions ]; then
+  command -v valgrind >/dev/null || { echo "bench.sh: valgrind is required" >&2; exit 2; }
+  start_target
   instructions spate spate_pair
   instructions wrk wrk_pair
   exit 0

@@ -13,6 +13,8 @@
 //! [`stats`] (histograms, counters, `Summary`), [`report`] (text and JSON), [`serve`] (the
 //! built-in loopback target) and [`demo`]. See docs/ARCHITECTURE.md for the invariants.
 
+pub mod analysis;
+pub mod app;
 pub mod cli;
 pub mod demo;
 pub mod engine;
@@ -24,3 +26,5 @@ pub mod request;
 pub mod serve;
 pub mod stats;
 pub mod target;
+pub mod ui;
+pub mod units;

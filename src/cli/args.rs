@@ -8,6 +8,11 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::values;
+use crate::analysis::SloSpec;
+
+fn slo(s: &str) -> Result<SloSpec, String> {
+    s.parse()
+}
 
 const EXAMPLES: &str = "\
 Examples:
@@ -21,8 +26,13 @@ Examples:
 Comparing servers: run `spate -c 200 -z 8s URL` once per server, same machine, same flags,
 and compare requests/sec and the latency percentiles.
 
+Live progress goes to stderr: a block redrawn in place on a terminal, a line every 10 s
+otherwise (--no-progress: neither). Ctrl-C stops sending, waits briefly for requests in
+flight and prints the report; a second Ctrl-C quits at once.
+
 Exit codes: 0 the run completed with at least one response below 400; 1 the target was
-unreachable or no response below 400 arrived; 2 usage or input error.";
+unreachable or no response below 400 arrived; 2 usage or input error; 3 an --slo threshold
+failed; 130 interrupted by Ctrl-C or SIGTERM (the report is still printed).";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -142,6 +152,24 @@ pub enum FormatArg {
 
 #[derive(Debug, Args)]
 pub struct OutputArgs {
+    /// Latency targets and CI thresholds, e.g. p50=20ms,p99=250ms,errors=1%,rps=5000. Latency
+    /// targets set the colour levels; every target is checked after the report (exit code 3
+    /// when one fails).
+    #[arg(long = "slo", value_name = "TARGETS", value_parser = slo)]
+    pub slo: Option<SloSpec>,
+
+    /// Bars in the latency histogram.
+    #[arg(long = "hist-bins", value_name = "N", default_value_t = 11, value_parser = clap::value_parser!(u16).range(1..=200))]
+    pub hist_bins: u16,
+
+    /// Never colour the report (NO_COLOR is honoured too).
+    #[arg(long = "no-color")]
+    pub no_color: bool,
+
+    /// No live progress on stderr.
+    #[arg(long = "no-progress")]
+    pub no_progress: bool,
+
     /// Report format on stdout.
     #[arg(long = "format", value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,

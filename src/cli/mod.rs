@@ -14,6 +14,7 @@ use clap::error::ErrorKind;
 use crate::plan::{Plan, Stop};
 use crate::report::{Format, Output, check_save_path};
 use crate::serve::ServeConfig;
+use crate::stats::SummaryOptions;
 use crate::target::Target;
 use args::{Cli, FormatArg, OutputArgs, RunArgs, Sub};
 
@@ -28,14 +29,23 @@ pub const DEFAULT_REQUESTS: u64 = 200;
 pub enum Command {
     Run {
         plan: Box<Plan>,
-        output: Output,
+        show: Show,
     },
     Serve(ServeConfig),
     Demo {
         duration: Duration,
         connections: u32,
-        output: Output,
+        show: Show,
     },
+}
+
+/// How a load test is shown: the report, its analysis and the live display.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Show {
+    pub output: Output,
+    pub summary: SummaryOptions,
+    /// Live progress on stderr (off with --no-progress).
+    pub progress: bool,
 }
 
 /// The command line ended before anything ran: help, version, or an error.
@@ -93,14 +103,14 @@ where
             Ok(Command::Demo {
                 duration: d.duration,
                 connections: d.connections.connections,
-                output: output(d.output)?,
+                show: show(d.output)?,
             })
         }
         None => run(cli.run),
     }
 }
 
-fn output(o: OutputArgs) -> Result<Output, Exit> {
+fn show(o: OutputArgs) -> Result<Show, Exit> {
     if let Some(path) = &o.save {
         check_save_path(path).map_err(|e| {
             Exit::usage(format!(
@@ -113,9 +123,17 @@ fn output(o: OutputArgs) -> Result<Output, Exit> {
         FormatArg::Text => Format::Text,
         FormatArg::Json => Format::Json,
     };
-    Ok(Output {
-        format,
-        save: o.save,
+    Ok(Show {
+        output: Output {
+            format,
+            save: o.save,
+            no_color: o.no_color,
+        },
+        summary: SummaryOptions {
+            slo: o.slo.unwrap_or_default(),
+            hist_bins: usize::from(o.hist_bins),
+        },
+        progress: !o.no_progress,
     })
 }
 
@@ -173,7 +191,7 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     Ok(Command::Run {
         plan: Box::new(plan),
-        output: output(a.output)?,
+        show: show(a.output)?,
     })
 }
 
@@ -334,6 +352,46 @@ mod tests {
     }
 
     #[test]
+    fn report_and_display_flags() {
+        let argv = [
+            "spate",
+            "--slo",
+            "p99=250ms,errors=1%",
+            "--hist-bins",
+            "20",
+            "--no-color",
+            "--no-progress",
+            "http://h/",
+        ];
+        match parse(argv) {
+            Ok(Command::Run { show, .. }) => {
+                assert_eq!(show.summary.hist_bins, 20);
+                assert_eq!(show.summary.slo.errors, Some(0.01));
+                assert_eq!(show.summary.slo.latency.len(), 1);
+                assert!(show.output.no_color);
+                assert!(!show.progress);
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(["spate", "http://h/"]) {
+            Ok(Command::Run { show, .. }) => {
+                assert_eq!(show.summary, SummaryOptions::default());
+                assert!(show.progress && !show.output.no_color);
+            }
+            other => panic!("{other:?}"),
+        }
+        for (args, want) in [
+            (&["--slo", "p99=soon", "http://h/"][..], "p99:"),
+            (&["--slo", "latency=1ms", "http://h/"][..], "unknown target"),
+            (&["--hist-bins", "0", "http://h/"][..], "--hist-bins"),
+        ] {
+            let msg = error(args);
+            assert!(msg.contains(want), "{args:?}: {msg}");
+            assert_eq!(msg.lines().count(), 1);
+        }
+    }
+
+    #[test]
     fn help_and_version_exit_zero() {
         let help = parse(["spate", "--help"]).unwrap_err();
         assert_eq!(help.code, 0);
@@ -374,10 +432,10 @@ mod tests {
             Ok(Command::Demo {
                 duration,
                 connections,
-                output,
+                show,
             }) => {
                 assert_eq!(
-                    (duration, connections, output.format),
+                    (duration, connections, show.output.format),
                     (Duration::from_secs(2), 8, Format::Json)
                 );
             }

@@ -6,9 +6,9 @@
 use std::pin::pin;
 use std::time::{Duration, Instant};
 
-use super::shared::Shared;
+use super::shared::{OpenConn, Shared};
 use super::slot::{Cancel, Slot, guarded};
-use crate::proto::h1::{self, Conn, Response};
+use crate::proto::h1::{self, Response};
 use crate::stats::{Failure, nanos};
 
 /// First wait after a failed reconnect in duration mode; doubles up to `BACKOFF_MAX`.
@@ -17,7 +17,7 @@ const BACKOFF_MAX: Duration = Duration::from_millis(100);
 
 /// Drives connection slot `index` until the thread stops admitting attempts.
 /// `conn` is the pre-connected connection.
-pub async fn drive(ctx: &Shared, index: usize, mut conn: Option<Conn>) {
+pub async fn drive(ctx: &Shared, index: usize, mut conn: Option<OpenConn>) {
     let slot = &ctx.slots[index];
     let mut backoff = BACKOFF_MIN;
     while let Some(t0) = ctx.admit() {
@@ -37,9 +37,9 @@ pub async fn drive(ctx: &Shared, index: usize, mut conn: Option<Conn>) {
                         conn.insert(c)
                     }
                 };
-                h1::send(c, &ctx.setup.request).await?;
+                h1::send(&mut c.conn, &ctx.setup.request).await?;
                 written = Some(Instant::now());
-                h1::receive(c, ctx.setup.head_request, &ctx.scratch).await
+                h1::receive(&mut c.conn, ctx.setup.head_request, &ctx.scratch).await
             }),
         )
         .await;
@@ -101,10 +101,14 @@ pub async fn drive(ctx: &Shared, index: usize, mut conn: Option<Conn>) {
 
 fn record(ctx: &Shared, t0: Instant, write_start: Instant, written: Instant, res: &Response) {
     let first_byte = res.first_byte.unwrap_or(written);
+    let latency = nanos(res.done - t0);
+    if let Some(interval) = &ctx.interval {
+        interval.borrow_mut().record(latency);
+    }
     let mut s = ctx.stats.borrow_mut();
     s.completed += 1;
     s.count_status(res.status);
-    s.latency.record(nanos(res.done - t0));
+    s.latency.record(latency);
     s.write.record(nanos(written - write_start));
     s.wait
         .record(nanos(first_byte.saturating_duration_since(written)));
@@ -115,14 +119,15 @@ fn record(ctx: &Shared, t0: Instant, write_start: Instant, written: Instant, res
 
 /// Opens the connection of `slot` before the clock starts. Failures are counted as connection
 /// failures, not as request failures: no request was attempted.
-pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Conn, String> {
+pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<OpenConn, String> {
     slot.begin_connect(Instant::now());
     let r = guarded(slot, pin!(ctx.open(false))).await;
     slot.end_connect();
     match r {
         Ok(Ok(c)) => Ok(c),
         Ok(Err(fail)) => Err(fail.to_string()),
-        Err(_) => {
+        Err(Cancel::Interrupted) => Err("interrupted before the run started".into()),
+        Err(Cancel::Timeout | Cancel::ConnectTimeout) => {
             let msg = format!("connect timed out after {:?}", ctx.setup.connect_timeout);
             ctx.stats.borrow_mut().connect_failed(|| msg.clone());
             Err(msg)

@@ -3,6 +3,8 @@
 //! releases all threads at once and merges their `Stats` when they finish. Never prints.
 
 mod conn;
+mod control;
+mod cpu;
 mod shared;
 mod slot;
 mod split;
@@ -18,6 +20,8 @@ use crate::stats::{RunOutput, Stats};
 use shared::{Limit, Setup};
 use thread::{Finished, Go, Ready};
 
+pub use control::Control;
+pub use cpu::nofile_limit;
 pub use thread::WORKER_CONNECTIONS;
 
 /// Connects in flight at once across all threads while pre-connecting.
@@ -42,7 +46,13 @@ pub enum RunError {
     Threads(std::io::Error),
 }
 
+/// Runs `plan` to its end, with no display and no way to stop it early.
 pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
+    run_with(plan, &Control::new())
+}
+
+/// Runs `plan`; `control` can stop it early and carries the live views for a display.
+pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     plan.validate()?;
     let t = Instant::now();
     let addrs: Arc<[_]> = plan
@@ -64,6 +74,9 @@ pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
         connect_timeout: plan.connect_timeout,
         addrs: addrs.clone(),
         connections: 0,
+        drain: plan.timeout.min(MAX_DRAIN),
+        stop: control.stop_flag(),
+        live: None,
     };
     let per_thread = split::even(u64::from(plan.connections), threads);
     let connect_limit = CONNECT_CONCURRENCY.div_ceil(threads);
@@ -75,6 +88,7 @@ pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
         let (go_tx, go_rx) = mpsc::channel::<Go>();
         let setup = Setup {
             connections: n as usize,
+            live: control.live().get(i).cloned(),
             ..setup.clone()
         };
         let ready = ready_tx.clone();
@@ -118,7 +132,10 @@ pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
     }
 
     let start = Instant::now();
+    control.mark_started(start);
     let limits: Vec<Limit> = match plan.stop {
+        // Stopped while connecting: run nothing, report what there is.
+        _ if control.stop_requested() => vec![Limit::Closed; threads],
         Stop::Requests(n) => split::proportional(n, &established)
             .into_iter()
             .map(Limit::Budget)
@@ -138,15 +155,20 @@ pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
     let finished = join(handles)?;
     let mut stats = Stats::default();
     let mut end = start;
+    let mut cpu = Some(Duration::ZERO);
     for f in &finished {
         stats += &f.stats;
         end = end.max(f.end);
+        cpu = cpu.zip(f.cpu).map(|(a, b)| a + b);
     }
     Ok(RunOutput {
         stats,
         elapsed: end - start,
         dns,
         threads: threads as u32,
+        cpu,
+        interrupted: control.stop_requested() || finished.iter().any(|f| f.interrupted),
+        nofile_limit: cpu::nofile_limit(),
     })
 }
 

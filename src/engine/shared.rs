@@ -4,7 +4,9 @@
 
 use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
+use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -13,7 +15,7 @@ use super::slot::Slot;
 use crate::net;
 use crate::proto::h1::Conn;
 use crate::proto::{Cause, Fail};
-use crate::stats::{Failure, Stats};
+use crate::stats::{Counters, Failure, Live, LiveHist, Stats};
 
 /// Size of the per-thread read buffer every connection of the thread reads into.
 const SCRATCH_BYTES: usize = 64 * 1024;
@@ -39,6 +41,25 @@ pub struct Setup {
     pub connect_timeout: Duration,
     pub addrs: Arc<[SocketAddr]>,
     pub connections: usize,
+    /// How long in-flight requests may finish after the run is told to stop.
+    pub drain: Duration,
+    /// Set from outside (Ctrl-C): stop sending, drain, end.
+    pub stop: Arc<AtomicBool>,
+    /// Where the thread publishes its progress, when a display wants it.
+    pub live: Option<Arc<Live>>,
+}
+
+/// An open connection; dropping it closes the socket and updates the thread's count of open
+/// connections, whichever path drops it.
+pub struct OpenConn {
+    pub conn: Conn,
+    open: Rc<Cell<u64>>,
+}
+
+impl Drop for OpenConn {
+    fn drop(&mut self) {
+        self.open.set(self.open.get().saturating_sub(1));
+    }
 }
 
 pub struct Shared {
@@ -51,6 +72,12 @@ pub struct Shared {
     pub limit: Cell<Limit>,
     /// When in-flight attempts stop being waited for (duration mode).
     pub drain_end: Cell<Option<Instant>>,
+    /// The thread acted on an outside stop request.
+    pub interrupted: Cell<bool>,
+    /// Latencies since the last publication, when a display wants them.
+    pub interval: Option<RefCell<LiveHist>>,
+    /// Connections open right now.
+    open: Rc<Cell<u64>>,
     /// Index into `addrs` of the address that accepted last.
     preferred: Cell<usize>,
 }
@@ -58,7 +85,14 @@ pub struct Shared {
 impl Shared {
     pub fn new(setup: Setup) -> Shared {
         let slots = (0..setup.connections).map(|_| Slot::default()).collect();
+        let interval = setup
+            .live
+            .as_ref()
+            .map(|_| RefCell::new(LiveHist::default()));
         Shared {
+            interrupted: Cell::new(false),
+            interval,
+            open: Rc::new(Cell::new(0)),
             setup,
             slots,
             stats: RefCell::new(Stats::default()),
@@ -92,7 +126,7 @@ impl Shared {
     }
 
     /// Opens a connection, timing it; `reconnect` says it replaces one that closed mid-run.
-    pub async fn open(&self, reconnect: bool) -> Result<Conn, Fail> {
+    pub async fn open(&self, reconnect: bool) -> Result<OpenConn, Fail> {
         let start = Instant::now();
         match net::connect(&self.setup.addrs, self.preferred.get()).await {
             Ok((stream, i)) => {
@@ -104,10 +138,19 @@ impl Shared {
                 } else {
                     s.conns.established += 1;
                 }
-                Ok(Conn::new(stream))
+                self.open.set(self.open.get() + 1);
+                Ok(OpenConn {
+                    conn: Conn::new(stream),
+                    open: self.open.clone(),
+                })
             }
             Err(e) => {
-                self.stats.borrow_mut().connect_failed(|| e.to_string());
+                let mut s = self.stats.borrow_mut();
+                s.connect_failed(|| e.to_string());
+                if is_fd_exhaustion(&e) {
+                    s.fd_exhausted += 1;
+                }
+                drop(s);
                 Err(Fail {
                     class: Failure::Connect,
                     cause: Cause::Io(e),
@@ -116,8 +159,42 @@ impl Shared {
         }
     }
 
+    /// Whether the outside world asked the run to stop.
+    pub fn stop_requested(&self) -> bool {
+        self.setup.stop.load(Ordering::Relaxed)
+    }
+
+    /// Publishes counters and the interval's latencies to the display, if there is one.
+    pub fn publish(&self) {
+        let (Some(live), Some(interval)) = (&self.setup.live, &self.interval) else {
+            return;
+        };
+        let s = self.stats.borrow();
+        let counters = Counters {
+            attempts: s.attempts,
+            completed: s.completed,
+            failures: s.failures.counts(),
+            open: self.open.get(),
+        };
+        drop(s);
+        live.publish(&counters, &mut interval.borrow_mut());
+    }
+
     /// Counts a failed attempt, keeping the first message of its class.
     pub fn fail(&self, class: Failure, detail: impl FnOnce() -> String) {
         self.stats.borrow_mut().failures.add_with(class, detail);
+    }
+}
+
+/// Out of file descriptors, for the process (EMFILE) or the system (ENFILE).
+fn is_fd_exhaustion(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
     }
 }

@@ -11,9 +11,9 @@ use futures_util::stream::{self, FuturesUnordered};
 use tokio::task::LocalSet;
 
 use super::conn::{drive, preconnect};
-use super::shared::{Limit, Setup, Shared};
+use super::cpu::thread_cpu;
+use super::shared::{Limit, OpenConn, Setup, Shared};
 use super::slot::Cancel;
-use crate::proto::h1::Conn;
 use crate::stats::Stats;
 
 /// Connections driven by one worker task.
@@ -38,6 +38,10 @@ pub struct Finished {
     pub stats: Stats,
     /// When the last connection of the thread finished.
     pub end: Instant,
+    /// CPU time the thread used between the start signal and its end.
+    pub cpu: Option<Duration>,
+    /// The thread stopped early because it was asked to (Ctrl-C).
+    pub interrupted: bool,
 }
 
 /// Sends this thread's `Ready` exactly once. If the thread ends before reporting (its runtime
@@ -84,10 +88,11 @@ pub fn run(
         .build()?;
     let local = LocalSet::new();
     let ctx = Rc::new(Shared::new(setup));
+    let mut cpu = None;
     let end = local.block_on(&rt, async {
         tokio::task::spawn_local(sweep(ctx.clone()));
 
-        let mut conns: Vec<Option<Conn>> = Vec::with_capacity(ctx.slots.len());
+        let mut conns: Vec<Option<OpenConn>> = Vec::with_capacity(ctx.slots.len());
         conns.resize_with(ctx.slots.len(), || None);
         let mut first_error = None;
         let mut opened = stream::iter(0..ctx.slots.len())
@@ -112,16 +117,17 @@ pub fn run(
         let Ok(start) = go.recv() else {
             return Instant::now();
         };
+        let cpu_start = thread_cpu();
         ctx.limit.set(start.limit);
         ctx.drain_end.set(start.drain_end);
 
-        let live: Vec<(usize, Conn)> = conns
+        let live: Vec<(usize, OpenConn)> = conns
             .into_iter()
             .enumerate()
             .filter_map(|(i, c)| c.map(|c| (i, c)))
             .collect();
         let workers = live.len().div_ceil(WORKER_CONNECTIONS).max(1);
-        let mut groups: Vec<Vec<(usize, Conn)>> = (0..workers).map(|_| Vec::new()).collect();
+        let mut groups: Vec<Vec<(usize, OpenConn)>> = (0..workers).map(|_| Vec::new()).collect();
         for (k, item) in live.into_iter().enumerate() {
             groups[k % workers].push(item);
         }
@@ -133,14 +139,23 @@ pub fn run(
             // A worker cannot panic short of a bug; its stats are in `ctx` either way.
             let _ = h.await;
         }
+        cpu = cpu_start
+            .zip(thread_cpu())
+            .map(|(a, b)| b.saturating_sub(a));
+        ctx.publish();
         Instant::now()
     });
     drop(local);
     let stats = ctx.stats.take();
-    Ok(Finished { stats, end })
+    Ok(Finished {
+        stats,
+        end,
+        cpu,
+        interrupted: ctx.interrupted.get(),
+    })
 }
 
-async fn worker(ctx: Rc<Shared>, conns: Vec<(usize, Conn)>) {
+async fn worker(ctx: Rc<Shared>, conns: Vec<(usize, OpenConn)>) {
     let mut set: FuturesUnordered<_> = conns
         .into_iter()
         .map(|(i, c)| drive(&ctx, i, Some(c)))
@@ -154,12 +169,34 @@ fn tick(ctx: &Shared) -> Duration {
     (shortest / 10).clamp(Duration::from_millis(1), Duration::from_millis(100))
 }
 
-/// Enforces timeouts and the end of the drain for every slot of the thread. One timer per
-/// thread instead of one per request.
+/// Reacts to an outside stop request: before the start it abandons the pre-connects; after it,
+/// it stops admitting requests and gives those in flight the drain period.
+fn honour_stop(ctx: &Shared, now: Instant) {
+    if ctx.interrupted.get() || !ctx.stop_requested() {
+        return;
+    }
+    ctx.interrupted.set(true);
+    if ctx.limit.get() == Limit::Closed {
+        for slot in ctx.slots.iter() {
+            slot.fire(Cancel::Interrupted);
+        }
+    } else {
+        ctx.limit.set(Limit::Closed);
+        let end = now + ctx.setup.drain;
+        ctx.drain_end
+            .set(Some(ctx.drain_end.get().map_or(end, |d| d.min(end))));
+    }
+}
+
+/// Enforces timeouts, outside stop requests and the end of the drain for every slot of the
+/// thread, and publishes progress to the display. One timer per thread instead of one per
+/// request.
 async fn sweep(ctx: Rc<Shared>) {
     let tick = tick(&ctx);
     loop {
         let now = Instant::now();
+        honour_stop(&ctx, now);
+        ctx.publish();
         let mut next = now + tick;
         match ctx.drain_end.get() {
             Some(end) if now >= end => {
@@ -185,7 +222,10 @@ mod tests {
     #[test]
     fn a_thread_always_reports_once() {
         let (tx, rx) = std::sync::mpsc::channel();
-        let mut r = Reporter { thread: 3, tx: Some(tx) };
+        let mut r = Reporter {
+            thread: 3,
+            tx: Some(tx),
+        };
         r.report(7, None);
         drop(r);
         let got: Vec<Ready> = rx.iter().collect();
@@ -193,7 +233,10 @@ mod tests {
         assert_eq!((got[0].thread, got[0].established), (3, 7));
 
         let (tx, rx) = std::sync::mpsc::channel();
-        drop(Reporter { thread: 1, tx: Some(tx) });
+        drop(Reporter {
+            thread: 1,
+            tx: Some(tx),
+        });
         let got: Vec<Ready> = rx.iter().collect();
         assert_eq!(got.len(), 1, "a thread that never reported still reports");
         assert_eq!(got[0].established, 0);

@@ -1,6 +1,7 @@
 //! COLD: renders a `Summary` for people (text) and for programs (JSON), and writes it where the
 //! user asked. No sockets, no clock.
 
+mod colour;
 mod format;
 mod json;
 mod text;
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 
 use crate::stats::Summary;
 
+pub use colour::Palette;
 pub use format::{bytes, count, millis};
 pub use json::{check_save_path, save_json, to_json};
 pub use text::render;
@@ -25,13 +27,21 @@ pub enum Format {
 pub struct Output {
     pub format: Format,
     pub save: Option<PathBuf>,
+    /// `--no-color`: never colour, even on a terminal.
+    pub no_color: bool,
 }
 
 /// Writes the report to stdout and saves the JSON if asked. A closed stdout (`| head`) is not
 /// an error; a failed save is.
 pub fn emit(summary: &Summary, output: &Output) -> io::Result<()> {
     let body = match output.format {
-        Format::Text => render(summary),
+        Format::Text => {
+            use std::io::IsTerminal;
+            render(
+                summary,
+                Palette::detect(io::stdout().is_terminal(), output.no_color),
+            )
+        }
         Format::Json => to_json(summary) + "\n",
     };
     let mut stdout = io::stdout().lock();

@@ -1,44 +1,76 @@
-//! The text report: Summary, latency distribution, histogram, status codes, errors, phases and
-//! connections, in that order, rendered from a `Summary` as plain ASCII text.
+//! The text report, in this order: summary, latency distribution, histogram and level legend,
+//! status codes, errors, phases, connections, insight, thresholds. Rendered from a `Summary`;
+//! colour is optional and never carries information the words do not also carry.
 
 use std::fmt::Write as _;
 
+use super::colour::Palette;
 use super::format::{bytes, count, millis};
+use crate::analysis::{LEVEL_NAMES, LevelMode, Levels};
 use crate::stats::{Phase, Summary};
 
-const BAR_WIDTH: usize = 40;
+const BAR_WIDTH: usize = 20;
+/// Insight sentences are wrapped to this width, plus a 4-column indent: every line of the report
+/// fits in 80 columns.
+const WRAP: usize = 76;
 
 /// Formats an optional millisecond value, "-" when there were no samples.
 fn opt_ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), millis)
 }
 
-pub fn render(s: &Summary) -> String {
+/// Renders the report; `palette` decides the colours (`Palette::None` for none).
+pub fn render(s: &Summary, palette: Palette) -> String {
     let mut out = String::new();
     // Writing into a String never fails.
-    let _ = write_report(&mut out, s);
+    let _ = write_report(&mut out, s, palette);
     out
 }
 
-fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
+fn write_report(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+    header(o, s, pal)?;
+    summary(o, s)?;
+    percentiles(o, s, pal)?;
+    histogram(o, s, pal)?;
+    legend(o, s, pal)?;
+    statuses_and_errors(o, s)?;
+    phases_and_connections(o, s)?;
+    insight(o, s, pal)?;
+    thresholds(o, s, pal)
+}
+
+fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
     let c = &s.config;
     let stop = match (c.requests, c.duration_s) {
         (Some(n), _) => format!("{} requests", count(n)),
         (None, Some(d)) => format!("{} duration", millis(d * 1000.0)),
         (None, None) => String::new(),
     };
-    writeln!(o, "spate {}  {} {}", s.spate_version, c.method, c.url)?;
     writeln!(
         o,
-        "  {} connections on {} thread{}, {stop}, {}, {} model{}",
+        "{}  {} {}",
+        pal.bold(&format!("spate {}", s.spate_version)),
+        c.method,
+        c.url
+    )?;
+    writeln!(
+        o,
+        "  {} connections on {} thread{}, {stop}, {}, {} model{}{}",
         count(u64::from(c.connections)),
         c.threads,
         if c.threads == 1 { "" } else { "s" },
         c.protocol,
         c.model,
         if c.keep_alive { "" } else { ", no keep-alive" },
-    )?;
+        if s.generator.stopped_by_signal {
+            " (stopped early by Ctrl-C/SIGTERM)"
+        } else {
+            ""
+        },
+    )
+}
 
+fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
     let r = &s.requests;
     let l = &s.latency;
     let t = &s.totals;
@@ -51,7 +83,7 @@ fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
     )?;
     writeln!(
         o,
-        "  Requests        {} attempted = {} completed + {} failed + {} interrupted",
+        "  Attempted       {} = {} completed + {} failed + {} interrupted",
         count(r.attempted),
         count(r.completed),
         count(r.failed),
@@ -84,58 +116,113 @@ fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
         bytes(t.bytes_in as f64),
         bytes(t.bytes_in_per_sec)
     )?;
-    writeln!(o, "  Data sent       {}", bytes(t.bytes_out as f64))?;
-    if r.interrupted > 0 {
-        writeln!(
-            o,
-            "  Interrupted requests were still in flight when the drain after the deadline ended."
-        )?;
-    }
+    writeln!(o, "  Data sent       {}", bytes(t.bytes_out as f64))
+}
 
+/// The level name of a latency, or "" without levels.
+fn level_of(levels: Option<&Levels>, ms: f64) -> Option<usize> {
+    levels.map(|l| l.level_of(ms))
+}
+
+fn percentiles(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+    let l = &s.latency;
     writeln!(
         o,
         "\nLatency distribution ({} model: request start to last body byte)",
-        c.model
+        s.config.model
     )?;
     if l.count == 0 {
-        writeln!(o, "  no completed responses")?;
-    } else {
-        for (label, v) in l.percentiles.rows() {
-            writeln!(o, "  {label:<7} {:>12}", opt_ms(v))?;
-        }
-        if l.clamped > 0 {
-            writeln!(
+        return writeln!(o, "  no completed responses");
+    }
+    for (label, v) in l.percentiles.rows() {
+        let line = format!("  {label:<7} {:>12}", opt_ms(v));
+        match v.and_then(|ms| level_of(s.levels.as_ref(), ms)) {
+            Some(level) => writeln!(
                 o,
-                "  {} values above 1 h were counted as 1 h",
-                count(l.clamped)
-            )?;
+                "{}",
+                pal.level(level, &format!("{line}  {}", LEVEL_NAMES[level]))
+            )?,
+            None => writeln!(o, "{line}")?,
         }
     }
+    if l.clamped > 0 {
+        writeln!(
+            o,
+            "  {} values above 1 h were counted as 1 h",
+            count(l.clamped)
+        )?;
+    }
+    Ok(())
+}
 
-    if !s.histogram.is_empty() {
-        writeln!(o, "\nLatency histogram")?;
-        let most = s
-            .histogram
-            .iter()
-            .map(|b| b.count)
-            .max()
-            .unwrap_or(0)
-            .max(1);
-        for b in &s.histogram {
-            let width = (b.count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
-            let width = if b.count > 0 { width.max(1) } else { 0 };
-            let share = 100.0 * b.count as f64 / l.count.max(1) as f64;
-            writeln!(
-                o,
-                "  {:>12} .. {:>12}  |{:<BAR_WIDTH$}| {:>12}  {share:6.2} %",
-                millis(b.from_ms),
-                millis(b.to_ms),
-                "#".repeat(width),
-                count(b.count),
-            )?;
+fn histogram(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+    if s.histogram.is_empty() {
+        return Ok(());
+    }
+    writeln!(o, "\nLatency histogram")?;
+    let most = s
+        .histogram
+        .iter()
+        .map(|b| b.count)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    for b in &s.histogram {
+        let width = (b.count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
+        let width = if b.count > 0 { width.max(1) } else { 0 };
+        let share = 100.0 * b.count as f64 / s.latency.count.max(1) as f64;
+        let bar = format!("{:<BAR_WIDTH$}", "#".repeat(width));
+        // A bin takes the level of its geometric middle.
+        let level = level_of(s.levels.as_ref(), (b.from_ms * b.to_ms).sqrt());
+        let (bar, name) = match level {
+            Some(l) => (pal.level(l, &bar), LEVEL_NAMES[l]),
+            None => (bar, ""),
+        };
+        writeln!(
+            o,
+            "  {:>10} .. {:>10} |{bar}| {:>10} {share:6.2}% {name}",
+            millis(b.from_ms),
+            millis(b.to_ms),
+            count(b.count),
+        )?;
+    }
+    Ok(())
+}
+
+fn legend(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+    let Some(levels) = &s.levels else {
+        return Ok(());
+    };
+    let mode = match levels.mode {
+        LevelMode::Relative => "relative to this run's percentiles",
+        LevelMode::Slo => "from the --slo targets, the run's percentiles elsewhere",
+    };
+    writeln!(o, "\nLevels ({mode})")?;
+    // Two cells a line, each at most 38 columns: 2 + 38 + 2 + 38 = 80.
+    let cell = |i: usize| {
+        if i < 10 {
+            let bound = millis(levels.bounds_ms[i]);
+            format!("{:<10} <= {bound:>9}  {}", LEVEL_NAMES[i], levels.basis[i])
+        } else {
+            format!(
+                "{:<10}  > {:>9}",
+                LEVEL_NAMES[i],
+                millis(levels.bounds_ms[9])
+            )
+        }
+    };
+    for i in (0..11).step_by(2) {
+        if i + 1 < 11 {
+            let left = pal.level(i, &format!("{:<38}", cell(i)));
+            writeln!(o, "  {left}  {}", pal.level(i + 1, &cell(i + 1)))?;
+        } else {
+            writeln!(o, "  {}", pal.level(i, &cell(i)))?;
         }
     }
+    Ok(())
+}
 
+fn statuses_and_errors(o: &mut String, s: &Summary) -> std::fmt::Result {
     writeln!(o, "\nStatus codes")?;
     if s.status_codes.is_empty() {
         writeln!(o, "  none")?;
@@ -143,7 +230,6 @@ fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
     for row in &s.status_codes {
         writeln!(o, "  [{}] {:>14}", row.code, count(row.count))?;
     }
-
     writeln!(o, "\nErrors")?;
     if s.errors.is_empty() {
         writeln!(o, "  none")?;
@@ -156,7 +242,10 @@ fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
             .unwrap_or_default();
         writeln!(o, "  {:<8} {:>12}{example}", e.class, count(e.count))?;
     }
+    Ok(())
+}
 
+fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::Result {
     writeln!(o, "\nPhases of completed requests")?;
     phase_header(o)?;
     phase_row(o, "write request", &s.phases.write)?;
@@ -167,7 +256,7 @@ fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
     writeln!(o, "\nConnections")?;
     writeln!(
         o,
-        "  {} requested, {} established before the clock started, {} reconnects, {} connect failures",
+        "  {} requested, {} open at the start, {} reconnects, {} connect failures",
         count(u64::from(k.requested)),
         count(k.established),
         count(k.reconnects),
@@ -181,10 +270,69 @@ fn write_report(o: &mut String, s: &Summary) -> std::fmt::Result {
     phase_row(o, "connect", &k.connect)?;
     writeln!(
         o,
-        "  The first connects are outside request latency; a reconnect is inside the latency"
+        "  The first connects are outside request latency; a reconnect is inside the"
     )?;
-    writeln!(o, "  of the request that needed it.")?;
+    writeln!(o, "  latency of the request that needed it.")
+}
+
+fn insight(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+    writeln!(o, "\n{}", pal.bold("Insight"))?;
+    for sentence in &s.insight {
+        for (i, line) in wrap(sentence, WRAP).iter().enumerate() {
+            writeln!(o, "  {} {line}", if i == 0 { "-" } else { " " })?;
+        }
+    }
     Ok(())
+}
+
+fn thresholds(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+    if s.thresholds.is_empty() {
+        return Ok(());
+    }
+    writeln!(o, "\nThresholds (--slo)")?;
+    for v in &s.thresholds {
+        let value = |x: f64| match v.unit.as_str() {
+            "ms" => millis(x),
+            "%" => format!("{x:.2} %"),
+            _ => format!("{} req/s", rate(x)),
+        };
+        let verdict = if v.pass {
+            pal.pass("PASS")
+        } else {
+            pal.fail("FAIL")
+        };
+        let measured = v.measured.map_or_else(
+            || "nothing measured".into(),
+            |m| format!("measured {}", value(m)),
+        );
+        writeln!(
+            o,
+            "  {verdict}  {:<7} {} {:<14} {measured}",
+            v.name,
+            v.op,
+            value(v.target)
+        )?;
+    }
+    Ok(())
+}
+
+/// Greedy word wrap; a word longer than `width` gets a line of its own.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 /// 175019.46 -> "175,019.5".
@@ -221,5 +369,15 @@ mod tests {
         assert_eq!(rate(175_019.46), "175,019.5");
         assert_eq!(rate(0.0), "0.0");
         assert_eq!(rate(999.96), "1,000.0");
+    }
+
+    #[test]
+    fn wrapping() {
+        assert_eq!(wrap("a bb ccc", 4), vec!["a bb", "ccc"]);
+        assert_eq!(
+            wrap("averyveryverylongword x", 5),
+            vec!["averyveryverylongword", "x"]
+        );
+        assert!(wrap("", 10).is_empty());
     }
 }

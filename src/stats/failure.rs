@@ -69,6 +69,11 @@ impl FailureCounts {
         self.counts[f as usize]
     }
 
+    /// Counts indexed like `Failure::ALL`.
+    pub fn counts(&self) -> [u64; Failure::ALL.len()] {
+        self.counts
+    }
+
     pub fn example(&self, f: Failure) -> Option<&str> {
         self.examples[f as usize].as_deref()
     }

@@ -3,13 +3,16 @@
 
 mod failure;
 mod hist;
+mod live;
 mod summary;
 
 pub use failure::{Failure, FailureCounts};
 pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist};
+pub use live::{Counters, Live, LiveHist};
 pub use summary::{
-    Bin, Config, Connections, ErrorRow, HISTOGRAM_BINS, LATENCY_DEFINITION, Latency, Percentiles,
-    Phase, Phases, Requests, SCHEMA_VERSION, StatusRow, Summary, Totals,
+    Bin, Config, Connections, ErrorRow, Generator, HISTOGRAM_BINS, LATENCY_DEFINITION, Latency,
+    Percentiles, Phase, Phases, Requests, SCHEMA_VERSION, StatusRow, Summary, SummaryOptions,
+    Totals,
 };
 
 use std::ops::AddAssign;
@@ -43,6 +46,8 @@ pub struct Stats {
     pub conns: ConnCounts,
     /// The first connect failure's message (formatted once, not per failure).
     pub connect_error: Option<String>,
+    /// Connect failures because the file-descriptor limit was reached (EMFILE, ENFILE).
+    pub fd_exhausted: u64,
 }
 
 /// What a finished run measured: the merged stats and the clocks around them.
@@ -55,6 +60,12 @@ pub struct RunOutput {
     pub dns: Duration,
     /// Threads that ran.
     pub threads: u32,
+    /// CPU time of the load threads during the run, summed; `None` where unknown.
+    pub cpu: Option<Duration>,
+    /// The run was stopped early from outside (Ctrl-C, SIGTERM).
+    pub interrupted: bool,
+    /// The soft limit on open file descriptors, where there is one.
+    pub nofile_limit: Option<u64>,
 }
 
 /// Connection bookkeeping.
@@ -86,6 +97,7 @@ impl Default for Stats {
             body_bytes: 0,
             conns: ConnCounts::default(),
             connect_error: None,
+            fd_exhausted: 0,
         }
     }
 }
@@ -154,6 +166,7 @@ impl AddAssign<&Stats> for Stats {
         if self.connect_error.is_none() {
             self.connect_error.clone_from(&o.connect_error);
         }
+        self.fd_exhausted += o.fd_exhausted;
     }
 }
 

@@ -5,13 +5,31 @@
 use serde::Serialize;
 
 use super::{Failure, Hist, RunOutput, Stats};
+use crate::analysis::{self, Facts, Levels, Measured, SloSpec, Verdict};
 use crate::plan::{Plan, Stop};
 
 /// Bumped whenever a field changes meaning or disappears (adding one does not bump it).
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Histogram bins in the report.
+/// Histogram bins in the report unless `--hist-bins` says otherwise.
 pub const HISTOGRAM_BINS: usize = 11;
+
+/// How the report analyses a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryOptions {
+    /// `--slo`: targets for the colour levels and the PASS/FAIL verdicts.
+    pub slo: SloSpec,
+    pub hist_bins: usize,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        SummaryOptions {
+            slo: SloSpec::default(),
+            hist_bins: HISTOGRAM_BINS,
+        }
+    }
+}
 
 /// What the latency of one request measures in the closed model.
 pub const LATENCY_DEFINITION: &str = "closed model: from the start of the request (write of the first byte, or the connect when the connection had to be re-opened) to the last byte of the response body";
@@ -29,6 +47,32 @@ pub struct Summary {
     pub errors: Vec<ErrorRow>,
     pub phases: Phases,
     pub connections: Connections,
+    /// Facts about spate itself during the run.
+    pub generator: Generator,
+    /// The SLO levels that colour the report; `None` without data or targets.
+    pub levels: Option<Levels>,
+    /// One verdict per `--slo` target, in the order of the report.
+    pub thresholds: Vec<Verdict>,
+    /// Plain sentences about the run (rules in docs/MEASUREMENT.md).
+    pub insight: Vec<String>,
+}
+
+/// What spate itself did: the basis of the verdict on whether it limited the result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Generator {
+    pub threads: u32,
+    /// CPU time of the load threads during the run.
+    pub cpu_s: Option<f64>,
+    /// That CPU time over elapsed x threads, in %.
+    pub cpu_busy_percent: Option<f64>,
+    /// Mean latency x rate / open connections (Little's law); set for duration runs without
+    /// failures and with enough samples, where it must be close to 1.
+    pub busy_connections_ratio: Option<f64>,
+    pub nofile_limit: Option<u64>,
+    /// Connects that failed because the file-descriptor limit was reached.
+    pub fd_exhausted: u64,
+    /// Stopped early by Ctrl-C or SIGTERM.
+    pub stopped_by_signal: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -174,6 +218,38 @@ pub struct Connections {
     pub connect: Phase,
 }
 
+/// Busy connections by Little's law, only where it must hold: a duration run without failures,
+/// at least a second long, with enough completed requests to average over.
+fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
+    let s = &run.stats;
+    let elapsed = run.elapsed.as_secs_f64();
+    let usable = matches!(plan.stop, Stop::Duration(_))
+        && s.failed() == 0
+        && s.completed >= 1000
+        && elapsed >= 1.0
+        && s.conns.established > 0;
+    usable.then(|| {
+        let mean_s = s.latency.inner().mean() / 1e9;
+        mean_s * (s.completed as f64 / elapsed) / s.conns.established as f64
+    })
+}
+
+fn generator(plan: &Plan, run: &RunOutput) -> Generator {
+    let elapsed = run.elapsed.as_secs_f64();
+    let cpu_s = run.cpu.map(|d| d.as_secs_f64());
+    Generator {
+        threads: run.threads,
+        cpu_s,
+        cpu_busy_percent: cpu_s
+            .filter(|_| elapsed > 0.0)
+            .map(|c| 100.0 * c / (elapsed * f64::from(run.threads.max(1)))),
+        busy_connections_ratio: busy_connections(plan, run),
+        nofile_limit: run.nofile_limit,
+        fd_exhausted: run.stats.fd_exhausted,
+        stopped_by_signal: run.interrupted,
+    }
+}
+
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
@@ -230,7 +306,7 @@ fn bins(h: &Hist, n: usize) -> Vec<Bin> {
 }
 
 impl Summary {
-    pub fn new(plan: &Plan, run: &RunOutput) -> Summary {
+    pub fn new(plan: &Plan, run: &RunOutput, opts: &SummaryOptions) -> Summary {
         let s: &Stats = &run.stats;
         let elapsed = run.elapsed.as_secs_f64();
         let per_sec = |x: u64| {
@@ -243,7 +319,7 @@ impl Summary {
         let lat = &s.latency;
         let li = lat.inner();
         let some = !lat.is_empty();
-        Summary {
+        let mut summary = Summary {
             schema_version: SCHEMA_VERSION,
             spate_version: env!("CARGO_PKG_VERSION").into(),
             config: Config {
@@ -304,7 +380,7 @@ impl Summary {
                 clamped: lat.clamped(),
                 hdr_base64: lat.to_base64_v2(),
             },
-            histogram: bins(lat, HISTOGRAM_BINS),
+            histogram: bins(lat, opts.hist_bins),
             status_codes: s
                 .statuses()
                 .map(|(code, count)| StatusRow { code, count })
@@ -332,7 +408,52 @@ impl Summary {
                 dns_ms: run.dns.as_secs_f64() * 1e3,
                 connect: Phase::of(&s.connect),
             },
-        }
+            generator: generator(plan, run),
+            levels: None,
+            thresholds: Vec::new(),
+            insight: Vec::new(),
+        };
+        summary.analyse(opts);
+        summary
+    }
+
+    /// Levels, verdicts and insight, from the numbers already in the summary.
+    fn analyse(&mut self, opts: &SummaryOptions) {
+        let p = &self.latency.percentiles;
+        self.levels = Levels::new(p, &opts.slo);
+        let bad_status: u64 = self
+            .status_codes
+            .iter()
+            .filter(|s| s.code >= 400)
+            .map(|s| s.count)
+            .sum();
+        let r = &self.requests;
+        let error_rate =
+            (r.attempted > 0).then(|| (r.failed + bad_status) as f64 / r.attempted as f64);
+        self.thresholds = analysis::verdicts(
+            &opts.slo,
+            &Measured {
+                percentiles: p,
+                error_rate,
+                rps: self.totals.requests_per_sec,
+            },
+        );
+        self.insight = analysis::insight(&Facts {
+            requests: &self.requests,
+            percentiles: p,
+            latency_count: self.latency.count,
+            status_codes: &self.status_codes,
+            errors: &self.errors,
+            phases: &self.phases,
+            connections: &self.connections,
+            generator: &self.generator,
+            elapsed_s: self.totals.elapsed_s,
+        });
+    }
+
+    /// Every `--slo` target passed (true when there are none).
+    pub fn thresholds_pass(&self) -> bool {
+        self.thresholds.iter().all(|v| v.pass)
     }
 
     /// Exit status contract: at least one response below 400 arrived.

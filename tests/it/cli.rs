@@ -83,7 +83,7 @@ fn text_report_has_every_section() {
     for section in [
         "Summary",
         "Requests/sec",
-        "2,000 attempted = 2,000 completed + 0 failed + 0 interrupted",
+        "Attempted       2,000 = 2,000 completed + 0 failed + 0 interrupted",
         "Latency distribution",
         "p99.99",
         "Latency histogram",
@@ -92,7 +92,7 @@ fn text_report_has_every_section() {
         "Errors",
         "Phases of completed requests",
         "Connections",
-        "8 requested, 8 established",
+        "8 requested, 8 open at the start",
     ] {
         assert!(text.contains(section), "missing {section:?} in\n{text}");
     }
@@ -175,4 +175,160 @@ fn help_lists_flags_examples_and_exit_codes() {
     ] {
         assert!(text.contains(flag), "--help lacks {flag}");
     }
+}
+
+fn builtin() -> Server {
+    Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        ..ServeConfig::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn thresholds_that_pass_exit_0_and_print_pass_lines() {
+    let server = builtin();
+    let o = spate(&[
+        "-n",
+        "200",
+        "-c",
+        "4",
+        "--slo",
+        "p99=1h,errors=50%,rps=1",
+        &server.url(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("Thresholds (--slo)"), "{text}");
+    assert_eq!(text.matches("  PASS  ").count(), 3, "{text}");
+    assert!(!text.contains("FAIL"));
+}
+
+#[test]
+fn a_failed_threshold_exits_3_with_a_fail_line_and_json_verdicts() {
+    let server = builtin();
+    let o = spate(&[
+        "-n",
+        "200",
+        "-c",
+        "4",
+        "--slo",
+        "p50=1ns,rps=1",
+        &server.url(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("FAIL  p50"), "{text}");
+    assert!(text.contains("PASS  rps"), "{text}");
+
+    let o = spate(&[
+        "-n",
+        "200",
+        "-c",
+        "4",
+        "--format",
+        "json",
+        "--slo",
+        "p50=1ns",
+        &server.url(),
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["thresholds"][0]["name"], "p50");
+    assert_eq!(doc["thresholds"][0]["pass"], false);
+    assert!(doc["thresholds"][0]["measured"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn no_success_takes_precedence_over_thresholds() {
+    let server = Scripted::constant(b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n");
+    let o = spate(&["-n", "4", "-c", "2", "--slo", "errors=0%", &server.url()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("FAIL  errors"));
+}
+
+#[test]
+fn hist_bins_sets_the_number_of_bars() {
+    let server = builtin();
+    let o = spate(&[
+        "-n",
+        "500",
+        "-c",
+        "4",
+        "--hist-bins",
+        "5",
+        "--format",
+        "json",
+        &server.url(),
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bins = doc["histogram"].as_array().unwrap().len();
+    assert!(
+        bins == 5 || bins == 1,
+        "5 bars, or one when every latency is the same: {bins}"
+    );
+    let o = spate(&["-n", "500", "-c", "4", "--hist-bins", "5", &server.url()]);
+    let text = stdout(&o);
+    let bars = text
+        .lines()
+        .filter(|l| l.contains(" .. ") && l.contains('|'))
+        .count();
+    assert_eq!(bars, bins);
+}
+
+#[test]
+fn the_report_has_insight_and_legend_when_piped() {
+    let server = builtin();
+    let o = spate(&["-n", "300", "-c", "4", &server.url()]);
+    let text = stdout(&o);
+    for part in [
+        "Levels (relative to this run's percentiles)",
+        "violation",
+        "Insight",
+        "load thread",
+    ] {
+        assert!(text.contains(part), "missing {part:?}:\n{text}");
+    }
+    assert!(!text.contains('\x1b'), "no colour into a pipe");
+}
+
+#[test]
+fn long_runs_log_a_status_line_every_10s_unless_no_progress() {
+    let server = Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        delay: std::time::Duration::from_millis(20),
+        ..ServeConfig::default()
+    })
+    .unwrap();
+    let url = server.url();
+    let run = |quiet: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_spate"));
+        cmd.args(["-c", "2", "-z", "11s", "--format", "json"]);
+        if quiet {
+            cmd.arg("--no-progress");
+        }
+        cmd.arg(&url).output().unwrap()
+    };
+    // Both at once: the suite waits 11 s, not 22.
+    let (logged, quiet) = std::thread::scope(|s| {
+        let a = s.spawn(|| run(false));
+        let b = s.spawn(|| run(true));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    let log = stderr(&logged);
+    assert_eq!(
+        log.lines().count(),
+        1,
+        "one line at 10 s in an 11 s run: {log:?}"
+    );
+    assert!(
+        log.starts_with("spate: 10.") && log.contains("s of 11.0s: ") && log.contains("completed"),
+        "{log:?}"
+    );
+    assert!(
+        quiet.stderr.is_empty(),
+        "--no-progress: {:?}",
+        stderr(&quiet)
+    );
+    assert_eq!(logged.status.code(), Some(0));
 }

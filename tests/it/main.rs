@@ -3,5 +3,8 @@
 mod alloc;
 mod cli;
 mod engine;
+mod golden;
 mod schema;
+mod signals;
 mod support;
+mod tmux;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use spate::engine;
 use spate::plan::{Plan, Stop};
-use spate::stats::{RunOutput, Summary};
+use spate::stats::{RunOutput, Summary, SummaryOptions};
 use spate::target::Target;
 
 /// A request as a scripted server saw it.
@@ -154,7 +154,7 @@ pub fn run(plan: &Plan) -> (RunOutput, Summary) {
         s.failed(),
         s.interrupted
     );
-    let summary = Summary::new(plan, &out);
+    let summary = Summary::new(plan, &out, &SummaryOptions::default());
     let r = &summary.requests;
     assert_eq!(r.attempted, r.completed + r.failed + r.interrupted);
     assert_eq!(

@@ -1,0 +1,543 @@
+//! The insight section: plain sentences about the run, each from one documented rule with its
+//! threshold (docs/MEASUREMENT.md), ending with a verdict on spate itself. No rule may claim
+//! more than its numbers show.
+
+use crate::report::{count, millis};
+use crate::stats::{Connections, ErrorRow, Generator, Percentiles, Phases, Requests, StatusRow};
+
+/// Share of failed or >= 400 requests above which the error rate is called high.
+pub const HIGH_ERROR_RATE: f64 = 0.01;
+/// p99/p50 at most this: consistent latency.
+pub const SPREAD_TIGHT: f64 = 2.0;
+/// p99/p50 above this: widely spread latency.
+pub const SPREAD_WIDE: f64 = 5.0;
+/// p99/p95 above this: a long tail.
+pub const TAIL_LONG: f64 = 2.0;
+/// p99.9/p99 above this (with at least `OUTLIER_MIN_SAMPLES` samples): rare outliers.
+pub const OUTLIERS: f64 = 3.0;
+pub const OUTLIER_MIN_SAMPLES: u64 = 1000;
+/// p95/p50 above this: latency grows under load (queueing).
+pub const QUEUEING: f64 = 3.0;
+/// Reconnects above this share of completed requests make connect a candidate tail phase.
+pub const RECONNECT_SHARE: f64 = 0.01;
+/// Load threads busy at least this share of the time: spate was CPU-bound.
+pub const CPU_BOUND: f64 = 0.90;
+/// Connections busy less than this share of the time (Little's law): spate left gaps.
+pub const BUSY_CONNECTIONS: f64 = 0.90;
+
+/// Everything the rules read.
+pub struct Facts<'a> {
+    pub requests: &'a Requests,
+    pub percentiles: &'a Percentiles,
+    pub latency_count: u64,
+    pub status_codes: &'a [StatusRow],
+    pub errors: &'a [ErrorRow],
+    pub phases: &'a Phases,
+    pub connections: &'a Connections,
+    pub generator: &'a Generator,
+    pub elapsed_s: f64,
+}
+
+pub fn insight(f: &Facts<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    errors(f, &mut out);
+    shape(f, &mut out);
+    tail_phase(f, &mut out);
+    generator(f, &mut out);
+    out
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+fn errors(f: &Facts<'_>, out: &mut Vec<String>) {
+    let r = f.requests;
+    if r.attempted == 0 {
+        out.push("No request was sent.".into());
+        return;
+    }
+    let bad_status: u64 = f
+        .status_codes
+        .iter()
+        .filter(|s| s.code >= 400)
+        .map(|s| s.count)
+        .sum();
+    if r.failed == 0 && bad_status == 0 {
+        out.push("No request failed, and every response had a status below 400.".into());
+        return;
+    }
+    if r.failed > 0 {
+        let classes: Vec<String> = f
+            .errors
+            .iter()
+            .map(|e| format!("{} {}", e.class, count(e.count)))
+            .collect();
+        out.push(format!(
+            "{:.2} % of requests failed ({}).",
+            pct(r.failed, r.attempted),
+            classes.join(", ")
+        ));
+    }
+    if bad_status > 0 {
+        let mut codes: Vec<&StatusRow> = f.status_codes.iter().filter(|s| s.code >= 400).collect();
+        codes.sort_by(|a, b| b.count.cmp(&a.count).then(a.code.cmp(&b.code)));
+        let top: Vec<String> = codes
+            .iter()
+            .take(3)
+            .map(|s| format!("{} x {}", s.code, count(s.count)))
+            .collect();
+        out.push(format!(
+            "{:.2} % of responses had an error status (top: {}).",
+            pct(bad_status, r.completed),
+            top.join(", ")
+        ));
+    }
+    let rate = (r.failed + bad_status) as f64 / r.attempted as f64;
+    if rate > HIGH_ERROR_RATE {
+        out.push(format!(
+            "The error rate ({:.2} %) is above {:.0} %: look at the errors before trusting the latency figures.",
+            rate * 100.0,
+            HIGH_ERROR_RATE * 100.0
+        ));
+    }
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+fn shape(f: &Facts<'_>, out: &mut Vec<String>) {
+    let p = f.percentiles;
+    let Some(spread) = ratio(p.p99, p.p50) else {
+        out.push("No response completed, so there is no latency to describe.".into());
+        return;
+    };
+    let (p50, p99) = (p.p50.unwrap_or(0.0), p.p99.unwrap_or(0.0));
+    out.push(if spread <= SPREAD_TIGHT {
+        format!("Latency is consistent: p99 ({}) is {spread:.1}x p50 ({}).", millis(p99), millis(p50))
+    } else if spread <= SPREAD_WIDE {
+        format!("Latency is moderately spread: p99 ({}) is {spread:.1}x p50 ({}).", millis(p99), millis(p50))
+    } else {
+        format!(
+            "Latency is widely spread: p99 ({}) is {spread:.1}x p50 ({}); the slowest 1 % wait far longer than a typical request.",
+            millis(p99),
+            millis(p50)
+        )
+    });
+    let mut notable = false;
+    if let Some(q) = ratio(p.p95, p.p50).filter(|&q| q > QUEUEING) {
+        notable = true;
+        out.push(format!(
+            "Latency grows under load: p95 is {q:.1}x p50, a sign of requests queueing in or in front of the server."
+        ));
+    }
+    if let Some(t) = ratio(p.p99, p.p95).filter(|&t| t > TAIL_LONG) {
+        notable = true;
+        out.push(format!("The tail is long: p99 is {t:.1}x p95, so about 1 request in 100 is much slower than the rest."));
+    }
+    if f.latency_count >= OUTLIER_MIN_SAMPLES {
+        if let Some(o) = ratio(p.p99_9, p.p99).filter(|&o| o > OUTLIERS) {
+            notable = true;
+            out.push(format!(
+                "There are rare outliers: p99.9 is {o:.1}x p99 (about 1 request in 1,000)."
+            ));
+        }
+    }
+    if !notable {
+        out.push(format!(
+            "No long tail, outliers or queueing (p95/p50 {:.1}, p99/p95 {:.1}, p99.9/p99 {:.1}).",
+            ratio(p.p95, p.p50).unwrap_or(1.0),
+            ratio(p.p99, p.p95).unwrap_or(1.0),
+            ratio(p.p99_9, p.p99).unwrap_or(1.0)
+        ));
+    }
+}
+
+fn tail_phase(f: &Facts<'_>, out: &mut Vec<String>) {
+    let Some(p99) = f.percentiles.p99.filter(|&v| v > 0.0) else {
+        return;
+    };
+    let ph = f.phases;
+    let mut candidates = vec![
+        (
+            "waiting for the first byte (time the server took to answer)",
+            ph.wait.p99_ms,
+        ),
+        ("reading the response body", ph.read.p99_ms),
+        ("writing the request", ph.write.p99_ms),
+    ];
+    let c = f.connections;
+    if c.reconnects as f64 > RECONNECT_SHARE * f.requests.completed as f64 {
+        candidates.push(("opening new connections", c.connect.p99_ms));
+    }
+    let Some((name, Some(v))) = candidates
+        .into_iter()
+        .filter(|(_, v)| v.is_some())
+        .max_by(|a, b| a.1.unwrap_or(0.0).total_cmp(&b.1.unwrap_or(0.0)))
+    else {
+        return;
+    };
+    out.push(format!(
+        "The tail is in {name}: its p99 is {} of the {} latency p99.",
+        millis(v),
+        millis(p99)
+    ));
+}
+
+fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
+    let g = f.generator;
+    let c = f.connections;
+    let mut limits: Vec<String> = Vec::new();
+    if g.stopped_by_signal {
+        out.push(format!(
+            "The run was stopped early (Ctrl-C or SIGTERM) after {}; the numbers cover that part only.",
+            millis(f.elapsed_s * 1e3)
+        ));
+    } else if f.requests.interrupted > 0 {
+        out.push(format!(
+            "{} requests were still in flight when the drain after the deadline ended; they are counted as interrupted.",
+            count(f.requests.interrupted)
+        ));
+    }
+    match g.cpu_busy_percent {
+        Some(busy) if busy >= CPU_BOUND * 100.0 => limits.push(if g.threads == 1 {
+            format!("its load thread was busy {busy:.0} % of the time (CPU-bound); try more --threads or another machine")
+        } else {
+            format!(
+                "its {} load threads were busy {busy:.0} % of the time (CPU-bound); try more --threads or another machine",
+                g.threads
+            )
+        }),
+        Some(busy) if g.threads == 1 => {
+            out.push(format!("spate's load thread used {busy:.0} % of its CPU time."))
+        }
+        Some(busy) => out.push(format!(
+            "spate's {} load threads used {busy:.0} % of their CPU time.",
+            g.threads
+        )),
+        None => out.push("spate's CPU use is not known on this platform.".into()),
+    }
+    if let Some(r) = g.busy_connections_ratio {
+        if r < BUSY_CONNECTIONS {
+            limits.push(format!(
+                "its connections were busy only {:.0} % of the time (mean latency x rate / connections), so spate left gaps between requests",
+                r * 100.0
+            ));
+        } else {
+            out.push(format!(
+                "Connections were busy {:.1} % of the time (mean latency x rate / connections): spate kept them loaded.",
+                r * 100.0
+            ));
+        }
+    }
+    if c.established < u64::from(c.requested) {
+        let why = c
+            .connect_error
+            .as_deref()
+            .map(|e| format!(" (first error: {e})"))
+            .unwrap_or_default();
+        limits.push(format!(
+            "only {} of {} connections could be opened{why}, so the load was lower than asked",
+            count(c.established),
+            count(u64::from(c.requested))
+        ));
+    }
+    if g.fd_exhausted > 0 {
+        let limit = g
+            .nofile_limit
+            .map(|n| format!(" (ulimit -n is {n})"))
+            .unwrap_or_default();
+        limits.push(format!(
+            "the file-descriptor limit was reached{limit}; raise it, e.g. with ulimit -n 65535"
+        ));
+    }
+    if limits.is_empty() {
+        out.push("Nothing indicates that spate limited this result.".into());
+    } else {
+        out.push(format!(
+            "This result may be limited by spate rather than by the server: {}.",
+            limits.join("; ")
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Phase, StatusRow};
+
+    fn phase(p99: Option<f64>) -> Phase {
+        Phase {
+            count: 1,
+            mean_ms: p99,
+            p50_ms: p99,
+            p99_ms: p99,
+            max_ms: p99,
+            hdr_base64: String::new(),
+        }
+    }
+
+    struct F {
+        requests: Requests,
+        percentiles: Percentiles,
+        count: u64,
+        statuses: Vec<StatusRow>,
+        errors: Vec<ErrorRow>,
+        phases: Phases,
+        connections: Connections,
+        generator: Generator,
+    }
+
+    impl F {
+        fn new() -> F {
+            F {
+                requests: Requests {
+                    attempted: 10_000,
+                    completed: 10_000,
+                    successful: 10_000,
+                    failed: 0,
+                    interrupted: 0,
+                },
+                percentiles: Percentiles {
+                    p10: Some(1.0),
+                    p25: Some(1.0),
+                    p50: Some(1.0),
+                    p75: Some(1.1),
+                    p90: Some(1.2),
+                    p95: Some(1.3),
+                    p99: Some(1.5),
+                    p99_9: Some(2.0),
+                    p99_99: Some(3.0),
+                },
+                count: 10_000,
+                statuses: vec![StatusRow {
+                    code: 200,
+                    count: 10_000,
+                }],
+                errors: vec![],
+                phases: Phases {
+                    write: phase(Some(0.01)),
+                    wait: phase(Some(1.4)),
+                    read: phase(Some(0.05)),
+                },
+                connections: Connections {
+                    requested: 50,
+                    established: 50,
+                    reconnects: 0,
+                    connect_failures: 0,
+                    connect_error: None,
+                    dns_ms: 0.1,
+                    connect: phase(Some(0.2)),
+                },
+                generator: Generator {
+                    threads: 2,
+                    cpu_s: Some(1.0),
+                    cpu_busy_percent: Some(40.0),
+                    busy_connections_ratio: Some(0.998),
+                    nofile_limit: Some(1024),
+                    fd_exhausted: 0,
+                    stopped_by_signal: false,
+                },
+            }
+        }
+
+        fn run(&self) -> Vec<String> {
+            insight(&Facts {
+                requests: &self.requests,
+                percentiles: &self.percentiles,
+                latency_count: self.count,
+                status_codes: &self.statuses,
+                errors: &self.errors,
+                phases: &self.phases,
+                connections: &self.connections,
+                generator: &self.generator,
+                elapsed_s: 10.0,
+            })
+        }
+
+        fn text(&self) -> String {
+            self.run().join("\n")
+        }
+    }
+
+    #[test]
+    fn a_healthy_run() {
+        let t = F::new().run();
+        assert_eq!(
+            t[0],
+            "No request failed, and every response had a status below 400."
+        );
+        assert!(
+            t[1].starts_with("Latency is consistent: p99 (1.500 ms) is 1.5x p50"),
+            "{t:?}"
+        );
+        assert!(
+            t[2].starts_with("No long tail, outliers or queueing"),
+            "{t:?}"
+        );
+        assert!(
+            t[3].starts_with("The tail is in waiting for the first byte"),
+            "{t:?}"
+        );
+        assert_eq!(
+            t.last().unwrap(),
+            "Nothing indicates that spate limited this result."
+        );
+    }
+
+    #[test]
+    fn errors_and_error_statuses() {
+        let mut f = F::new();
+        f.requests = Requests {
+            attempted: 1000,
+            completed: 990,
+            successful: 960,
+            failed: 10,
+            interrupted: 0,
+        };
+        f.errors = vec![ErrorRow {
+            class: "timeout".into(),
+            count: 10,
+            example: None,
+        }];
+        f.statuses = vec![
+            StatusRow {
+                code: 200,
+                count: 960,
+            },
+            StatusRow {
+                code: 404,
+                count: 5,
+            },
+            StatusRow {
+                code: 503,
+                count: 25,
+            },
+        ];
+        let t = f.text();
+        assert!(t.contains("1.00 % of requests failed (timeout 10)."), "{t}");
+        assert!(
+            t.contains("3.03 % of responses had an error status (top: 503 x 25, 404 x 5)."),
+            "{t}"
+        );
+        assert!(t.contains("The error rate (4.00 %) is above 1 %"), "{t}");
+    }
+
+    #[test]
+    fn spread_bands() {
+        let mut f = F::new();
+        f.percentiles.p99 = Some(3.0);
+        assert!(
+            f.text()
+                .contains("moderately spread: p99 (3.000 ms) is 3.0x")
+        );
+        f.percentiles.p99 = Some(8.0);
+        assert!(f.text().contains("widely spread: p99 (8.000 ms) is 8.0x"));
+    }
+
+    #[test]
+    fn queueing_tail_and_outliers() {
+        let mut f = F::new();
+        f.percentiles.p95 = Some(4.0);
+        f.percentiles.p99 = Some(9.0);
+        f.percentiles.p99_9 = Some(30.0);
+        let t = f.text();
+        assert!(
+            t.contains("Latency grows under load: p95 is 4.0x p50"),
+            "{t}"
+        );
+        assert!(t.contains("The tail is long: p99 is 2.2x p95"), "{t}");
+        assert!(t.contains("rare outliers: p99.9 is 3.3x p99"), "{t}");
+        assert!(!t.contains("No long tail"));
+        f.count = 999;
+        assert!(!f.text().contains("outliers:"), "too few samples for p99.9");
+    }
+
+    #[test]
+    fn tail_phase_can_be_the_body_or_reconnects() {
+        let mut f = F::new();
+        f.phases.read = phase(Some(1.45));
+        assert!(
+            f.text()
+                .contains("The tail is in reading the response body")
+        );
+        f.connections.reconnects = 500;
+        f.connections.connect = phase(Some(2.0));
+        assert!(
+            f.text()
+                .contains("The tail is in opening new connections: its p99 is 2.000 ms")
+        );
+        f.connections.reconnects = 50;
+        assert!(
+            !f.text().contains("opening new connections"),
+            "1 % or fewer reconnects"
+        );
+    }
+
+    #[test]
+    fn spate_as_the_bottleneck() {
+        let mut f = F::new();
+        f.generator.cpu_busy_percent = Some(97.0);
+        let t = f.text();
+        assert!(t.contains("may be limited by spate rather than by the server: its 2 load threads were busy 97 %"), "{t}");
+        f.generator.threads = 1;
+        assert!(f.text().contains("its load thread was busy 97 %"));
+
+        let mut f = F::new();
+        f.generator.busy_connections_ratio = Some(0.7);
+        assert!(
+            f.text()
+                .contains("connections were busy only 70 % of the time")
+        );
+
+        let mut f = F::new();
+        f.connections.established = 30;
+        f.connections.connect_error = Some("Too many open files (os error 24)".into());
+        f.generator.fd_exhausted = 20;
+        let t = f.text();
+        assert!(
+            t.contains(
+                "only 30 of 50 connections could be opened (first error: Too many open files"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains("the file-descriptor limit was reached (ulimit -n is 1024)"),
+            "{t}"
+        );
+        assert!(!t.contains("Nothing indicates"));
+    }
+
+    #[test]
+    fn stopped_runs_and_missing_data() {
+        let mut f = F::new();
+        f.generator.stopped_by_signal = true;
+        assert!(
+            f.text()
+                .contains("stopped early (Ctrl-C or SIGTERM) after 10.000 s")
+        );
+        let mut f = F::new();
+        f.requests.interrupted = 7;
+        assert!(f.text().contains("7 requests were still in flight"));
+        f.generator.cpu_busy_percent = None;
+        assert!(f.text().contains("not known on this platform"));
+        f.requests = Requests {
+            attempted: 0,
+            completed: 0,
+            successful: 0,
+            failed: 0,
+            interrupted: 0,
+        };
+        assert!(f.text().starts_with("No request was sent."));
+        f.percentiles.p50 = None;
+        assert!(f.text().contains("No response completed"));
+    }
+}

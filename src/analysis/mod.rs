@@ -1,0 +1,10 @@
+//! Judgements derived from a run's numbers: the SLO colour levels, the `--slo` verdicts and the
+//! insight sentences. Pure functions of plain data: no IO, no terminal, no clock.
+
+mod insight;
+mod levels;
+mod slo;
+
+pub use insight::{Facts, insight};
+pub use levels::{LEVEL_NAMES, LevelMode, Levels};
+pub use slo::{Measured, Pct, SloSpec, Verdict, verdicts};

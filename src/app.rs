@@ -1,0 +1,143 @@
+//! The command-line application: argv to a `Command`, then signals, live display, engine and
+//! report wired together, and the process exit code. It prints only one-line errors and the
+//! demo banner; `main.rs` only exits with the code returned here.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use crate::cli::{self, Command, EXIT_USAGE, Show};
+use crate::engine::{self, Control, RunError};
+use crate::plan::{Plan, Stop};
+use crate::report;
+use crate::serve::Server;
+use crate::stats::Summary;
+use crate::ui::{self, EXIT_INTERRUPTED, Info, Mode, Progress};
+
+/// The run completed and at least one response had a status below 400.
+pub const EXIT_OK: u8 = 0;
+/// The target was unreachable, or no response below 400 arrived.
+pub const EXIT_NO_SUCCESS: u8 = 1;
+/// At least one `--slo` threshold failed.
+pub const EXIT_THRESHOLDS: u8 = 3;
+
+/// Runs the command line `argv` and returns the exit code.
+pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
+    let command = match cli::parse(argv) {
+        Ok(c) => c,
+        Err(exit) => {
+            if exit.code == 0 {
+                print!("{}", exit.message);
+            } else {
+                eprintln!("{}", exit.message);
+            }
+            return exit.code;
+        }
+    };
+    match command {
+        Command::Run { plan, show } => load_test(&plan, &show),
+        Command::Serve(config) => match Server::start(&config) {
+            Ok(server) => {
+                println!("spate serve: listening on {}", server.url());
+                server.wait();
+                EXIT_OK
+            }
+            Err(e) => {
+                eprintln!("spate serve: cannot listen on {}: {e}", config.addr);
+                EXIT_USAGE
+            }
+        },
+        Command::Demo {
+            duration,
+            connections,
+            show,
+        } => match crate::demo::start(duration, connections) {
+            Ok((server, plan)) => {
+                eprintln!(
+                    "spate demo: built-in target on {}; running spate -c {} -z {}s --threads {} {}",
+                    server.url(),
+                    plan.connections,
+                    duration.as_secs_f64(),
+                    plan.threads,
+                    server.url()
+                );
+                load_test(&plan, &show)
+            }
+            Err(e) => {
+                eprintln!("spate demo: cannot start the built-in target: {e}");
+                EXIT_NO_SUCCESS
+            }
+        },
+    }
+}
+
+fn display_mode(show: &Show) -> Mode {
+    if !show.progress {
+        Mode::Off
+    } else if std::io::stderr().is_terminal() {
+        Mode::Terminal
+    } else {
+        Mode::Plain
+    }
+}
+
+/// One load test, start to exit code.
+pub fn load_test(plan: &Plan, show: &Show) -> u8 {
+    let mode = display_mode(show);
+    let control = Arc::new(match mode {
+        Mode::Off => Control::new(),
+        _ => Control::with_live(plan.effective_threads() as usize),
+    });
+    if let Err(e) = ui::install_signal_handlers(control.stop_flag()) {
+        eprintln!(
+            "spate: cannot install the Ctrl-C handler ({e}); Ctrl-C will end spate without a report"
+        );
+    }
+    let info = Info {
+        total_requests: match plan.stop {
+            Stop::Requests(n) => Some(n),
+            Stop::Duration(_) => None,
+        },
+        duration: match plan.stop {
+            Stop::Duration(d) => Some(d),
+            Stop::Requests(_) => None,
+        },
+        connections: plan.connections,
+    };
+    let progress = Progress::start(control.clone(), info, mode);
+    let result = engine::run_with(plan, &control);
+    if let Some(p) = progress {
+        p.finish();
+    }
+    let out = match result {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("spate: {e}");
+            return match e {
+                RunError::Plan(_) => EXIT_USAGE,
+                _ if control.stop_requested() => EXIT_INTERRUPTED as u8,
+                RunError::Resolve { .. } | RunError::Unreachable { .. } | RunError::Threads(_) => {
+                    EXIT_NO_SUCCESS
+                }
+            };
+        }
+    };
+    let summary = Summary::new(plan, &out, &show.summary);
+    if let Err(e) = report::emit(&summary, &show.output) {
+        eprintln!("spate: {e}");
+        return EXIT_USAGE;
+    }
+    exit_code(&summary)
+}
+
+/// Interrupted beats no success beats failed thresholds.
+pub fn exit_code(summary: &Summary) -> u8 {
+    if summary.generator.stopped_by_signal {
+        EXIT_INTERRUPTED as u8
+    } else if !summary.any_success() {
+        EXIT_NO_SUCCESS
+    } else if !summary.thresholds_pass() {
+        EXIT_THRESHOLDS
+    } else {
+        EXIT_OK
+    }
+}

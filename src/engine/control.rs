@@ -1,0 +1,57 @@
+//! What the outside world shares with a running engine: a stop flag (set by a signal handler or
+//! a caller), the live views a display reads, and the instant the clock started. Read by the
+//! engine's sweepers a few times a second, never on the hot path.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use crate::stats::Live;
+
+#[derive(Debug, Default)]
+pub struct Control {
+    stop: Arc<AtomicBool>,
+    live: Vec<Arc<Live>>,
+    started: OnceLock<Instant>,
+}
+
+impl Control {
+    /// No live views: nothing on the hot path records for a display.
+    pub fn new() -> Control {
+        Control::default()
+    }
+
+    /// With one live view per load thread (`threads` must be `Plan::effective_threads`).
+    pub fn with_live(threads: usize) -> Control {
+        Control {
+            live: (0..threads).map(|_| Arc::new(Live::default())).collect(),
+            ..Control::default()
+        }
+    }
+
+    /// The flag a signal handler sets: stop sending, drain briefly, report.
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    pub fn stop_requested(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    pub fn live(&self) -> &[Arc<Live>] {
+        &self.live
+    }
+
+    /// When the clock started (all connections open); `None` while connecting.
+    pub fn started(&self) -> Option<Instant> {
+        self.started.get().copied()
+    }
+
+    pub(crate) fn mark_started(&self, at: Instant) {
+        let _ = self.started.set(at);
+    }
+}

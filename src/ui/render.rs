@@ -1,0 +1,241 @@
+//! The live block as text: a pure function from a `View` (numbers) and a width to ASCII lines
+//! that never exceed the width, so that the block can be redrawn in place without wrapping.
+
+use std::time::Duration;
+
+use crate::report::{count, millis};
+use crate::stats::{Counters, Failure};
+
+/// Lines of the live block.
+pub const BLOCK_LINES: usize = 3;
+
+/// Where the run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Opening connections before the clock starts.
+    Connecting,
+    Running,
+    /// Past the deadline: waiting for in-flight requests.
+    Draining,
+    /// Ctrl-C: waiting briefly for in-flight requests, then the report.
+    Stopping,
+}
+
+/// Everything the block shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    pub stage: Stage,
+    pub elapsed: Duration,
+    pub duration: Option<Duration>,
+    pub total_requests: Option<u64>,
+    pub counters: Counters,
+    /// Completed per second over the last second, and since the start.
+    pub rate_now: Option<f64>,
+    pub rate_avg: Option<f64>,
+    /// Rolling percentiles of the last second, ms.
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub connections: u32,
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+fn rate(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".into(), |r| count(r.round() as u64))
+}
+
+/// `[#####-----]` of `width` inner characters for a fraction in 0..=1.
+fn bar(fraction: f64, width: usize) -> String {
+    let filled = ((fraction.clamp(0.0, 1.0)) * width as f64).round() as usize;
+    format!("[{}{}]", "#".repeat(filled), "-".repeat(width - filled))
+}
+
+/// Cuts `line` to at most `width` characters (the block is ASCII, so bytes are characters).
+fn fit(mut line: String, width: usize) -> String {
+    line.truncate(width);
+    line
+}
+
+/// The first line: progress bar and where the run stands.
+fn progress_line(v: &View, width: usize) -> String {
+    let c = &v.counters;
+    let (fraction, what) = match (v.stage, v.total_requests, v.duration) {
+        (Stage::Connecting, _, _) => (
+            f64::from(c.open as u32) / f64::from(v.connections.max(1)),
+            format!(
+                "connecting {} / {}",
+                count(c.open),
+                count(u64::from(v.connections))
+            ),
+        ),
+        (_, Some(total), _) => {
+            let done = c.completed + c.failed();
+            (
+                done as f64 / total.max(1) as f64,
+                format!("{} / {} requests", count(done), count(total)),
+            )
+        }
+        (_, None, Some(d)) => (
+            v.elapsed.as_secs_f64() / d.as_secs_f64().max(1e-9),
+            format!("{} / {}", secs(v.elapsed.min(d)), secs(d)),
+        ),
+        (_, None, None) => (0.0, secs(v.elapsed)),
+    };
+    let note = match v.stage {
+        Stage::Draining => "  draining in-flight requests",
+        Stage::Stopping => "  stopping (Ctrl-C again to quit now)",
+        _ => "",
+    };
+    let pct = format!("{:>3.0}%", fraction.clamp(0.0, 1.0) * 100.0);
+    // The bar takes what is left, between 10 and 40 characters.
+    let fixed = pct.len() + what.len() + note.len() + 5;
+    let bar_width = width.saturating_sub(fixed).clamp(10, 40);
+    format!("{} {pct}  {what}{note}", bar(fraction, bar_width))
+}
+
+pub fn block(v: &View, width: usize) -> Vec<String> {
+    let c = &v.counters;
+    let second = format!(
+        "{} done  {} req/s now  {} avg  p50 {}  p99 {}  conns {}/{}",
+        count(c.completed),
+        rate(v.rate_now),
+        rate(v.rate_avg),
+        v.p50_ms.map_or_else(|| "-".into(), millis),
+        v.p99_ms.map_or_else(|| "-".into(), millis),
+        count(c.open),
+        count(u64::from(v.connections)),
+    );
+    let failures: Vec<String> = Failure::ALL
+        .iter()
+        .filter(|f| c.failures[**f as usize] > 0)
+        .map(|f| format!("{} {}", f.name(), count(c.failures[*f as usize])))
+        .collect();
+    let third = if failures.is_empty() {
+        "errors: none".to_string()
+    } else {
+        format!("errors: {}", failures.join("  "))
+    };
+    vec![
+        fit(progress_line(v, width), width),
+        fit(second, width),
+        fit(third, width),
+    ]
+}
+
+/// One plain line for logs (stderr not a terminal).
+pub fn plain(v: &View) -> String {
+    let c = &v.counters;
+    let of = v
+        .duration
+        .map(|d| format!(" of {}", secs(d)))
+        .unwrap_or_default();
+    format!(
+        "spate: {}{of}: {} completed ({} req/s), p50 {}, p99 {}, {} failed, {} connections open",
+        secs(v.elapsed),
+        count(c.completed),
+        rate(v.rate_now),
+        v.p50_ms.map_or_else(|| "-".into(), millis),
+        v.p99_ms.map_or_else(|| "-".into(), millis),
+        count(c.failed()),
+        count(c.open),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view() -> View {
+        let mut counters = Counters {
+            attempts: 1_234_600,
+            completed: 1_234_567,
+            open: 50,
+            ..Counters::default()
+        };
+        counters.failures[Failure::Timeout as usize] = 3;
+        counters.failures[Failure::Closed as usize] = 1;
+        View {
+            stage: Stage::Running,
+            elapsed: Duration::from_millis(12_300),
+            duration: Some(Duration::from_secs(30)),
+            total_requests: None,
+            counters,
+            rate_now: Some(98_765.4),
+            rate_avg: Some(97_001.0),
+            p50_ms: Some(0.412),
+            p99_ms: Some(0.931),
+            connections: 50,
+        }
+    }
+
+    #[test]
+    fn a_wide_block_shows_everything() {
+        let b = block(&view(), 120);
+        assert_eq!(b.len(), BLOCK_LINES);
+        assert!(b[0].starts_with("[################"), "{}", b[0]);
+        assert!(b[0].contains(" 41%  12.3s / 30.0s"), "{}", b[0]);
+        assert_eq!(
+            b[1],
+            "1,234,567 done  98,765 req/s now  97,001 avg  p50 0.412 ms  p99 0.931 ms  conns 50/50"
+        );
+        assert_eq!(b[2], "errors: timeout 3  closed 1");
+    }
+
+    #[test]
+    fn every_line_fits_any_width_and_is_ascii() {
+        for width in [1, 10, 20, 40, 60, 80, 200] {
+            for stage in [
+                Stage::Connecting,
+                Stage::Running,
+                Stage::Draining,
+                Stage::Stopping,
+            ] {
+                let v = View { stage, ..view() };
+                for line in block(&v, width) {
+                    assert!(line.len() <= width, "width {width}: {line:?}");
+                    assert!(line.is_ascii());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn count_mode_and_connecting_progress() {
+        let mut v = View {
+            total_requests: Some(2_000_000),
+            duration: None,
+            ..view()
+        };
+        assert!(
+            block(&v, 100)[0].contains("1,234,571 / 2,000,000 requests"),
+            "{:?}",
+            block(&v, 100)
+        );
+        v.stage = Stage::Connecting;
+        v.counters.open = 25;
+        assert!(
+            block(&v, 100)[0].contains(" 50%  connecting 25 / 50"),
+            "{:?}",
+            block(&v, 100)
+        );
+    }
+
+    #[test]
+    fn stopping_says_how_to_quit() {
+        let v = View {
+            stage: Stage::Stopping,
+            ..view()
+        };
+        assert!(block(&v, 120)[0].contains("Ctrl-C again to quit now"));
+    }
+
+    #[test]
+    fn plain_line() {
+        assert_eq!(
+            plain(&view()),
+            "spate: 12.3s of 30.0s: 1,234,567 completed (98,765 req/s), p50 0.412 ms, p99 0.931 ms, 4 failed, 50 connections open"
+        );
+    }
+}

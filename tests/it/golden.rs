@@ -1,0 +1,161 @@
+//! Golden tests of the text report: a fixed `Summary` (synthetic stats, no network) rendered
+//! without colour, in 256 colours and with `--slo` targets, compared byte for byte with the
+//! files in tests/it/golden/. `SPATE_UPDATE_GOLDEN=1 cargo test golden` rewrites them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use spate::plan::{Plan, Stop};
+use spate::report::{Palette, render};
+use spate::stats::{Failure, RunOutput, Stats, Summary, SummaryOptions};
+use spate::target::Target;
+
+/// A run of 10,030 attempts with a known shape: a tight body, a few slow outliers, two failure
+/// classes and some 503s.
+fn fixed_run() -> (Plan, RunOutput) {
+    let mut plan = Plan::new(Target::parse("http://127.0.0.1:8080/api").unwrap());
+    plan.connections = 50;
+    plan.threads = 2;
+    plan.stop = Stop::Duration(Duration::from_secs(5));
+    let mut s = Stats::default();
+    let add = |ns: u64, status: u16, s: &mut Stats| {
+        s.attempts += 1;
+        s.completed += 1;
+        s.count_status(status);
+        s.latency.record(ns);
+        s.write.record(4_000);
+        s.wait.record(ns - 5_000);
+        s.read.record(1_000);
+        s.bytes_in += 150;
+        s.body_bytes += 12;
+        s.bytes_out += 90;
+    };
+    for i in 0..10_000u64 {
+        add(200_000 + (i % 100) * 3_000, 200, &mut s);
+    }
+    for _ in 0..20 {
+        add(5_000_000, 503, &mut s);
+    }
+    for _ in 0..5 {
+        add(40_000_000, 200, &mut s);
+    }
+    s.attempts += 5;
+    for _ in 0..3 {
+        s.failures.add_with(Failure::Timeout, || {
+            "no complete response within 20s".into()
+        });
+    }
+    for _ in 0..2 {
+        s.failures.add_with(Failure::Closed, || {
+            "Connection reset by peer (os error 104)".into()
+        });
+    }
+    s.conns.established = 50;
+    s.conns.reconnects = 5;
+    for i in 0..55u64 {
+        s.connect.record(100_000 + i * 1_000);
+    }
+    assert!(s.is_balanced());
+    let run = RunOutput {
+        stats: s,
+        elapsed: Duration::from_millis(5_000),
+        dns: Duration::from_micros(40),
+        threads: 2,
+        cpu: Some(Duration::from_secs(4)),
+        interrupted: false,
+        nofile_limit: Some(20_000),
+    };
+    (plan, run)
+}
+
+fn check(name: &str, got: &str) {
+    // The version changes with every release; the layout is what is under test.
+    let got = got.replace(env!("CARGO_PKG_VERSION"), "VERSION");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it/golden")
+        .join(name);
+    if std::env::var_os("SPATE_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    if got != want {
+        let line = got
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        panic!(
+            "{name} differs from the golden file at line {}:\n got: {:?}\nwant: {:?}\n(SPATE_UPDATE_GOLDEN=1 rewrites it)\n{got}",
+            line + 1,
+            got.lines().nth(line),
+            want.lines().nth(line)
+        );
+    }
+}
+
+#[test]
+fn plain_report() {
+    let (plan, run) = fixed_run();
+    let s = Summary::new(&plan, &run, &SummaryOptions::default());
+    let text = render(&s, Palette::None);
+    assert!(text.is_ascii() && !text.contains('\x1b'));
+    let long: Vec<&str> = text.lines().filter(|l| l.len() > 80).collect();
+    assert!(long.is_empty(), "lines over 80 columns: {long:#?}");
+    check("report-plain.txt", &text);
+}
+
+#[test]
+fn colour_report() {
+    let (plan, run) = fixed_run();
+    let s = Summary::new(&plan, &run, &SummaryOptions::default());
+    let colour = render(&s, Palette::Ansi256);
+    assert!(colour.contains("\x1b[38;5;"));
+    check("report-colour.txt", &colour);
+    // Without the escape codes it is the plain report: colour adds nothing the words lack.
+    let stripped = strip_ansi(&colour);
+    assert_eq!(stripped, render(&s, Palette::None));
+}
+
+#[test]
+fn report_with_slo_targets() {
+    let (plan, run) = fixed_run();
+    let opts = SummaryOptions {
+        slo: "p50=1ms,p99=400us,errors=0.1%,rps=1000".parse().unwrap(),
+        hist_bins: 6,
+    };
+    let s = Summary::new(&plan, &run, &opts);
+    let text = render(&s, Palette::None);
+    check("report-slo.txt", &text);
+    let verdicts: Vec<(&str, bool)> = s
+        .thresholds
+        .iter()
+        .map(|v| (v.name.as_str(), v.pass))
+        .collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            ("p50", true),
+            ("p99", false),
+            ("errors", false),
+            ("rps", true)
+        ]
+    );
+    assert_eq!(s.histogram.len(), 6);
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
