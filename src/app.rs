@@ -49,11 +49,15 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
         Command::Demo {
             duration,
             connections,
+            http2,
             show,
-        } => match crate::demo::start(duration, connections) {
+        } => match crate::demo::start(duration, connections, http2) {
             Ok((server, plan)) => {
+                let h2 = http2
+                    .map(|p| format!(" --http2 -p {p}"))
+                    .unwrap_or_default();
                 eprintln!(
-                    "spate demo: built-in target on {}; running spate -c {} -z {}s --threads {} {}",
+                    "spate demo: built-in target on {}; running spate -c {}{h2} -z {}s --threads {} {}",
                     server.url(),
                     plan.connections,
                     duration.as_secs_f64(),
@@ -113,7 +117,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
         Err(e) => {
             eprintln!("spate: {e}");
             return match e {
-                RunError::Plan(_) => EXIT_USAGE,
+                RunError::Plan(_) | RunError::Tls(_) | RunError::Request(_) => EXIT_USAGE,
                 _ if control.stop_requested() => EXIT_INTERRUPTED as u8,
                 RunError::Resolve { .. } | RunError::Unreachable { .. } | RunError::Threads(_) => {
                     EXIT_NO_SUCCESS

@@ -17,6 +17,58 @@ pub enum Stop {
     Duration(Duration),
 }
 
+/// Which HTTP version to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// http://: HTTP/1.1. https://: offer h2 and http/1.1 with ALPN, use what the server picks.
+    #[default]
+    Auto,
+    /// HTTP/1.1 only (`--http1.1`).
+    Http1,
+    /// HTTP/2 only (`--http2`): ALPN h2 on https://, prior knowledge (h2c) on http://.
+    Http2,
+}
+
+/// TLS settings for https:// targets. Certificates and keys are PEM, read once by the CLI.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tls {
+    /// Skip certificate verification (`--insecure`).
+    pub insecure: bool,
+    /// More trusted roots (`--cacert`), besides the system's.
+    pub cacert: Option<Vec<u8>>,
+    /// Client certificate chain and key for mTLS (`--cert`, `--key`).
+    pub cert: Option<Vec<u8>>,
+    pub key: Option<Vec<u8>>,
+}
+
+/// HTTP/2 settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct H2 {
+    /// Concurrent streams per connection (`-p`), never more than the server allows.
+    pub streams: u32,
+    /// Initial stream window we advertise (`--h2-stream-window`).
+    pub stream_window: u32,
+    /// Connection window we advertise (`--h2-conn-window`).
+    pub conn_window: u32,
+    /// Largest frame we accept (`--h2-max-frame`).
+    pub max_frame: u32,
+}
+
+/// The largest HTTP/2 flow-control window, used by default (as h2load does).
+pub const H2_MAX_WINDOW: u32 = (1 << 31) - 1;
+
+impl Default for H2 {
+    fn default() -> Self {
+        H2 {
+            streams: 1,
+            stream_window: (1 << 30) - 1,
+            conn_window: (1 << 30) - 1,
+            max_frame: 16_384,
+        }
+    }
+}
+
 /// A complete, validated description of one load test.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
@@ -35,6 +87,9 @@ pub struct Plan {
     /// Per request, from the start of the attempt to the last byte of the response.
     pub timeout: Duration,
     pub connect_timeout: Duration,
+    pub protocol: Protocol,
+    pub tls: Tls,
+    pub h2: H2,
 }
 
 /// Why a plan cannot run. Each message names the flag so that a person can fix it.
@@ -64,6 +119,24 @@ pub enum PlanError {
         "header {0:?} is managed by spate; set the body with -d/-D and keep-alive with --disable-keepalive"
     )]
     ManagedHeader(String),
+    #[error("--streams must be at least 1")]
+    NoStreams,
+    #[error(
+        "--streams {0} needs HTTP/2: HTTP/1.1 has one request in flight per connection (use --http2, or an https:// URL)"
+    )]
+    StreamsNeedH2(u32),
+    #[error(
+        "--disable-keepalive opens a connection per request, which leaves no room for --streams"
+    )]
+    StreamsWithoutKeepAlive,
+    #[error("--h2-stream-window and --h2-conn-window must be between 65535 and 2147483647")]
+    H2Window,
+    #[error("--h2-max-frame must be between 16384 and 16777215")]
+    H2Frame,
+    #[error("--cert and --key go together (mTLS needs both)")]
+    CertWithoutKey,
+    #[error("TLS options (--insecure, --cacert, --cert, --key) need an https:// URL")]
+    TlsWithoutHttps,
 }
 
 /// Whether `s` is an HTTP token (RFC 9110 section 5.6.2): method and header names.
@@ -88,6 +161,9 @@ impl Plan {
             stop: Stop::Requests(200),
             timeout: Duration::from_secs(20),
             connect_timeout: Duration::from_secs(10),
+            protocol: Protocol::Auto,
+            tls: Tls::default(),
+            h2: H2::default(),
         }
     }
 
@@ -117,6 +193,29 @@ impl Plan {
         if !is_token(&self.method) {
             return Err(PlanError::Method(self.method.clone()));
         }
+        if self.h2.streams == 0 {
+            return Err(PlanError::NoStreams);
+        }
+        if self.h2.streams > 1 && !self.may_use_h2() {
+            return Err(PlanError::StreamsNeedH2(self.h2.streams));
+        }
+        if self.h2.streams > 1 && !self.keep_alive {
+            return Err(PlanError::StreamsWithoutKeepAlive);
+        }
+        let window = 65_535..=H2_MAX_WINDOW;
+        if !window.contains(&self.h2.stream_window) || !window.contains(&self.h2.conn_window) {
+            return Err(PlanError::H2Window);
+        }
+        if !(16_384..=16_777_215).contains(&self.h2.max_frame) {
+            return Err(PlanError::H2Frame);
+        }
+        if self.tls.cert.is_some() != self.tls.key.is_some() {
+            return Err(PlanError::CertWithoutKey);
+        }
+        let t = &self.tls;
+        if !self.target.tls && (t.insecure || t.cacert.is_some() || t.cert.is_some()) {
+            return Err(PlanError::TlsWithoutHttps);
+        }
         for (name, value) in &self.headers {
             if !is_token(name) {
                 return Err(PlanError::HeaderName(name.clone()));
@@ -131,6 +230,15 @@ impl Plan {
             }
         }
         Ok(())
+    }
+
+    /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https.
+    pub fn may_use_h2(&self) -> bool {
+        match self.protocol {
+            Protocol::Http2 => true,
+            Protocol::Http1 => false,
+            Protocol::Auto => self.target.tls,
+        }
     }
 
     /// The request is HEAD, whose responses carry no body.
@@ -212,6 +320,42 @@ mod tests {
             edit(&mut p);
             assert_eq!(p.validate(), Err(want));
         }
+    }
+
+    #[test]
+    fn protocol_rules() {
+        let mut p = plan();
+        p.h2.streams = 0;
+        assert_eq!(p.validate(), Err(PlanError::NoStreams));
+        p.h2.streams = 8;
+        assert_eq!(
+            p.validate(),
+            Err(PlanError::StreamsNeedH2(8)),
+            "http:// without --http2"
+        );
+        p.protocol = Protocol::Http2;
+        assert_eq!(p.validate(), Ok(()), "h2c prior knowledge");
+        let mut s = Plan::new(Target::parse("https://h/").unwrap());
+        s.h2.streams = 8;
+        assert_eq!(s.validate(), Ok(()), "https may negotiate h2");
+        s.protocol = Protocol::Http1;
+        assert_eq!(s.validate(), Err(PlanError::StreamsNeedH2(8)));
+        s.protocol = Protocol::Auto;
+        s.h2.stream_window = 1000;
+        assert_eq!(s.validate(), Err(PlanError::H2Window));
+        s.h2.stream_window = H2_MAX_WINDOW;
+        s.h2.max_frame = 1000;
+        assert_eq!(s.validate(), Err(PlanError::H2Frame));
+        s.h2.max_frame = 16_384;
+        s.tls.cert = Some(b"pem".to_vec());
+        assert_eq!(s.validate(), Err(PlanError::CertWithoutKey));
+        let mut k = Plan::new(Target::parse("https://h/").unwrap());
+        k.h2.streams = 2;
+        k.keep_alive = false;
+        assert_eq!(k.validate(), Err(PlanError::StreamsWithoutKeepAlive));
+        let mut q = plan();
+        q.tls.insecure = true;
+        assert_eq!(q.validate(), Err(PlanError::TlsWithoutHttps));
     }
 
     #[test]

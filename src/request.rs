@@ -1,9 +1,24 @@
 //! The request, built once before the run: HTTP/1.1 wire bytes that every send writes as they
-//! are. Defaults (Host, User-Agent, Accept-Encoding) give way to user headers of the same name.
+//! are, and the parts of the same request for HTTP/2. Defaults (Host, User-Agent,
+//! Accept-Encoding) give way to user headers of the same name.
 
 use bytes::Bytes;
+use http::header::{HeaderMap, HeaderName, HeaderValue};
+use http::{Method, Uri};
 
 use crate::plan::Plan;
+use crate::proto::h2::Prepared;
+
+/// Headers that belong to one HTTP/1.1 connection and are forbidden in HTTP/2 (RFC 9113
+/// section 8.2.2); Host becomes the :authority pseudo-header.
+const NOT_IN_H2: [&str; 6] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+];
 
 pub const USER_AGENT: &str = concat!("spate/", env!("CARGO_PKG_VERSION"));
 pub const ACCEPT_ENCODING: &str = "gzip, deflate, br";
@@ -52,6 +67,54 @@ pub fn h1_bytes(plan: &Plan) -> Bytes {
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(&plan.body);
     Bytes::from(out)
+}
+
+/// The same request for HTTP/2: method, :authority (a user Host header wins), path, headers.
+pub fn h2_prepared(plan: &Plan) -> Result<Prepared, String> {
+    let method = Method::from_bytes(plan.method.as_bytes()).map_err(|e| e.to_string())?;
+    let user = |name: &str| {
+        plan.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let authority = user("host").map_or_else(|| plan.target.authority(), str::to_owned);
+    let uri = Uri::builder()
+        .scheme(plan.target.scheme())
+        .authority(authority.as_str())
+        .path_and_query(plan.target.path.as_str())
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut headers = HeaderMap::new();
+    let mut put = |name: &str, value: &str| -> Result<(), String> {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|e| e.to_string())?;
+        let value = HeaderValue::from_str(value).map_err(|e| e.to_string())?;
+        headers.append(name, value);
+        Ok(())
+    };
+    if user("user-agent").is_none() {
+        put("user-agent", USER_AGENT)?;
+    }
+    if plan.compression && user("accept-encoding").is_none() {
+        put("accept-encoding", ACCEPT_ENCODING)?;
+    }
+    for (name, value) in &plan.headers {
+        if !NOT_IN_H2.iter().any(|h| name.eq_ignore_ascii_case(h)) {
+            put(name, value)?;
+        }
+    }
+    let expects_body = ["POST", "PUT", "PATCH"]
+        .iter()
+        .any(|m| plan.method.eq_ignore_ascii_case(m));
+    if !plan.body.is_empty() || expects_body {
+        put("content-length", &plan.body.len().to_string())?;
+    }
+    Ok(Prepared {
+        method,
+        uri,
+        headers,
+        body: Bytes::from(plan.body.clone()),
+    })
 }
 
 #[cfg(test)]
@@ -120,6 +183,28 @@ mod tests {
         assert!(text(&p).contains("\r\nContent-Length: 0\r\n"));
         p.method = "GET".into();
         assert!(!text(&p).contains("Content-Length"));
+    }
+
+    #[test]
+    fn h2_request_parts() {
+        let mut p = plan("https://example.com:8443/a?b=1");
+        p.method = "POST".into();
+        p.body = b"xyz".to_vec();
+        p.headers = vec![
+            ("Host".into(), "virtual.test".into()),
+            ("Connection".into(), "close".into()),
+            ("X-Custom".into(), "1".into()),
+        ];
+        let r = h2_prepared(&p).unwrap();
+        assert_eq!(r.method, Method::POST);
+        assert_eq!(r.uri.to_string(), "https://virtual.test/a?b=1");
+        assert_eq!(r.headers["x-custom"], "1");
+        assert_eq!(r.headers["content-length"], "3");
+        assert_eq!(r.headers["user-agent"], USER_AGENT);
+        assert!(r.headers.get("connection").is_none() && r.headers.get("host").is_none());
+        assert_eq!(&r.body[..], b"xyz");
+        let plain = h2_prepared(&plan("http://127.0.0.1:8080/")).unwrap();
+        assert_eq!(plain.uri.to_string(), "http://127.0.0.1:8080/");
     }
 
     #[test]

@@ -14,15 +14,17 @@ pub struct Target {
     pub port: u16,
     /// Path and query, as sent in the request line.
     pub path: String,
+    /// https: TLS on every connection.
+    pub tls: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetError {
     #[error("invalid URL {0:?}: {1}")]
     Malformed(String, String),
-    #[error("unsupported scheme {0:?}: only http:// URLs are supported for now")]
+    #[error("unsupported scheme {0:?}: use http:// or https://")]
     Scheme(String),
-    #[error("invalid URL {0:?}: it must start with http://")]
+    #[error("invalid URL {0:?}: it must start with http:// or https://")]
     NoScheme(String),
     #[error("invalid URL {0:?}: it has no host")]
     NoHost(String),
@@ -35,11 +37,12 @@ impl Target {
         let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| {
             TargetError::Malformed(url.into(), e.to_string())
         })?;
-        match uri.scheme_str() {
-            Some(s) if s.eq_ignore_ascii_case("http") => {}
+        let tls = match uri.scheme_str() {
+            Some(s) if s.eq_ignore_ascii_case("http") => false,
+            Some(s) if s.eq_ignore_ascii_case("https") => true,
             Some(s) => return Err(TargetError::Scheme(s.into())),
             None => return Err(TargetError::NoScheme(url.into())),
-        }
+        };
         let authority = uri
             .authority()
             .ok_or_else(|| TargetError::NoHost(url.into()))?;
@@ -57,27 +60,33 @@ impl Target {
         Ok(Target {
             url: url.into(),
             host: host.to_ascii_lowercase(),
-            port: authority.port_u16().unwrap_or(80),
+            port: authority.port_u16().unwrap_or(if tls { 443 } else { 80 }),
             path: if path.is_empty() {
                 "/".into()
             } else {
                 path.into()
             },
+            tls,
         })
     }
 
-    /// Value of the Host header: the port only when it is not the default.
+    /// Value of the Host header: the port only when it is not the scheme's default.
     pub fn authority(&self) -> String {
         let host = if self.host.contains(':') {
             format!("[{}]", self.host)
         } else {
             self.host.clone()
         };
-        if self.port == 80 {
+        let default = if self.tls { 443 } else { 80 };
+        if self.port == default {
             host
         } else {
             format!("{host}:{}", self.port)
         }
+    }
+
+    pub fn scheme(&self) -> &'static str {
+        if self.tls { "https" } else { "http" }
     }
 
     /// Resolves the host once; addresses are tried in the order returned.
@@ -117,6 +126,28 @@ mod tests {
     }
 
     #[test]
+    fn https_defaults_to_443() {
+        let t = Target::parse("https://example.com/x").unwrap();
+        assert!(t.tls);
+        assert_eq!(
+            (t.port, t.authority().as_str(), t.scheme()),
+            (443, "example.com", "https")
+        );
+        assert_eq!(
+            Target::parse("https://example.com:8443/")
+                .unwrap()
+                .authority(),
+            "example.com:8443"
+        );
+        assert_eq!(
+            Target::parse("http://example.com:443/")
+                .unwrap()
+                .authority(),
+            "example.com:443"
+        );
+    }
+
+    #[test]
     fn ipv6_literal() {
         let t = Target::parse("http://[::1]:9000/x").unwrap();
         assert_eq!(t.host, "::1");
@@ -126,10 +157,6 @@ mod tests {
 
     #[test]
     fn rejects() {
-        assert!(matches!(
-            Target::parse("https://x/"),
-            Err(TargetError::Scheme(_))
-        ));
         assert!(matches!(
             Target::parse("ftp://x/"),
             Err(TargetError::Scheme(_))

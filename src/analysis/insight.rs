@@ -177,6 +177,9 @@ fn tail_phase(f: &Facts<'_>, out: &mut Vec<String>) {
     let c = f.connections;
     if c.reconnects as f64 > RECONNECT_SHARE * f.requests.completed as f64 {
         candidates.push(("opening new connections", c.connect.p99_ms));
+        if c.tls.count > 0 {
+            candidates.push(("TLS handshakes of new connections", c.tls.p99_ms));
+        }
     }
     let Some((name, Some(v))) = candidates
         .into_iter()
@@ -336,6 +339,19 @@ mod tests {
                     connect_error: None,
                     dns_ms: 0.1,
                     connect: phase(Some(0.2)),
+                    tls: Phase {
+                        count: 0,
+                        mean_ms: None,
+                        p50_ms: None,
+                        p99_ms: None,
+                        max_ms: None,
+                        hdr_base64: String::new(),
+                    },
+                    tls_resumed: 0,
+                    http1: 50,
+                    http2: 0,
+                    server_max_streams: None,
+                    goaways: 0,
                 },
                 generator: Generator {
                     threads: 2,

@@ -123,6 +123,46 @@ pub struct RunArgs {
     #[arg(long = "disable-compression")]
     pub disable_compression: bool,
 
+    /// Force HTTP/1.1 (on https://, offer only http/1.1 with ALPN).
+    #[arg(long = "http1.1", conflicts_with = "http2")]
+    pub http1: bool,
+
+    /// Force HTTP/2: ALPN h2 on https://, prior knowledge (h2c) on http://.
+    #[arg(long = "http2")]
+    pub http2: bool,
+
+    /// HTTP/2 streams in flight per connection (never more than the server allows).
+    #[arg(short = 'p', long = "streams", value_name = "N", default_value_t = 1)]
+    pub streams: u32,
+
+    /// HTTP/2 stream window we advertise [default: 2^30-1].
+    #[arg(long = "h2-stream-window", value_name = "BYTES", value_parser = values::count)]
+    pub h2_stream_window: Option<u64>,
+
+    /// HTTP/2 connection window we advertise [default: 2^30-1].
+    #[arg(long = "h2-conn-window", value_name = "BYTES", value_parser = values::count)]
+    pub h2_conn_window: Option<u64>,
+
+    /// Largest HTTP/2 frame we accept [default: 16384].
+    #[arg(long = "h2-max-frame", value_name = "BYTES", value_parser = values::count)]
+    pub h2_max_frame: Option<u64>,
+
+    /// Do not verify the server's certificate (the report says so).
+    #[arg(short = 'k', long = "insecure")]
+    pub insecure: bool,
+
+    /// Trust these PEM certificates too, besides the system's roots.
+    #[arg(long = "cacert", value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+
+    /// Client certificate chain (PEM) for mTLS.
+    #[arg(long = "cert", value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+
+    /// Client private key (PEM) for mTLS.
+    #[arg(long = "key", value_name = "FILE")]
+    pub key: Option<PathBuf>,
+
     /// Load threads [default: the cores available to the process].
     #[arg(long = "threads", value_name = "N")]
     pub threads: Option<u32>,
@@ -201,10 +241,33 @@ pub struct ServeArgs {
     #[arg(long = "delay", value_name = "TIME", default_value = "0s", value_parser = values::duration)]
     pub delay: Duration,
 
-    /// Send bodies with Transfer-Encoding: chunked.
+    /// Send bodies with Transfer-Encoding: chunked (HTTP/1.1).
     #[arg(long = "chunked")]
     pub chunked: bool,
 
+    /// Plain connections speak HTTP/2 with prior knowledge (h2c).
+    #[arg(long = "h2c")]
+    pub h2c: bool,
+
+    /// Serve TLS with this certificate chain (PEM); ALPN offers h2 and http/1.1.
+    #[arg(long = "tls-cert", value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The private key of --tls-cert (PEM).
+    #[arg(long = "tls-key", value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Require client certificates signed by this CA (PEM); needs --tls-cert.
+    #[arg(long = "client-ca", value_name = "FILE", requires = "tls_cert")]
+    pub client_ca: Option<PathBuf>,
+
+    /// With TLS, offer only http/1.1 with ALPN.
+    #[arg(long = "http1.1", requires = "tls_cert")]
+    pub http1: bool,
+
+    /// HTTP/2 MAX_CONCURRENT_STREAMS to announce.
+    #[arg(long = "max-streams", value_name = "N")]
+    pub max_streams: Option<u32>,
     /// Server threads.
     #[arg(long = "threads", value_name = "N", default_value_t = 1)]
     pub threads: u32,
@@ -212,6 +275,19 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
+    /// Run the demo over HTTP/2 (h2c).
+    #[arg(long = "http2")]
+    pub http2: bool,
+
+    /// HTTP/2 streams per connection (with --http2).
+    #[arg(
+        short = 'p',
+        long = "streams",
+        value_name = "N",
+        default_value_t = 1,
+        requires = "http2"
+    )]
+    pub streams: u32,
     /// How long the demo load test runs.
     #[arg(short = 'z', long = "duration", value_name = "TIME", default_value = "5s", value_parser = values::duration)]
     pub duration: Duration,

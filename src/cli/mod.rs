@@ -11,7 +11,7 @@ use base64::Engine as _;
 use clap::Parser as _;
 use clap::error::ErrorKind;
 
-use crate::plan::{Plan, Stop};
+use crate::plan::{H2, Plan, Protocol, Stop, Tls};
 use crate::report::{Format, Output, check_save_path};
 use crate::serve::ServeConfig;
 use crate::stats::SummaryOptions;
@@ -32,9 +32,11 @@ pub enum Command {
         show: Show,
     },
     Serve(ServeConfig),
+    /// `http2`: h2c with this many streams per connection.
     Demo {
         duration: Duration,
         connections: u32,
+        http2: Option<u32>,
         show: Show,
     },
 }
@@ -84,15 +86,7 @@ where
         }
     })?;
     match cli.command {
-        Some(Sub::Serve(s)) => Ok(Command::Serve(ServeConfig {
-            addr: (s.host, s.port).into(),
-            body_size: usize::try_from(s.body_size)
-                .map_err(|_| Exit::usage("--body-size is too large"))?,
-            status: s.status,
-            delay: s.delay,
-            chunked: s.chunked,
-            threads: s.threads.max(1) as usize,
-        })),
+        Some(Sub::Serve(s)) => serve(s),
         Some(Sub::Demo(d)) => {
             if d.connections.connections == 0 {
                 return Err(Exit::usage("--connections must be at least 1"));
@@ -100,14 +94,55 @@ where
             if d.duration.is_zero() {
                 return Err(Exit::usage("--duration must be longer than zero"));
             }
+            if d.streams == 0 {
+                return Err(Exit::usage("--streams must be at least 1"));
+            }
             Ok(Command::Demo {
                 duration: d.duration,
                 connections: d.connections.connections,
+                http2: d.http2.then_some(d.streams),
                 show: show(d.output)?,
             })
         }
         None => run(cli.run),
     }
+}
+
+fn serve(s: args::ServeArgs) -> Result<Command, Exit> {
+    if s.h2c && s.tls_cert.is_some() {
+        return Err(Exit::usage(
+            "--h2c is for plain connections; with TLS, ALPN picks h2 or http/1.1",
+        ));
+    }
+    let read = |flag: &str, p: &std::path::Path| {
+        std::fs::read(p)
+            .map_err(|e| Exit::usage(format!("cannot read {flag} file {}: {e}", p.display())))
+    };
+    let tls = match (&s.tls_cert, &s.tls_key) {
+        (Some(cert), Some(key)) => Some(crate::serve::ServeTls {
+            cert: read("--tls-cert", cert)?,
+            key: read("--tls-key", key)?,
+            client_ca: s
+                .client_ca
+                .as_deref()
+                .map(|p| read("--client-ca", p))
+                .transpose()?,
+            http1_only: s.http1,
+        }),
+        _ => None,
+    };
+    Ok(Command::Serve(ServeConfig {
+        addr: (s.host, s.port).into(),
+        body_size: usize::try_from(s.body_size)
+            .map_err(|_| Exit::usage("--body-size is too large"))?,
+        status: s.status,
+        delay: s.delay,
+        chunked: s.chunked,
+        threads: s.threads.max(1) as usize,
+        h2c: s.h2c,
+        tls,
+        max_streams: s.max_streams,
+    }))
 }
 
 fn show(o: OutputArgs) -> Result<Show, Exit> {
@@ -175,6 +210,33 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
         (None, Some(n)) => Stop::Requests(n),
         (None, None) => Stop::Requests(DEFAULT_REQUESTS),
     };
+    let read = |flag: &str, path: &Option<std::path::PathBuf>| -> Result<Option<Vec<u8>>, Exit> {
+        match path {
+            Some(p) => std::fs::read(p)
+                .map(Some)
+                .map_err(|e| Exit::usage(format!("cannot read {flag} file {}: {e}", p.display()))),
+            None => Ok(None),
+        }
+    };
+    let tls = Tls {
+        insecure: a.insecure,
+        cacert: read("--cacert", &a.cacert)?,
+        cert: read("--cert", &a.cert)?,
+        key: read("--key", &a.key)?,
+    };
+    let defaults = H2::default();
+    let fit = |v: Option<u64>, d: u32| u32::try_from(v.unwrap_or(u64::from(d))).unwrap_or(u32::MAX);
+    let h2 = H2 {
+        streams: a.streams,
+        stream_window: fit(a.h2_stream_window, defaults.stream_window),
+        conn_window: fit(a.h2_conn_window, defaults.conn_window),
+        max_frame: fit(a.h2_max_frame, defaults.max_frame),
+    };
+    let protocol = match (a.http1, a.http2) {
+        (true, _) => Protocol::Http1,
+        (_, true) => Protocol::Http2,
+        _ => Protocol::Auto,
+    };
     let plan = Plan {
         target,
         method: a.method,
@@ -187,6 +249,9 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
         stop,
         timeout: a.timeout,
         connect_timeout: a.connect_timeout,
+        protocol,
+        tls,
+        h2,
     };
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     Ok(Command::Run {
@@ -306,7 +371,7 @@ mod tests {
         let cases: &[(&[&str], &str)] = &[
             (&[], "a URL is required"),
             (&["not a url"], "invalid URL"),
-            (&["https://h/"], "unsupported scheme"),
+            (&["ftp://h/"], "unsupported scheme"),
             (
                 &["-c", "0", "http://h/"],
                 "--connections must be at least 1",
@@ -433,6 +498,7 @@ mod tests {
                 duration,
                 connections,
                 show,
+                ..
             }) => {
                 assert_eq!(
                     (duration, connections, show.output.format),

@@ -2,9 +2,10 @@
 //! tokio current-thread runtime), pre-connects every connection before the clock starts, then
 //! releases all threads at once and merges their `Stats` when they finish. Never prints.
 
-mod conn;
+mod attempt;
 mod control;
 mod cpu;
+mod drive;
 mod shared;
 mod slot;
 mod split;
@@ -14,10 +15,13 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::plan::{Plan, PlanError, Stop};
+use crate::net::{ClientSettings, TlsClient, TlsSetupError};
+use crate::plan::{Plan, PlanError, Protocol, Stop};
+use crate::proto::h2 as lane_h2;
 use crate::request;
+use crate::stats::Failure;
 use crate::stats::{RunOutput, Stats};
-use shared::{Limit, Setup};
+use shared::{LaneChoice, Limit, Setup};
 use thread::{Finished, Go, Ready};
 
 pub use control::Control;
@@ -41,7 +45,15 @@ pub enum RunError {
         source: std::io::Error,
     },
     #[error("cannot connect to {target}: {reason}")]
-    Unreachable { target: String, reason: String },
+    Unreachable {
+        target: String,
+        class: Failure,
+        reason: String,
+    },
+    #[error("TLS: {0}")]
+    Tls(#[from] TlsSetupError),
+    #[error("cannot build the HTTP/2 request: {0}")]
+    Request(String),
     #[error("cannot start the load threads: {0}")]
     Threads(std::io::Error),
 }
@@ -66,8 +78,43 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     let dns = t.elapsed();
 
     let threads = plan.effective_threads() as usize;
+    let lane = match (plan.protocol, plan.target.tls) {
+        (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
+        (Protocol::Http2, _) => LaneChoice::Http2,
+        (Protocol::Auto, true) => LaneChoice::Alpn,
+    };
+    let tls = if plan.target.tls {
+        let alpn: Vec<Vec<u8>> = match lane {
+            LaneChoice::Http1 => vec![b"http/1.1".to_vec()],
+            LaneChoice::Http2 => vec![b"h2".to_vec()],
+            LaneChoice::Alpn => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+        };
+        let settings = ClientSettings {
+            insecure: plan.tls.insecure,
+            cacert: plan.tls.cacert.as_deref(),
+            cert: plan.tls.cert.as_deref(),
+            key: plan.tls.key.as_deref(),
+            alpn,
+        };
+        Some(TlsClient::new(&plan.target.host, &settings)?)
+    } else {
+        None
+    };
     let setup = Setup {
         request: request::h1_bytes(plan),
+        h2_request: request::h2_prepared(plan).map_err(RunError::Request)?,
+        streams: if plan.may_use_h2() {
+            plan.h2.streams as usize
+        } else {
+            1
+        },
+        lane,
+        tls,
+        h2: lane_h2::Settings {
+            stream_window: plan.h2.stream_window,
+            conn_window: plan.h2.conn_window,
+            max_frame: plan.h2.max_frame,
+        },
         head_request: plan.is_head(),
         keep_alive: !plan.closes_connections(),
         timeout: plan.timeout,
@@ -126,7 +173,15 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
             Err(e) => e,
             Ok(_) => RunError::Unreachable {
                 target: describe(&addrs),
-                reason: first_error.unwrap_or_else(|| "no connection could be opened".into()),
+                class: first_error.as_ref().map_or(Failure::Connect, |(c, _)| *c),
+                reason: match first_error {
+                    Some((Failure::Tls, e)) => match tls_hint(&e) {
+                        Some(hint) => format!("{e} ({hint})"),
+                        None => e,
+                    },
+                    Some((_, e)) => e,
+                    None => "no connection could be opened".into(),
+                },
             },
         });
     }
@@ -192,6 +247,35 @@ fn join(
         Some(e) => Err(e),
         None => Ok(out),
     }
+}
+
+/// What to do about the usual TLS failures, for the one-line error.
+fn tls_hint(message: &str) -> Option<&'static str> {
+    [
+        (
+            "UnknownIssuer",
+            "use --cacert FILE to trust its CA, or --insecure",
+        ),
+        (
+            "not valid for name",
+            "connect with a name the certificate was issued for, or use --insecure",
+        ),
+        (
+            "Expired",
+            "the certificate has expired; --insecure skips the check",
+        ),
+        (
+            "CertificateRequired",
+            "the server wants a client certificate: --cert FILE --key FILE",
+        ),
+        (
+            "NoApplicationProtocol",
+            "the server does not speak that protocol; drop --http2 or --http1.1",
+        ),
+    ]
+    .iter()
+    .find(|(needle, _)| message.contains(needle))
+    .map(|(_, hint)| *hint)
 }
 
 fn describe(addrs: &[std::net::SocketAddr]) -> String {

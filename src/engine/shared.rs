@@ -1,6 +1,7 @@
 //! What the connections of one thread share: the prepared request, the stop rule, the slots the
-//! sweeper watches, the scratch read buffer and the thread's `Stats`. Single-threaded by
-//! construction (`Rc`, `Cell`, `RefCell`): nothing here is locked or atomic.
+//! sweeper watches, the scratch read buffer, the thread's `Stats`, and opening a connection (TCP,
+//! TLS, then the lane the server agreed to). Single-threaded by construction (`Rc`, `Cell`,
+//! `RefCell`): nothing here is locked or atomic.
 
 use std::cell::{Cell, RefCell};
 use std::net::SocketAddr;
@@ -10,14 +11,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use h2::client::{Connection, SendRequest};
 
 use super::slot::Slot;
-use crate::net;
+use crate::net::{self, Stream, TlsClient};
 use crate::proto::h1::Conn;
+use crate::proto::h2::{
+    self as lane_h2, Counted, Counters as ByteCounters, Io, Prepared, TlsFailure,
+};
 use crate::proto::{Cause, Fail};
 use crate::stats::{Counters, Failure, Live, LiveHist, Stats};
 
-/// Size of the per-thread read buffer every connection of the thread reads into.
+/// Size of the per-thread read buffer every HTTP/1.1 connection of the thread reads into.
 const SCRATCH_BYTES: usize = 64 * 1024;
 
 /// When a thread stops admitting new request attempts.
@@ -31,16 +36,35 @@ pub enum Limit {
     Deadline(Instant),
 }
 
+/// Which lane a new connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneChoice {
+    Http1,
+    /// HTTP/2 with prior knowledge (h2c) on plain TCP, or required through ALPN on TLS.
+    Http2,
+    /// TLS: whatever the server picks with ALPN.
+    Alpn,
+}
+
 /// The fixed inputs of one thread.
 #[derive(Debug, Clone)]
 pub struct Setup {
+    /// HTTP/1.1 request bytes.
     pub request: Bytes,
+    /// The same request for HTTP/2.
+    pub h2_request: Prepared,
     pub head_request: bool,
     pub keep_alive: bool,
     pub timeout: Duration,
     pub connect_timeout: Duration,
     pub addrs: Arc<[SocketAddr]>,
+    /// Connections of this thread.
     pub connections: usize,
+    /// HTTP/2 streams per connection (1 for HTTP/1.1).
+    pub streams: usize,
+    pub lane: LaneChoice,
+    pub tls: Option<TlsClient>,
+    pub h2: lane_h2::Settings,
     /// How long in-flight requests may finish after the run is told to stop.
     pub drain: Duration,
     /// Set from outside (Ctrl-C): stop sending, drain, end.
@@ -49,21 +73,39 @@ pub struct Setup {
     pub live: Option<Arc<Live>>,
 }
 
-/// An open connection; dropping it closes the socket and updates the thread's count of open
-/// connections, whichever path drops it.
-pub struct OpenConn {
-    pub conn: Conn,
-    open: Rc<Cell<u64>>,
+/// Counts open connections: dropped with the connection, whichever path drops it.
+#[derive(Debug)]
+pub struct OpenGuard(Rc<Cell<u64>>);
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
 }
 
-impl Drop for OpenConn {
-    fn drop(&mut self) {
-        self.open.set(self.open.get().saturating_sub(1));
-    }
+/// An open HTTP/1.1 connection.
+pub struct OpenConn {
+    pub conn: Conn,
+    _open: OpenGuard,
+}
+
+/// An open HTTP/2 connection: the handle that starts streams. The connection itself runs as a
+/// task of its own on this thread (never on another), holding the open-connection guard.
+pub struct OpenH2 {
+    pub send: SendRequest<Bytes>,
+    /// The server's MAX_CONCURRENT_STREAMS, known before the first request.
+    pub max_streams: usize,
+}
+
+/// A connection, in the lane the server agreed to.
+pub enum Connected {
+    H1(OpenConn),
+    H2(OpenH2),
 }
 
 pub struct Shared {
     pub setup: Setup,
+    /// `connections x streams` slots; connection `g` owns slots `g*streams ..(g+1)*streams`.
     pub slots: Box<[Slot]>,
     pub stats: RefCell<Stats>,
     pub scratch: RefCell<Box<[u8]>>,
@@ -76,6 +118,8 @@ pub struct Shared {
     pub interrupted: Cell<bool>,
     /// Latencies since the last publication, when a display wants them.
     pub interval: Option<RefCell<LiveHist>>,
+    /// Bytes of all HTTP/2 connections of the thread.
+    pub h2_bytes: Rc<ByteCounters>,
     /// Connections open right now.
     open: Rc<Cell<u64>>,
     /// Index into `addrs` of the address that accepted last.
@@ -84,24 +128,33 @@ pub struct Shared {
 
 impl Shared {
     pub fn new(setup: Setup) -> Shared {
-        let slots = (0..setup.connections).map(|_| Slot::default()).collect();
+        let slots = (0..setup.connections * setup.streams.max(1))
+            .map(|_| Slot::default())
+            .collect();
         let interval = setup
             .live
             .as_ref()
             .map(|_| RefCell::new(LiveHist::default()));
         Shared {
-            interrupted: Cell::new(false),
-            interval,
-            open: Rc::new(Cell::new(0)),
-            setup,
             slots,
             stats: RefCell::new(Stats::default()),
             scratch: RefCell::new(vec![0; SCRATCH_BYTES].into_boxed_slice()),
             stop: Cell::new(false),
             limit: Cell::new(Limit::Closed),
             drain_end: Cell::new(None),
+            interrupted: Cell::new(false),
+            interval,
+            h2_bytes: Rc::new(ByteCounters::default()),
+            open: Rc::new(Cell::new(0)),
             preferred: Cell::new(0),
+            setup,
         }
+    }
+
+    /// The slots of connection `group`: one per stream.
+    pub fn group_slots(&self, group: usize) -> &[Slot] {
+        let n = self.setup.streams.max(1);
+        &self.slots[group * n..(group + 1) * n]
     }
 
     /// Admits one more request attempt, returning its start time, or `None` when the run is over
@@ -121,28 +174,32 @@ impl Shared {
         Some(now)
     }
 
+    /// Whether `admit` would refuse now (without using up an attempt).
+    pub fn is_over(&self) -> bool {
+        self.stop.get()
+            || match self.limit.get() {
+                Limit::Closed | Limit::Budget(0) => true,
+                Limit::Budget(_) => false,
+                Limit::Deadline(d) => Instant::now() >= d,
+            }
+    }
+
     pub fn counts_down(&self) -> bool {
         matches!(self.limit.get(), Limit::Budget(_))
     }
 
-    /// Opens a connection, timing it; `reconnect` says it replaces one that closed mid-run.
-    pub async fn open(&self, reconnect: bool) -> Result<OpenConn, Fail> {
+    /// Opens a connection: TCP (timed), TLS (timed apart, resumption counted), then the lane the
+    /// server agreed to. `reconnect` says it replaces one that closed mid-run.
+    pub async fn open(&self, reconnect: bool) -> Result<Connected, Fail> {
         let start = Instant::now();
-        match net::connect(&self.setup.addrs, self.preferred.get()).await {
-            Ok((stream, i)) => {
+        let tcp = match net::connect(&self.setup.addrs, self.preferred.get()).await {
+            Ok((tcp, i)) => {
                 self.preferred.set(i);
-                let mut s = self.stats.borrow_mut();
-                s.connect.record_duration(start.elapsed());
-                if reconnect {
-                    s.conns.reconnects += 1;
-                } else {
-                    s.conns.established += 1;
-                }
-                self.open.set(self.open.get() + 1);
-                Ok(OpenConn {
-                    conn: Conn::new(stream),
-                    open: self.open.clone(),
-                })
+                self.stats
+                    .borrow_mut()
+                    .connect
+                    .record_duration(start.elapsed());
+                tcp
             }
             Err(e) => {
                 let mut s = self.stats.borrow_mut();
@@ -150,13 +207,101 @@ impl Shared {
                 if is_fd_exhaustion(&e) {
                     s.fd_exhausted += 1;
                 }
-                drop(s);
-                Err(Fail {
+                return Err(Fail {
                     class: Failure::Connect,
                     cause: Cause::Io(e),
-                })
+                });
             }
+        };
+        let (stream, alpn_h2) = match &self.setup.tls {
+            None => (Stream::Tcp(tcp), false),
+            Some(tls) => {
+                let t = Instant::now();
+                match tls.handshake(tcp).await {
+                    Ok((stream, negotiated)) => {
+                        let mut s = self.stats.borrow_mut();
+                        s.tls.record_duration(t.elapsed());
+                        s.conns.tls_resumed += u64::from(negotiated.resumed);
+                        (Stream::Tls(Box::new(stream)), negotiated.h2)
+                    }
+                    Err(e) => {
+                        let fail = Fail::io(Failure::Tls, e);
+                        self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                        return Err(Fail {
+                            class: Failure::Tls,
+                            ..fail
+                        });
+                    }
+                }
+            }
+        };
+        let h2 = match self.setup.lane {
+            LaneChoice::Http1 => false,
+            LaneChoice::Alpn => alpn_h2,
+            LaneChoice::Http2 if self.setup.tls.is_some() && !alpn_h2 => {
+                let fail = Fail {
+                    class: Failure::H2,
+                    cause: Cause::Other("--http2: the server did not agree to h2 with ALPN"),
+                };
+                self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                return Err(fail);
+            }
+            LaneChoice::Http2 => true,
+        };
+        let connected = if h2 {
+            let tls_failure = TlsFailure::default();
+            match self.open_h2(stream, tls_failure.clone()).await {
+                Ok(open) => Connected::H2(open),
+                Err(fail) => {
+                    // A TLS alert (client certificate refused) reaches h2 as a broken pipe.
+                    let fail = match tls_failure.borrow_mut().take() {
+                        Some(msg) => Fail {
+                            class: Failure::Tls,
+                            cause: Cause::Message(msg),
+                        },
+                        None => fail,
+                    };
+                    self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                    return Err(fail);
+                }
+            }
+        } else {
+            Connected::H1(OpenConn {
+                conn: Conn::new(stream),
+                _open: self.guard(),
+            })
+        };
+        let mut s = self.stats.borrow_mut();
+        if reconnect {
+            s.conns.reconnects += 1;
+        } else {
+            s.conns.established += 1;
         }
+        match connected {
+            Connected::H1(_) => s.conns.h1 += 1,
+            Connected::H2(_) => s.conns.h2 += 1,
+        }
+        Ok(connected)
+    }
+
+    /// The HTTP/2 handshake, the connection task, and the server's SETTINGS.
+    async fn open_h2(&self, stream: Stream, tls_failure: TlsFailure) -> Result<OpenH2, Fail> {
+        let io = Counted::new(stream, self.h2_bytes.clone(), tls_failure);
+        let (send, mut connection) = lane_h2::handshake(io, self.setup.h2).await?;
+        let ping = connection.ping_pong();
+        spawn_driver(connection, self.guard());
+        if let Some(ping) = ping {
+            lane_h2::settle(ping).await?;
+        }
+        Ok(OpenH2 {
+            max_streams: send.current_max_send_streams(),
+            send,
+        })
+    }
+
+    fn guard(&self) -> OpenGuard {
+        self.open.set(self.open.get() + 1);
+        OpenGuard(self.open.clone())
     }
 
     /// Whether the outside world asked the run to stop.
@@ -184,6 +329,16 @@ impl Shared {
     pub fn fail(&self, class: Failure, detail: impl FnOnce() -> String) {
         self.stats.borrow_mut().failures.add_with(class, detail);
     }
+}
+
+/// Runs an HTTP/2 connection as a task of this thread until it closes; the guard counts it as
+/// open meanwhile.
+fn spawn_driver(connection: Connection<Io, Bytes>, guard: OpenGuard) {
+    tokio::task::spawn_local(async move {
+        let _open = guard;
+        // How it ended reaches the streams through their own errors.
+        let _ = connection.await;
+    });
 }
 
 /// Out of file descriptors, for the process (EMFILE) or the system (ENFILE).

@@ -10,11 +10,11 @@ use futures_util::StreamExt;
 use futures_util::stream::{self, FuturesUnordered};
 use tokio::task::LocalSet;
 
-use super::conn::{drive, preconnect};
 use super::cpu::thread_cpu;
-use super::shared::{Limit, OpenConn, Setup, Shared};
+use super::drive::{drive, preconnect};
+use super::shared::{Connected, Limit, Setup, Shared};
 use super::slot::Cancel;
-use crate::stats::Stats;
+use crate::stats::{Failure, Stats};
 
 /// Connections driven by one worker task.
 pub const WORKER_CONNECTIONS: usize = 128;
@@ -24,7 +24,8 @@ pub const WORKER_CONNECTIONS: usize = 128;
 pub struct Ready {
     pub thread: usize,
     pub established: u64,
-    pub first_error: Option<String>,
+    /// The first pre-connect failure: its class and message.
+    pub first_error: Option<(Failure, String)>,
 }
 
 /// The start signal: how this thread's run ends.
@@ -53,7 +54,7 @@ struct Reporter {
 }
 
 impl Reporter {
-    fn report(&mut self, established: u64, first_error: Option<String>) {
+    fn report(&mut self, established: u64, first_error: Option<(Failure, String)>) {
         if let Some(tx) = self.tx.take() {
             // The receiver lives until every thread has reported; an error means the run is
             // being torn down, and the closed `go` channel then ends this thread.
@@ -68,7 +69,13 @@ impl Reporter {
 
 impl Drop for Reporter {
     fn drop(&mut self) {
-        self.report(0, Some("a load thread ended before it was ready".into()));
+        self.report(
+            0,
+            Some((
+                Failure::Connect,
+                "a load thread ended before it was ready".into(),
+            )),
+        );
     }
 }
 
@@ -92,13 +99,14 @@ pub fn run(
     let end = local.block_on(&rt, async {
         tokio::task::spawn_local(sweep(ctx.clone()));
 
-        let mut conns: Vec<Option<OpenConn>> = Vec::with_capacity(ctx.slots.len());
-        conns.resize_with(ctx.slots.len(), || None);
+        let groups = ctx.setup.connections;
+        let mut conns: Vec<Option<Connected>> = Vec::with_capacity(groups);
+        conns.resize_with(groups, || None);
         let mut first_error = None;
-        let mut opened = stream::iter(0..ctx.slots.len())
-            .map(|i| {
+        let mut opened = stream::iter(0..groups)
+            .map(|g| {
                 let ctx = &ctx;
-                async move { (i, preconnect(ctx, &ctx.slots[i]).await) }
+                async move { (g, preconnect(ctx, &ctx.group_slots(g)[0]).await) }
             })
             .buffer_unordered(connect_limit.max(1));
         while let Some((i, r)) = opened.next().await {
@@ -121,17 +129,17 @@ pub fn run(
         ctx.limit.set(start.limit);
         ctx.drain_end.set(start.drain_end);
 
-        let live: Vec<(usize, OpenConn)> = conns
+        let live: Vec<(usize, Connected)> = conns
             .into_iter()
             .enumerate()
             .filter_map(|(i, c)| c.map(|c| (i, c)))
             .collect();
         let workers = live.len().div_ceil(WORKER_CONNECTIONS).max(1);
-        let mut groups: Vec<Vec<(usize, OpenConn)>> = (0..workers).map(|_| Vec::new()).collect();
+        let mut parts: Vec<Vec<(usize, Connected)>> = (0..workers).map(|_| Vec::new()).collect();
         for (k, item) in live.into_iter().enumerate() {
-            groups[k % workers].push(item);
+            parts[k % workers].push(item);
         }
-        let handles: Vec<_> = groups
+        let handles: Vec<_> = parts
             .into_iter()
             .map(|g| tokio::task::spawn_local(worker(ctx.clone(), g)))
             .collect();
@@ -146,7 +154,9 @@ pub fn run(
         Instant::now()
     });
     drop(local);
-    let stats = ctx.stats.take();
+    let mut stats = ctx.stats.take();
+    stats.bytes_in += ctx.h2_bytes.read.get();
+    stats.bytes_out += ctx.h2_bytes.written.get();
     Ok(Finished {
         stats,
         end,
@@ -155,11 +165,8 @@ pub fn run(
     })
 }
 
-async fn worker(ctx: Rc<Shared>, conns: Vec<(usize, OpenConn)>) {
-    let mut set: FuturesUnordered<_> = conns
-        .into_iter()
-        .map(|(i, c)| drive(&ctx, i, Some(c)))
-        .collect();
+async fn worker(ctx: Rc<Shared>, conns: Vec<(usize, Connected)>) {
+    let mut set: FuturesUnordered<_> = conns.into_iter().map(|(g, c)| drive(&ctx, g, c)).collect();
     while set.next().await.is_some() {}
 }
 

@@ -1,8 +1,14 @@
-//! Transport only: open a TCP connection to one of the resolved addresses, with TCP_NODELAY.
-//! Knows nothing of HTTP, of runs or of the clock; timeouts are the caller's business.
+//! Transport only: open a TCP connection to one of the resolved addresses (TCP_NODELAY), and TLS
+//! on top of it. Knows nothing of HTTP messages, of runs or of the clock; timeouts are the
+//! caller's business.
+
+mod stream;
+mod tls;
 
 use std::io;
 use std::net::SocketAddr;
+pub use stream::Stream;
+pub use tls::{ClientSettings, Negotiated, TlsClient, TlsSetupError, server_config, tls_cause};
 
 use tokio::net::TcpStream;
 

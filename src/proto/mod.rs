@@ -2,11 +2,30 @@
 //! Must not import `engine`, `report`, `ui` or `cli`: protocols know bytes and sockets, not runs.
 
 pub mod h1;
+pub mod h2;
 
 use std::fmt;
 use std::io;
+use std::time::Instant;
 
+use crate::net::tls_cause;
 use crate::stats::Failure;
+
+/// One response, read in full, as both lanes report it.
+#[derive(Debug, Clone, Copy)]
+pub struct Response {
+    pub status: u16,
+    /// Whether the connection may carry another request (always true for HTTP/2 streams).
+    pub keep_alive: bool,
+    pub body_bytes: u64,
+    /// HTTP/1.1: bytes of the response on the wire, head included. HTTP/2 counts bytes per
+    /// connection instead (frames of all streams), so 0 here.
+    pub bytes_in: u64,
+    /// When the first byte (HTTP/2: the response head) arrived; `None` when the whole response
+    /// had already arrived before the request was written.
+    pub first_byte: Option<Instant>,
+    pub done: Instant,
+}
 
 /// A failed request attempt as a lane reports it: the class that is counted, and the cause that
 /// becomes the class's example message (formatted only for the first of each class).
@@ -20,6 +39,11 @@ pub struct Fail {
 pub enum Cause {
     Io(io::Error),
     Parse(h1::ParseError),
+    H2(::h2::Error),
+    /// A plain message (a protocol rule spate enforces itself).
+    Other(&'static str),
+    /// A message kept from an error that could not be passed on whole.
+    Message(String),
     /// The server closed the connection before the response was complete.
     Eof,
 }
@@ -27,6 +51,12 @@ pub enum Cause {
 impl Fail {
     /// A socket error while reading or writing: a close by the peer is `Closed`, others `other`.
     pub fn io(other: Failure, e: io::Error) -> Fail {
+        if tls_cause(&e).is_some() {
+            return Fail {
+                class: Failure::Tls,
+                cause: Cause::Io(e),
+            };
+        }
         let class = match e.kind() {
             io::ErrorKind::ConnectionReset
             | io::ErrorKind::ConnectionAborted
@@ -53,13 +83,42 @@ impl Fail {
             cause: Cause::Eof,
         }
     }
+
+    /// An HTTP/2 error: socket errors as for HTTP/1.1, a stream reset by the server as `Reset`,
+    /// anything else as `H2`.
+    pub fn h2(e: ::h2::Error) -> Fail {
+        if e.is_io() {
+            return match e.into_io() {
+                Some(io) => Fail::io(Failure::Read, io),
+                None => Fail {
+                    class: Failure::Closed,
+                    cause: Cause::Eof,
+                },
+            };
+        }
+        let class = if e.is_reset() && e.is_remote() {
+            Failure::Reset
+        } else {
+            Failure::H2
+        };
+        Fail {
+            class,
+            cause: Cause::H2(e),
+        }
+    }
 }
 
 impl fmt::Display for Fail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.cause {
-            Cause::Io(e) => write!(f, "{e}"),
+            Cause::Io(e) => match tls_cause(e) {
+                Some(t) => write!(f, "TLS: {t}"),
+                None => write!(f, "{e}"),
+            },
             Cause::Parse(e) => write!(f, "{e}"),
+            Cause::H2(e) => write!(f, "{e}"),
+            Cause::Other(m) => f.write_str(m),
+            Cause::Message(m) => f.write_str(m),
             Cause::Eof => f.write_str("connection closed before the response was complete"),
         }
     }

@@ -59,7 +59,14 @@ fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
         count(u64::from(c.connections)),
         c.threads,
         if c.threads == 1 { "" } else { "s" },
-        c.protocol,
+        match c.tls.as_deref() {
+            Some("insecure") => format!(
+                "{} over TLS (certificate NOT verified: --insecure)",
+                c.protocol
+            ),
+            Some(_) => format!("{} over TLS", c.protocol),
+            None => c.protocol.clone(),
+        },
         c.model,
         if c.keep_alive { "" } else { ", no keep-alive" },
         if s.generator.stopped_by_signal {
@@ -267,7 +274,35 @@ fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::Result {
     }
     writeln!(o, "  DNS lookup once, {}", millis(k.dns_ms))?;
     phase_header(o)?;
-    phase_row(o, "connect", &k.connect)?;
+    phase_row(o, "TCP connect", &k.connect)?;
+    if k.tls.count > 0 {
+        phase_row(o, "TLS handshake", &k.tls)?;
+        writeln!(
+            o,
+            "  {} of {} TLS handshakes resumed an earlier session",
+            count(k.tls_resumed),
+            count(k.tls.count)
+        )?;
+    }
+    if k.http2 > 0 {
+        let limit = k
+            .server_max_streams
+            .map_or_else(|| "no limit".into(), count);
+        writeln!(
+            o,
+            "  HTTP/2: {} streams per connection asked, server limit: {limit}; {} GOAWAY",
+            s.config.streams,
+            count(k.goaways)
+        )?;
+    }
+    if k.http1 > 0 && k.http2 > 0 {
+        writeln!(
+            o,
+            "  {} connections spoke HTTP/1.1, {} HTTP/2",
+            count(k.http1),
+            count(k.http2)
+        )?;
+    }
     writeln!(
         o,
         "  The first connects are outside request latency; a reconnect is inside the"

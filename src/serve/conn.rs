@@ -4,8 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::responses::{Persist, Responses};
 use crate::proto::h1::{Body, Framing};
@@ -99,13 +98,10 @@ fn parse_request(buf: &[u8]) -> Parsed {
     }
 }
 
-pub async fn serve(
-    mut stream: TcpStream,
-    responses: &Responses,
-    counter: &AtomicU64,
-    delay: Duration,
-) {
-    let _ = stream.set_nodelay(true);
+pub async fn serve<T>(mut stream: T, responses: &Responses, counter: &AtomicU64, delay: Duration)
+where
+    T: AsyncRead + AsyncWrite + Unpin,
+{
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut out: Vec<u8> = Vec::new();
     let mut pending: Option<Pending> = None;

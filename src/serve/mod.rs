@@ -1,8 +1,10 @@
-//! `spate serve`: a small, fast HTTP/1.1 server for loopback testing, used by `spate demo` and by
-//! the tests. Fixed response built once (status, body size, optional chunking and delay),
+//! `spate serve`: a small, fast HTTP server for loopback testing, used by `spate demo` and by the
+//! tests: HTTP/1.1, h2c, and TLS with ALPN (h2 and http/1.1), optionally requiring a client
+//! certificate. Fixed response built once (status, body size, optional chunking and delay),
 //! keep-alive and pipelining, exact request counting. Not a general web server.
 
 mod conn;
+mod h2;
 mod responses;
 
 use std::io;
@@ -12,8 +14,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use socket2::{Domain, Socket, Type};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsAcceptor;
 
+use crate::net::{TlsSetupError, server_config};
+use h2::H2Answer;
 pub use responses::Responses;
+
+/// TLS for the built-in server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeTls {
+    /// Certificate chain and key, PEM.
+    pub cert: Vec<u8>,
+    pub key: Vec<u8>,
+    /// Require client certificates signed by this CA (PEM).
+    pub client_ca: Option<Vec<u8>>,
+    /// Offer only http/1.1 with ALPN (otherwise h2 first, then http/1.1).
+    pub http1_only: bool,
+}
 
 /// How the built-in server answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,9 +41,14 @@ pub struct ServeConfig {
     pub status: u16,
     /// Waited before each response.
     pub delay: Duration,
-    /// `Transfer-Encoding: chunked` instead of `Content-Length`.
+    /// `Transfer-Encoding: chunked` instead of `Content-Length` (HTTP/1.1).
     pub chunked: bool,
     pub threads: usize,
+    /// Plain connections speak HTTP/2 with prior knowledge (h2c).
+    pub h2c: bool,
+    pub tls: Option<ServeTls>,
+    /// HTTP/2 MAX_CONCURRENT_STREAMS to announce (none: the h2 crate's default, unlimited).
+    pub max_streams: Option<u32>,
 }
 
 impl Default for ServeConfig {
@@ -37,6 +60,9 @@ impl Default for ServeConfig {
             delay: Duration::ZERO,
             chunked: false,
             threads: 1,
+            h2c: false,
+            tls: None,
+            max_streams: None,
         }
     }
 }
@@ -44,11 +70,31 @@ impl Default for ServeConfig {
 /// One request counter per server thread, on its own cache line.
 #[repr(align(64))]
 #[derive(Default)]
-struct Counter(AtomicU64);
+pub(crate) struct Counter(AtomicU64);
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    #[error("TLS: {0}")]
+    Tls(#[from] TlsSetupError),
+}
+
+/// How accepted connections are answered, shared by the server threads.
+#[derive(Clone)]
+struct Answer {
+    h1: Responses,
+    h2: Arc<H2Answer>,
+    delay: Duration,
+    h2c: bool,
+    tls: Option<TlsAcceptor>,
+}
 
 /// A running server. Its threads serve until the process exits.
 pub struct Server {
     addr: SocketAddr,
+    tls: bool,
     counters: Arc<[Counter]>,
     threads: Vec<std::thread::JoinHandle<()>>,
 }
@@ -56,18 +102,44 @@ pub struct Server {
 impl Server {
     /// Binds and starts serving on `config.threads` threads (each a current-thread runtime
     /// accepting on the same socket).
-    pub fn start(config: &ServeConfig) -> io::Result<Server> {
+    pub fn start(config: &ServeConfig) -> Result<Server, ServeError> {
+        let tls = match &config.tls {
+            Some(t) => {
+                let alpn = if t.http1_only {
+                    vec![b"http/1.1".to_vec()]
+                } else {
+                    vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+                };
+                Some(TlsAcceptor::from(server_config(
+                    &t.cert,
+                    &t.key,
+                    alpn,
+                    t.client_ca.as_deref(),
+                )?))
+            }
+            None => None,
+        };
         let listener = bind(config.addr)?;
         let addr = listener.local_addr()?;
-        let responses = Responses::new(config);
+        let answer = Answer {
+            h1: Responses::new(config),
+            h2: Arc::new(H2Answer {
+                status: http::StatusCode::from_u16(config.status).unwrap_or(http::StatusCode::OK),
+                body: responses::body(config.body_size),
+                delay: config.delay,
+                max_streams: config.max_streams,
+            }),
+            delay: config.delay,
+            h2c: config.h2c,
+            tls,
+        };
         let threads = config.threads.max(1);
         let counters: Arc<[Counter]> = (0..threads).map(|_| Counter::default()).collect();
         let mut handles = Vec::with_capacity(threads);
         for i in 0..threads {
             let listener = listener.try_clone()?;
-            let responses = responses.clone();
+            let answer = answer.clone();
             let counters = counters.clone();
-            let delay = config.delay;
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
@@ -75,12 +147,13 @@ impl Server {
                 .name(format!("spate-serve-{i}"))
                 .spawn(move || {
                     let local = tokio::task::LocalSet::new();
-                    local.block_on(&rt, accept_loop(listener, responses, counters, i, delay));
+                    local.block_on(&rt, accept_loop(listener, answer, counters, i));
                 })?;
             handles.push(h);
         }
         Ok(Server {
             addr,
+            tls: config.tls.is_some(),
             counters,
             threads: handles,
         })
@@ -90,8 +163,13 @@ impl Server {
         self.addr
     }
 
+    /// The server's URL: https when it speaks TLS.
     pub fn url(&self) -> String {
-        format!("http://{}/", self.addr)
+        format!(
+            "{}://{}/",
+            if self.tls { "https" } else { "http" },
+            self.addr
+        )
     }
 
     /// Requests answered so far (a response was queued for each).
@@ -122,10 +200,9 @@ fn bind(addr: SocketAddr) -> io::Result<StdListener> {
 
 async fn accept_loop(
     listener: StdListener,
-    responses: Responses,
+    answer: Answer,
     counters: Arc<[Counter]>,
     index: usize,
-    delay: Duration,
 ) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
@@ -133,14 +210,34 @@ async fn accept_loop(
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                let responses = responses.clone();
-                let counters = counters.clone();
-                tokio::task::spawn_local(async move {
-                    conn::serve(stream, &responses, &counters[index].0, delay).await;
-                });
+                let (answer, counters) = (answer.clone(), counters.clone());
+                tokio::task::spawn_local(
+                    async move { handle(stream, &answer, counters, index).await },
+                );
             }
             // Out of file descriptors or a connection reset before accept: keep serving.
             Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
         }
+    }
+}
+
+/// One accepted connection: TLS first if configured, then HTTP/2 (ALPN h2, or --h2c) or
+/// HTTP/1.1.
+async fn handle(stream: TcpStream, answer: &Answer, counters: Arc<[Counter]>, index: usize) {
+    let _ = stream.set_nodelay(true);
+    match &answer.tls {
+        Some(acceptor) => {
+            // A failed handshake (bad client certificate, plaintext) ends the connection.
+            let Ok(tls) = acceptor.accept(stream).await else {
+                return;
+            };
+            if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
+                h2::serve(tls, answer.h2.clone(), counters, index).await;
+            } else {
+                conn::serve(tls, &answer.h1, &counters[index].0, answer.delay).await;
+            }
+        }
+        None if answer.h2c => h2::serve(stream, answer.h2.clone(), counters, index).await,
+        None => conn::serve(stream, &answer.h1, &counters[index].0, answer.delay).await,
     }
 }

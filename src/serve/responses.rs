@@ -49,6 +49,17 @@ impl Responses {
     }
 }
 
+/// The response body: `size` bytes of a repeated greeting.
+pub fn body(size: usize) -> bytes::Bytes {
+    PATTERN
+        .iter()
+        .copied()
+        .cycle()
+        .take(size)
+        .collect::<Vec<u8>>()
+        .into()
+}
+
 fn build(cfg: &ServeConfig, persist: Persist, head_only: bool) -> Vec<u8> {
     let reason = http::StatusCode::from_u16(cfg.status)
         .ok()

@@ -8,6 +8,9 @@ use std::ops::AddAssign;
 pub enum Failure {
     /// No connection: connect refused, unreachable or timed out when one was needed.
     Connect,
+    /// The TLS handshake failed or a TLS alert ended the connection (bad certificate, name
+    /// mismatch, handshake refused, client certificate required).
+    Tls,
     /// No complete response within the request timeout.
     Timeout,
     /// The socket failed while reading (other than a close by the server).
@@ -18,27 +21,37 @@ pub enum Failure {
     Parse,
     /// The server closed or reset the connection before the response was complete.
     Closed,
+    /// HTTP/2: the server reset the stream (RST_STREAM), e.g. REFUSED_STREAM or CANCEL.
+    Reset,
+    /// HTTP/2: any other protocol error (GOAWAY with an error, flow control, framing).
+    H2,
 }
 
 impl Failure {
-    pub const ALL: [Failure; 6] = [
+    pub const ALL: [Failure; 9] = [
         Failure::Connect,
+        Failure::Tls,
         Failure::Timeout,
         Failure::Read,
         Failure::Write,
         Failure::Parse,
         Failure::Closed,
+        Failure::Reset,
+        Failure::H2,
     ];
 
     /// Stable name used in the report and the JSON.
     pub fn name(self) -> &'static str {
         match self {
             Failure::Connect => "connect",
+            Failure::Tls => "tls",
             Failure::Timeout => "timeout",
             Failure::Read => "read",
             Failure::Write => "write",
             Failure::Parse => "parse",
             Failure::Closed => "closed",
+            Failure::Reset => "reset",
+            Failure::H2 => "h2",
         }
     }
 }

@@ -38,8 +38,10 @@ pub struct Stats {
     pub write: Hist,
     pub wait: Hist,
     pub read: Hist,
-    /// Every successful connect, including those before the clock started.
+    /// Every successful TCP connect, including those before the clock started.
     pub connect: Hist,
+    /// Every successful TLS handshake.
+    pub tls: Hist,
     pub bytes_out: u64,
     pub bytes_in: u64,
     pub body_bytes: u64,
@@ -71,6 +73,15 @@ pub struct RunOutput {
 /// Connection bookkeeping.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConnCounts {
+    /// Connections opened speaking HTTP/1.1, and HTTP/2.
+    pub h1: u64,
+    pub h2: u64,
+    /// TLS handshakes that resumed an earlier session.
+    pub tls_resumed: u64,
+    /// HTTP/2 connections the server ended with GOAWAY.
+    pub goaways: u64,
+    /// The lowest MAX_CONCURRENT_STREAMS an HTTP/2 server announced (0: none seen).
+    pub server_streams: u64,
     /// Connected before the clock started.
     pub established: u64,
     /// Connected during the run to replace one that closed.
@@ -92,6 +103,7 @@ impl Default for Stats {
             wait: Hist::new(),
             read: Hist::new(),
             connect: Hist::new(),
+            tls: Hist::new(),
             bytes_out: 0,
             bytes_in: 0,
             body_bytes: 0,
@@ -157,6 +169,16 @@ impl AddAssign<&Stats> for Stats {
         self.wait += &o.wait;
         self.read += &o.read;
         self.connect += &o.connect;
+        self.tls += &o.tls;
+        self.conns.h1 += o.conns.h1;
+        self.conns.h2 += o.conns.h2;
+        self.conns.tls_resumed += o.conns.tls_resumed;
+        self.conns.goaways += o.conns.goaways;
+        self.conns.server_streams = match (self.conns.server_streams, o.conns.server_streams) {
+            (0, b) => b,
+            (a, 0) => a,
+            (a, b) => a.min(b),
+        };
         self.bytes_out += o.bytes_out;
         self.bytes_in += o.bytes_in;
         self.body_bytes += o.body_bytes;

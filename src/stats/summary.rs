@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::{Failure, Hist, RunOutput, Stats};
 use crate::analysis::{self, Facts, Levels, Measured, SloSpec, Verdict};
-use crate::plan::{Plan, Stop};
+use crate::plan::{Plan, Protocol, Stop};
 
 /// Bumped whenever a field changes meaning or disappears (adding one does not bump it).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -92,6 +92,10 @@ pub struct Config {
     pub connect_timeout_s: f64,
     pub keep_alive: bool,
     pub compression: bool,
+    /// "verified", "insecure" (--insecure), or null without TLS.
+    pub tls: Option<String>,
+    /// HTTP/2 streams per connection asked for with -p (1 for HTTP/1.1).
+    pub streams: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -214,11 +218,42 @@ pub struct Connections {
     /// The first connect failure's message.
     pub connect_error: Option<String>,
     pub dns_ms: f64,
-    /// Every successful connect, before and during the run.
+    /// Every successful TCP connect, before and during the run.
     pub connect: Phase,
+    /// Every successful TLS handshake (count 0 without TLS).
+    pub tls: Phase,
+    /// TLS handshakes that resumed an earlier session.
+    pub tls_resumed: u64,
+    /// Connections opened speaking HTTP/1.1 and HTTP/2.
+    pub http1: u64,
+    pub http2: u64,
+    /// The lowest MAX_CONCURRENT_STREAMS an HTTP/2 server announced; null without HTTP/2 or when
+    /// the server announced no limit.
+    pub server_max_streams: Option<u64>,
+    /// HTTP/2 connections the server ended with GOAWAY.
+    pub goaways: u64,
 }
 
-/// Busy connections by Little's law, only where it must hold: a duration run without failures,
+/// The protocol the connections spoke, as the report names it.
+fn protocol(plan: &Plan, s: &Stats) -> String {
+    let h2 = if plan.target.tls {
+        "HTTP/2"
+    } else {
+        "HTTP/2 (h2c)"
+    };
+    match (s.conns.h1 > 0, s.conns.h2 > 0) {
+        (true, true) => format!("HTTP/1.1 and {h2}"),
+        (false, true) => h2.into(),
+        (true, false) => "HTTP/1.1".into(),
+        // No connection opened: what was asked for.
+        (false, false) => match plan.protocol {
+            Protocol::Http2 => h2.into(),
+            _ => "HTTP/1.1".into(),
+        },
+    }
+}
+
+/// Busy connections by Little's law,only where it must hold: a duration run without failures,
 /// at least a second long, with enough completed requests to average over.
 fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
     let s = &run.stats;
@@ -230,7 +265,18 @@ fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
         && s.conns.established > 0;
     usable.then(|| {
         let mean_s = s.latency.inner().mean() / 1e9;
-        mean_s * (s.completed as f64 / elapsed) / s.conns.established as f64
+        // HTTP/2 multiplexes: every stream in use is a request in flight.
+        let streams = if s.conns.h2 > 0 {
+            let limit = if s.conns.server_streams > 0 {
+                s.conns.server_streams
+            } else {
+                u64::MAX
+            };
+            u64::from(plan.h2.streams).min(limit).max(1)
+        } else {
+            1
+        };
+        mean_s * (s.completed as f64 / elapsed) / (s.conns.established * streams) as f64
     })
 }
 
@@ -325,7 +371,7 @@ impl Summary {
             config: Config {
                 url: plan.target.url.clone(),
                 method: plan.method.clone(),
-                protocol: "HTTP/1.1".into(),
+                protocol: protocol(plan, s),
                 model: "closed".into(),
                 latency_definition: LATENCY_DEFINITION.into(),
                 connections: plan.connections,
@@ -342,6 +388,19 @@ impl Summary {
                 connect_timeout_s: plan.connect_timeout.as_secs_f64(),
                 keep_alive: plan.keep_alive,
                 compression: plan.compression,
+                tls: plan.target.tls.then(|| {
+                    if plan.tls.insecure {
+                        "insecure"
+                    } else {
+                        "verified"
+                    }
+                    .into()
+                }),
+                streams: if plan.may_use_h2() {
+                    plan.h2.streams
+                } else {
+                    1
+                },
             },
             totals: Totals {
                 elapsed_s: elapsed,
@@ -407,6 +466,14 @@ impl Summary {
                 connect_error: s.connect_error.clone(),
                 dns_ms: run.dns.as_secs_f64() * 1e3,
                 connect: Phase::of(&s.connect),
+                tls: Phase::of(&s.tls),
+                tls_resumed: s.conns.tls_resumed,
+                http1: s.conns.h1,
+                http2: s.conns.h2,
+                server_max_streams: (1..=u64::from(i32::MAX as u32))
+                    .contains(&s.conns.server_streams)
+                    .then_some(s.conns.server_streams),
+                goaways: s.conns.goaways,
             },
             generator: generator(plan, run),
             levels: None,

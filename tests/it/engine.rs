@@ -211,7 +211,7 @@ fn unreachable_port_is_an_error_before_the_clock() {
     };
     let p = plan(&format!("http://127.0.0.1:{port}/"), 4, requests(10));
     match engine::run(&p) {
-        Err(RunError::Unreachable { target, reason }) => {
+        Err(RunError::Unreachable { target, reason, .. }) => {
             assert_eq!(target, format!("127.0.0.1:{port}"));
             assert!(reason.to_lowercase().contains("refused"), "{reason}");
         }

@@ -14,7 +14,9 @@ struct Session(String);
 
 impl Session {
     fn start(width: u16, command: &str) -> Session {
-        let name = format!("spate-it-{}-{width}-{}", std::process::id(), command.len());
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let name = format!("spate-it-{}-{n}", std::process::id());
         let status = Command::new("tmux")
             .args([
                 "new-session",

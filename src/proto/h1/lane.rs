@@ -9,41 +9,28 @@ use std::task::{Poll, ready};
 use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
-use tokio::net::TcpStream;
 
 use super::ResponseParser;
 use super::response::feed_with_carry;
-use crate::proto::Fail;
+use crate::net::Stream;
+use crate::proto::{Fail, Response};
 use crate::stats::Failure;
 
 /// One HTTP/1.1 connection.
 #[derive(Debug)]
 pub struct Conn {
-    stream: TcpStream,
+    stream: Stream,
     /// Bytes read but not yet consumed: an incomplete head, or the start of a later response.
     carry: Vec<u8>,
 }
 
 impl Conn {
-    pub fn new(stream: TcpStream) -> Conn {
+    pub fn new(stream: Stream) -> Conn {
         Conn {
             stream,
             carry: Vec::new(),
         }
     }
-}
-
-/// One response, read in full.
-#[derive(Debug, Clone, Copy)]
-pub struct Response {
-    pub status: u16,
-    pub keep_alive: bool,
-    pub body_bytes: u64,
-    /// Bytes of the response on the wire, head included.
-    pub bytes_in: u64,
-    /// When the first byte was read; `None` when the whole response had already arrived.
-    pub first_byte: Option<Instant>,
-    pub done: Instant,
 }
 
 /// Writes the prepared request bytes as they are.

@@ -1,0 +1,121 @@
+//! HOT: one request attempt, the same for both lanes: run the lane's exchange under the slot's
+//! guard (timeouts, interrupts), then record the response or classify the failure. The seam where
+//! HTTP/1.1 and HTTP/2 meet: each lane only says how to exchange, through `Marks` and a
+//! `proto::Response`.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use super::shared::Shared;
+use super::slot::{Cancel, Slot, guarded};
+use crate::proto::{Fail, Response};
+use crate::stats::{Failure, nanos};
+
+/// When the parts of an attempt happened, set by the lane's exchange as it goes.
+#[derive(Debug, Default)]
+pub struct Marks {
+    /// A new connection was opened for this attempt (its time is inside the latency).
+    pub connected: Cell<Option<Instant>>,
+    /// The request was handed over in full.
+    pub written: Cell<Option<Instant>>,
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Completed {
+        keep_alive: bool,
+    },
+    Failed(Failure),
+    /// The run ended (drain over, Ctrl-C) while it was in flight.
+    Interrupted,
+}
+
+/// Runs `exchange` as the attempt admitted at `t0` on `slot`, and accounts for it.
+pub async fn attempt<F>(
+    ctx: &Shared,
+    slot: &Slot,
+    t0: Instant,
+    marks: &Marks,
+    exchange: Pin<&mut F>,
+) -> Ended
+where
+    F: Future<Output = Result<Response, Fail>>,
+{
+    slot.begin_request(t0);
+    let outcome = guarded(slot, exchange).await;
+    slot.end_request();
+    match outcome {
+        Ok(Ok(res)) => {
+            record(ctx, t0, marks, &res);
+            Ended::Completed {
+                keep_alive: res.keep_alive,
+            }
+        }
+        Ok(Err(fail)) => {
+            let class = fail.class;
+            ctx.fail(class, || fail.to_string());
+            Ended::Failed(class)
+        }
+        Err(Cancel::Timeout) => {
+            let t = ctx.setup.timeout;
+            ctx.fail(Failure::Timeout, || {
+                format!("no complete response within {t:?}")
+            });
+            Ended::Failed(Failure::Timeout)
+        }
+        Err(Cancel::ConnectTimeout) => {
+            let t = ctx.setup.connect_timeout;
+            let msg = || format!("connect timed out after {t:?}");
+            ctx.stats.borrow_mut().connect_failed(msg);
+            ctx.fail(Failure::Connect, msg);
+            Ended::Failed(Failure::Connect)
+        }
+        Err(Cancel::Interrupted) => {
+            ctx.stats.borrow_mut().interrupted += 1;
+            Ended::Interrupted
+        }
+    }
+}
+
+fn record(ctx: &Shared, t0: Instant, marks: &Marks, res: &Response) {
+    let write_start = marks.connected.get().unwrap_or(t0);
+    let written = marks.written.get().unwrap_or(write_start);
+    let first_byte = res.first_byte.unwrap_or(written);
+    let latency = nanos(res.done - t0);
+    if let Some(interval) = &ctx.interval {
+        interval.borrow_mut().record(latency);
+    }
+    let mut s = ctx.stats.borrow_mut();
+    s.completed += 1;
+    s.count_status(res.status);
+    s.latency.record(latency);
+    s.write
+        .record(nanos(written.saturating_duration_since(write_start)));
+    s.wait
+        .record(nanos(first_byte.saturating_duration_since(written)));
+    s.read
+        .record(nanos(res.done.saturating_duration_since(first_byte)));
+    s.bytes_in += res.bytes_in;
+    s.body_bytes += res.body_bytes;
+}
+
+/// First wait after a failed reconnect in duration mode; doubles up to `BACKOFF_MAX`.
+pub const BACKOFF_MIN: Duration = Duration::from_millis(1);
+const BACKOFF_MAX: Duration = Duration::from_millis(100);
+
+/// After a failed attempt: in duration mode, a failed connect waits before the next try, so
+/// that spate does not spin on a target that refuses connections. False when the wait was
+/// interrupted (the run is over).
+pub async fn back_off(ctx: &Shared, slot: &Slot, class: Failure, delay: &mut Duration) -> bool {
+    if !matches!(class, Failure::Connect | Failure::Tls) || ctx.counts_down() {
+        return true;
+    }
+    let ok = guarded(slot, std::pin::pin!(tokio::time::sleep(*delay)))
+        .await
+        .is_ok();
+    *delay = (*delay * 2).min(BACKOFF_MAX);
+    ok
+}

@@ -1,0 +1,253 @@
+//! HOT: the life of one connection in the closed model. A connection owns a group of slots: one
+//! for HTTP/1.1, one per stream for HTTP/2. Both lanes go through `attempt`; only how a request
+//! is exchanged differs. No allocation, lock, timer or formatting per HTTP/1.1 request (HTTP/2
+//! allocates inside the h2 crate).
+
+use std::future::poll_fn;
+use std::pin::pin;
+use std::time::Instant;
+
+use ::h2::client::SendRequest;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+
+use super::attempt::{BACKOFF_MIN, Ended, Marks, attempt, back_off};
+use super::shared::{Connected, OpenConn, OpenH2, Shared};
+use super::slot::{Slot, guarded};
+use crate::proto::{Cause, Fail, h1, h2};
+use crate::stats::Failure;
+
+fn switched() -> Fail {
+    Fail {
+        class: Failure::H2,
+        cause: Cause::Other("the server changed protocol on a reconnect"),
+    }
+}
+
+/// Drives connection `group` (pre-connected as `conn`) until the thread stops admitting attempts.
+pub async fn drive(ctx: &Shared, group: usize, conn: Connected) {
+    let slots = ctx.group_slots(group);
+    match conn {
+        Connected::H1(c) => h1_loop(ctx, &slots[0], Some(c)).await,
+        Connected::H2(c) => h2_group(ctx, slots, Some(c)).await,
+    }
+    for slot in slots {
+        slot.retire();
+    }
+}
+
+/// HTTP/1.1: one request at a time; a closed connection is re-opened inside the next attempt.
+async fn h1_loop(ctx: &Shared, slot: &Slot, mut conn: Option<OpenConn>) {
+    let mut delay = BACKOFF_MIN;
+    while let Some(t0) = ctx.admit() {
+        let marks = Marks::default();
+        let ended = {
+            let exchange = pin!(async {
+                let c = match conn.as_mut() {
+                    Some(c) => c,
+                    None => {
+                        slot.begin_connect(t0);
+                        let opened = ctx.open(true).await?;
+                        slot.end_connect();
+                        marks.connected.set(Some(Instant::now()));
+                        match opened {
+                            Connected::H1(c) => conn.insert(c),
+                            Connected::H2(_) => return Err(switched()),
+                        }
+                    }
+                };
+                h1::send(&mut c.conn, &ctx.setup.request).await?;
+                marks.written.set(Some(Instant::now()));
+                h1::receive(&mut c.conn, ctx.setup.head_request, &ctx.scratch).await
+            });
+            attempt(ctx, slot, t0, &marks, exchange).await
+        };
+        if marks.written.get().is_some() {
+            ctx.stats.borrow_mut().bytes_out += ctx.setup.request.len() as u64;
+        }
+        match ended {
+            Ended::Completed { keep_alive } => {
+                if !keep_alive || !ctx.setup.keep_alive {
+                    conn = None;
+                }
+                delay = BACKOFF_MIN;
+            }
+            Ended::Failed(class) => {
+                conn = None;
+                if !back_off(ctx, slot, class, &mut delay).await {
+                    break;
+                }
+            }
+            Ended::Interrupted => break,
+        }
+    }
+}
+
+/// How a stream loop ended.
+enum StreamEnd {
+    /// The run admits no more attempts.
+    Over,
+    /// The connection takes no more streams; `goaway` if the server said so with GOAWAY.
+    Gone { goaway: bool },
+}
+
+/// HTTP/2: as many stream loops as the server allows (up to `-p`) share one connection; when it
+/// can take no more streams (GOAWAY, error), the ones in flight finish and the connection is
+/// re-opened inside the next attempt.
+async fn h2_group(ctx: &Shared, slots: &[Slot], first: Option<OpenH2>) {
+    let mut next = first;
+    let mut delay = BACKOFF_MIN;
+    loop {
+        let open = match next.take() {
+            Some(open) => open,
+            None => match reopen(ctx, &slots[0], &mut delay).await {
+                // Without keep-alive the connection served its one request; the next one opens
+                // another.
+                Reopen::Open(_) if !ctx.setup.keep_alive => continue,
+                Reopen::Open(open) => open,
+                Reopen::Retry => continue,
+                Reopen::Over => break,
+            },
+        };
+        let OpenH2 { send, max_streams } = open;
+        {
+            let mut s = ctx.stats.borrow_mut();
+            // HTTP/2 allows at most 2^31-1; more means the server announced no limit.
+            let limit = (max_streams as u64).min(u64::from(u32::MAX));
+            s.conns.server_streams = match s.conns.server_streams {
+                0 => limit,
+                seen => seen.min(limit),
+            };
+        }
+        let n = slots.len().min(max_streams.max(1));
+        let mut streams: FuturesUnordered<_> = slots[..n]
+            .iter()
+            .map(|slot| stream_loop(ctx, slot, send.clone()))
+            .collect();
+        drop(send);
+        let mut goaway = false;
+        let mut over = false;
+        while let Some(end) = streams.next().await {
+            match end {
+                StreamEnd::Over => over = true,
+                StreamEnd::Gone { goaway: g } => goaway |= g,
+            }
+        }
+        if goaway {
+            ctx.stats.borrow_mut().conns.goaways += 1;
+        }
+        if over || ctx.is_over() {
+            break;
+        }
+    }
+}
+
+enum Reopen {
+    Open(OpenH2),
+    Retry,
+    Over,
+}
+
+/// A new HTTP/2 connection, opened inside an admitted attempt whose request then goes on it:
+/// the connection time is inside that request's latency, and a target that is down uses up
+/// attempts (so a count run always ends).
+async fn reopen(ctx: &Shared, slot: &Slot, delay: &mut std::time::Duration) -> Reopen {
+    let Some(t0) = ctx.admit() else {
+        return Reopen::Over;
+    };
+    let marks = Marks::default();
+    let mut opened: Option<OpenH2> = None;
+    let ended = {
+        let exchange = pin!(async {
+            slot.begin_connect(t0);
+            let c = ctx.open(true).await?;
+            slot.end_connect();
+            marks.connected.set(Some(Instant::now()));
+            let Connected::H2(open) = c else {
+                return Err(switched());
+            };
+            let open = opened.insert(open);
+            let response = h2::send(&mut open.send, &ctx.setup.h2_request).await?;
+            marks.written.set(Some(Instant::now()));
+            h2::receive(response).await
+        });
+        attempt(ctx, slot, t0, &marks, exchange).await
+    };
+    match (ended, opened) {
+        (Ended::Interrupted, _) => Reopen::Over,
+        (Ended::Completed { .. }, Some(open)) => {
+            *delay = BACKOFF_MIN;
+            Reopen::Open(open)
+        }
+        // Connected, but its first request failed: the connection decides what comes next.
+        (Ended::Failed(_), Some(open)) => Reopen::Open(open),
+        (_, None) => {
+            let class = match ended {
+                Ended::Failed(c) => c,
+                _ => Failure::Connect,
+            };
+            if back_off(ctx, slot, class, delay).await {
+                Reopen::Retry
+            } else {
+                Reopen::Over
+            }
+        }
+    }
+}
+
+/// One stream of a connection: request after request until the run is over or the connection
+/// takes no more streams.
+async fn stream_loop(ctx: &Shared, slot: &Slot, mut send: SendRequest<Bytes>) -> StreamEnd {
+    loop {
+        // Also how GOAWAY and a dead connection show: the handle is no longer ready.
+        match guarded(slot, pin!(poll_fn(|cx| send.poll_ready(cx)))).await {
+            Err(_) => return StreamEnd::Over,
+            Ok(Err(e)) => {
+                return StreamEnd::Gone {
+                    goaway: e.is_go_away(),
+                };
+            }
+            Ok(Ok(())) => {}
+        }
+        let Some(t0) = ctx.admit() else {
+            return StreamEnd::Over;
+        };
+        let marks = Marks::default();
+        let ended = {
+            let exchange = pin!(async {
+                let response = h2::send(&mut send, &ctx.setup.h2_request).await?;
+                marks.written.set(Some(Instant::now()));
+                h2::receive(response).await
+            });
+            attempt(ctx, slot, t0, &marks, exchange).await
+        };
+        if ended == Ended::Interrupted {
+            return StreamEnd::Over;
+        }
+        if !ctx.setup.keep_alive {
+            return StreamEnd::Gone { goaway: false };
+        }
+    }
+}
+
+/// Opens a connection before the clock starts, on the first slot of its group. Failures count as
+/// connection failures, not request failures: no request was attempted.
+pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Connected, (Failure, String)> {
+    slot.begin_connect(Instant::now());
+    let r = guarded(slot, pin!(ctx.open(false))).await;
+    slot.end_connect();
+    match r {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(fail)) => Err((fail.class, fail.to_string())),
+        Err(super::slot::Cancel::Interrupted) => Err((
+            Failure::Connect,
+            "interrupted before the run started".into(),
+        )),
+        Err(_) => {
+            let msg = format!("connect timed out after {:?}", ctx.setup.connect_timeout);
+            ctx.stats.borrow_mut().connect_failed(|| msg.clone());
+            Err((Failure::Connect, msg))
+        }
+    }
+}

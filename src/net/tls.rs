@@ -1,0 +1,232 @@
+//! TLS on rustls (ring provider): the client configuration built once per run (system roots plus
+//! --cacert, or no verification with --insecure; mTLS; ALPN), the handshake and what it
+//! negotiated, the cause of a TLS failure, and the server configuration of `spate serve`.
+
+use std::io;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{CryptoProvider, ring};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{
+    ClientConfig, DigitallySignedStruct, HandshakeKind, RootCertStore, ServerConfig,
+    SignatureScheme,
+};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+
+/// Why a TLS configuration could not be built. Each names the file or flag to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsSetupError {
+    #[error("{what}: no PEM certificate found")]
+    NoCertificate { what: &'static str },
+    #[error("{what}: {source}")]
+    Pem {
+        what: &'static str,
+        source: rustls::pki_types::pem::Error,
+    },
+    #[error("{0}")]
+    Rustls(#[from] rustls::Error),
+    #[error("no trusted root certificates found on this system; use --cacert FILE or --insecure")]
+    NoRoots,
+    #[error("{0:?} is not a valid TLS server name")]
+    ServerName(String),
+}
+
+/// What the client offers and trusts.
+#[derive(Debug, Clone, Default)]
+pub struct ClientSettings<'a> {
+    pub insecure: bool,
+    pub cacert: Option<&'a [u8]>,
+    pub cert: Option<&'a [u8]>,
+    pub key: Option<&'a [u8]>,
+    /// ALPN protocols in order of preference, e.g. [b"h2", b"http/1.1"].
+    pub alpn: Vec<Vec<u8>>,
+}
+
+/// What a handshake settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Negotiated {
+    /// The server picked h2 with ALPN.
+    pub h2: bool,
+    /// An earlier session was resumed (no full handshake).
+    pub resumed: bool,
+}
+
+/// The TLS client of one run: configuration and server name, shared by every connection (and
+/// so by the session cache that makes resumption possible).
+#[derive(Clone)]
+pub struct TlsClient {
+    connector: tokio_rustls::TlsConnector,
+    server_name: ServerName<'static>,
+}
+
+impl std::fmt::Debug for TlsClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsClient")
+            .field("server_name", &self.server_name)
+            .finish_non_exhaustive()
+    }
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(ring::default_provider())
+}
+
+fn certs(pem: &[u8], what: &'static str) -> Result<Vec<CertificateDer<'static>>, TlsSetupError> {
+    let certs = CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| TlsSetupError::Pem { what, source })?;
+    if certs.is_empty() {
+        return Err(TlsSetupError::NoCertificate { what });
+    }
+    Ok(certs)
+}
+
+fn key(pem: &[u8], what: &'static str) -> Result<PrivateKeyDer<'static>, TlsSetupError> {
+    PrivateKeyDer::from_pem_slice(pem).map_err(|source| TlsSetupError::Pem { what, source })
+}
+
+impl TlsClient {
+    pub fn new(host: &str, s: &ClientSettings<'_>) -> Result<TlsClient, TlsSetupError> {
+        let builder = ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()?;
+        let builder = if s.insecure {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(NoVerification(provider())))
+        } else {
+            let mut roots = RootCertStore::empty();
+            // The system's roots: where the private CAs of the services people load-test live.
+            let native = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(native.certs);
+            if let Some(pem) = s.cacert {
+                for cert in certs(pem, "--cacert")? {
+                    roots.add(cert)?;
+                }
+            }
+            if roots.is_empty() {
+                return Err(TlsSetupError::NoRoots);
+            }
+            builder.with_root_certificates(roots)
+        };
+        let mut config = match (s.cert, s.key) {
+            (Some(cert), Some(k)) => {
+                builder.with_client_auth_cert(certs(cert, "--cert")?, key(k, "--key")?)?
+            }
+            _ => builder.with_no_client_auth(),
+        };
+        config.alpn_protocols = s.alpn.clone();
+        let server_name = ServerName::try_from(host.to_owned())
+            .map_err(|_| TlsSetupError::ServerName(host.into()))?;
+        Ok(TlsClient {
+            connector: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            server_name,
+        })
+    }
+
+    pub async fn handshake(
+        &self,
+        tcp: TcpStream,
+    ) -> io::Result<(TlsStream<TcpStream>, Negotiated)> {
+        let tls = self
+            .connector
+            .connect(self.server_name.clone(), tcp)
+            .await?;
+        let conn = tls.get_ref().1;
+        let negotiated = Negotiated {
+            h2: conn.alpn_protocol() == Some(b"h2"),
+            resumed: conn.handshake_kind() == Some(HandshakeKind::Resumed),
+        };
+        Ok((tls, negotiated))
+    }
+}
+
+/// The rustls error behind an I/O error, if it is a TLS failure (a bad certificate, an alert,
+/// a handshake the server refused).
+pub fn tls_cause(e: &io::Error) -> Option<&rustls::Error> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+}
+
+/// `--insecure`: accepts any certificate, still checks that signatures are well formed.
+#[derive(Debug)]
+struct NoVerification(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// TLS for `spate serve`: certificate chain and key in PEM, ALPN in order of preference, and,
+/// with `client_ca`, a required client certificate signed by it.
+pub fn server_config(
+    cert: &[u8],
+    key_pem: &[u8],
+    alpn: Vec<Vec<u8>>,
+    client_ca: Option<&[u8]>,
+) -> Result<Arc<ServerConfig>, TlsSetupError> {
+    let builder =
+        ServerConfig::builder_with_provider(provider()).with_safe_default_protocol_versions()?;
+    let builder = match client_ca {
+        Some(pem) => {
+            let mut roots = RootCertStore::empty();
+            for c in certs(pem, "--client-ca")? {
+                roots.add(c)?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider(),
+            )
+            .build()
+            .map_err(|e| TlsSetupError::Rustls(rustls::Error::General(e.to_string())))?;
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut config =
+        builder.with_single_cert(certs(cert, "--tls-cert")?, key(key_pem, "--tls-key")?)?;
+    config.alpn_protocols = alpn;
+    Ok(Arc::new(config))
+}
