@@ -4,6 +4,8 @@
 # 3 repetitions with the repetition as the outer loop, medians reported).
 #
 #   scripts/bench.sh                 HTTP/1.1 rows: spate + peers at c = 50, 1000, 10000
+#   scripts/bench.sh h2              HTTP/2 rows: 16 connections x 16 streams, h2c against the
+#                                    hyper target and h2 over TLS against nginx, beside h2load and oha
 #   scripts/bench.sh instructions    user-space instructions per request under callgrind
 #                                    (spate and wrk, c = 50): repeatable, unlike timings
 #   scripts/bench.sh display         CPU us per request of spate with the live display drawn on a
@@ -108,6 +110,12 @@ if [ "${1:-}" = instructions ]; then
 fi
 
 cd "$ARENA"
+if [ "${1:-}" = h2 ]; then
+  EXTRA="$SPATE" EXTRA_NAME=spate EXTRA_ADAPTER="$ROOT/scripts/arena/spate.sh" \
+    TOOLS="${TOOLS-h2load oha}" MODES="${MODES:-h2c h2tls}" H2_SHAPES="${H2_SHAPES:-16x16}" \
+    REPS="${REPS:-3}" DURATION="${DURATION:-5}" LABEL="${LABEL:-spate-h2-$(date +%Y%m%d-%H%M%S)}" ./run.sh
+  exit $?
+fi
 EXTRA="$SPATE" EXTRA_NAME=spate EXTRA_ADAPTER="$ROOT/scripts/arena/spate.sh" \
   TOOLS="${TOOLS-wrk hey oha vastar rewrk plumbrs}" CONCS="${CONCS:-50 1000 10000}" \
   REPS="${REPS:-3}" DURATION="${DURATION:-5}" TARGET="${TARGET:-hyper}" \

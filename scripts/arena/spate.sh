@@ -1,10 +1,17 @@
 # Arena adapter for spate (see ../shared/arena/adapters/README.adapters.md).
 # One load thread (--threads 1), duration mode, results read from spate's own JSON.
+# h2c: HTTP/2 prior knowledge with C connections x M streams; h2tls: ALPN h2 over TLS (the
+# arena's self-signed certificate, hence --insecure).
 spate_version() { "$BIN" --version | awk '{print $2}'; }
-spate_cmd() { local mode=$1 url=$2 c=$3 d=$4
-  [ "$mode" = h1 ] || return 2
+spate_cmd() { local mode=$1 url=$2 c=$3 d=$4 m=$5
   ENVV=()
-  CMD=("$BIN" --threads 1 -c "$c" -z "${d}s" -t 10s --format json "$url")
+  local base=("$BIN" --threads 1 -c "$c" -z "${d}s" -t 10s --format json)
+  case $mode in
+    h1)    CMD=("${base[@]}" "$url") ;;
+    h2c)   CMD=("${base[@]}" --http2 -p "$m" "$url") ;;
+    h2tls) CMD=("${base[@]}" --http2 -p "$m" --insecure "$url") ;;
+    *) return 2 ;;
+  esac
 }
 spate_parse() {
   python3 - "$2" <<'PY'

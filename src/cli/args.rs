@@ -20,6 +20,8 @@ Examples:
   spate -c 200 -z 10s http://127.0.0.1:8080/     200 connections for 10 seconds
   spate -n 10k -c 50 http://127.0.0.1:8080/api   exactly 10,000 requests
   spate -m POST -T application/json -d '{\"a\":1}' http://127.0.0.1:8080/items
+  spate -c 16 -p 16 --http2 -z 10s http://127.0.0.1:8080/     HTTP/2 (h2c), 16 x 16 streams
+  spate -z 10s --cacert ca.pem https://127.0.0.1:8443/         HTTPS; ALPN picks h2 or 1.1
   spate -c 200 -z 8s --format json --save a.json http://127.0.0.1:8080/   JSON for CI
   spate serve --port 8080 --body-size 1k         the built-in target, for your own tests
 

@@ -417,6 +417,112 @@ mod tests {
     }
 
     #[test]
+    fn tls_and_h2_flags_reach_the_plan() {
+        let dir = std::env::temp_dir().join(format!("spate-cli-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["ca.pem", "c.pem", "k.pem"] {
+            std::fs::write(dir.join(f), f.as_bytes()).unwrap();
+        }
+        let path = |f: &str| dir.join(f).to_string_lossy().into_owned();
+        let p = plan(&[
+            "--http2",
+            "-p",
+            "16",
+            "--h2-stream-window",
+            "1m",
+            "--h2-conn-window",
+            "2m",
+            "--h2-max-frame",
+            "32768",
+            "-k",
+            "--cacert",
+            &path("ca.pem"),
+            "--cert",
+            &path("c.pem"),
+            "--key",
+            &path("k.pem"),
+            "https://h/",
+        ]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(p.protocol, Protocol::Http2);
+        assert_eq!(
+            p.h2,
+            H2 {
+                streams: 16,
+                stream_window: 1_000_000,
+                conn_window: 2_000_000,
+                max_frame: 32_768
+            }
+        );
+        assert!(p.tls.insecure);
+        assert_eq!(p.tls.cacert.as_deref(), Some(&b"ca.pem"[..]));
+        assert_eq!(p.tls.cert.as_deref(), Some(&b"c.pem"[..]));
+        assert_eq!(p.tls.key.as_deref(), Some(&b"k.pem"[..]));
+        assert_eq!(plan(&["--http1.1", "https://h/"]).protocol, Protocol::Http1);
+        assert_eq!(plan(&["https://h/"]).protocol, Protocol::Auto);
+        assert_eq!(
+            plan(&["--http2", "-p", "4", "http://h/"]).h2.streams,
+            4,
+            "h2c"
+        );
+    }
+
+    #[test]
+    fn bad_tls_and_h2_combinations() {
+        for (args, want) in [
+            (
+                &["--http1.1", "--http2", "https://h/"][..],
+                "cannot be used with",
+            ),
+            (&["-p", "4", "http://h/"][..], "needs HTTP/2"),
+            (&["-p", "4", "--http1.1", "https://h/"][..], "needs HTTP/2"),
+            (
+                &["-p", "0", "--http2", "http://h/"][..],
+                "--streams must be at least 1",
+            ),
+            (
+                &["-p", "2", "--disable-keepalive", "https://h/"][..],
+                "no room for --streams",
+            ),
+            (&["--insecure", "http://h/"][..], "need an https:// URL"),
+            (
+                &["--cacert", "/nonexistent/ca.pem", "https://h/"][..],
+                "cannot read --cacert file",
+            ),
+            (
+                &["--h2-max-frame", "100", "--http2", "http://h/"][..],
+                "--h2-max-frame",
+            ),
+            (
+                &["--h2-stream-window", "10", "https://h/"][..],
+                "--h2-stream-window",
+            ),
+        ] {
+            let msg = error(args);
+            assert!(msg.contains(want), "{args:?}: {msg}");
+            assert_eq!(msg.lines().count(), 1);
+        }
+        let serve_errors: [&[&str]; 3] = [
+            &[
+                "spate",
+                "serve",
+                "--h2c",
+                "--tls-cert",
+                "a",
+                "--tls-key",
+                "b",
+            ],
+            &["spate", "serve", "--tls-cert", "a"],
+            &["spate", "serve", "--client-ca", "a"],
+        ];
+        for argv in serve_errors {
+            let e = parse(argv.iter().copied()).unwrap_err();
+            assert_eq!(e.code, EXIT_USAGE, "{argv:?}");
+            assert_eq!(e.message.lines().count(), 1, "{argv:?}: {}", e.message);
+        }
+    }
+
+    #[test]
     fn report_and_display_flags() {
         let argv = [
             "spate",
