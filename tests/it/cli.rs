@@ -332,3 +332,16 @@ fn long_runs_log_a_status_line_every_10s_unless_no_progress() {
     );
     assert_eq!(logged.status.code(), Some(0));
 }
+
+#[test]
+fn demo_over_http2() {
+    let o = spate(&["demo", "--http2", "-p", "4", "-z", "300ms", "-c", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--http2 -p 4"), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("HTTP/2 (h2c)"), "{text}");
+    assert!(
+        text.contains("HTTP/2: 4 streams per connection asked"),
+        "{text}"
+    );
+}
