@@ -26,5 +26,6 @@ pub mod request;
 pub mod serve;
 pub mod stats;
 pub mod target;
+pub mod timer;
 pub mod ui;
 pub mod units;

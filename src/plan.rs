@@ -55,6 +55,20 @@ pub struct H2 {
     pub max_frame: u32,
 }
 
+/// A request rate of `num / den` per second (an exact fraction, so that intended send times
+/// are integers and never drift).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rate {
+    pub num: u64,
+    pub den: u64,
+}
+
+impl Rate {
+    pub fn per_second(self) -> f64 {
+        self.num as f64 / self.den as f64
+    }
+}
+
 /// The largest HTTP/2 flow-control window, used by default (as h2load does).
 pub const H2_MAX_WINDOW: u32 = (1 << 31) - 1;
 
@@ -90,6 +104,16 @@ pub struct Plan {
     pub protocol: Protocol,
     pub tls: Tls,
     pub h2: H2,
+    /// Open model (`-q`): this many requests per second in total, at intended times.
+    pub rate: Option<Rate>,
+    /// Open model: requests later than this are dropped and counted (`--max-lag`).
+    pub max_lag: Option<Duration>,
+    /// Requests per connection before it is closed and re-opened (`--rpc`).
+    pub rpc: Option<u64>,
+    /// Load sent but not recorded before the measurement starts (`--warmup`).
+    pub warmup: Duration,
+    /// Poll for events instead of sleeping (`--busy-poll`).
+    pub busy_poll: bool,
 }
 
 /// Why a plan cannot run. Each message names the flag so that a person can fix it.
@@ -126,9 +150,19 @@ pub enum PlanError {
     )]
     StreamsNeedH2(u32),
     #[error(
-        "--disable-keepalive opens a connection per request, which leaves no room for --streams"
+        "fewer requests per connection (--rpc, --disable-keepalive) than --streams leaves streams idle"
     )]
     StreamsWithoutKeepAlive,
+    #[error("--rpc must be at least 1")]
+    ZeroRpc,
+    #[error("--disable-keepalive means --rpc 1; give one or the other")]
+    RpcWithoutKeepAlive,
+    #[error("--max-lag needs the open model (-q RATE)")]
+    MaxLagWithoutRate,
+    #[error("--max-lag must be longer than zero")]
+    ZeroMaxLag,
+    #[error("-q must be above zero")]
+    ZeroRate,
     #[error("--h2-stream-window and --h2-conn-window must be between 65535 and 2147483647")]
     H2Window,
     #[error("--h2-max-frame must be between 16384 and 16777215")]
@@ -164,6 +198,11 @@ impl Plan {
             protocol: Protocol::Auto,
             tls: Tls::default(),
             h2: H2::default(),
+            rate: None,
+            max_lag: None,
+            rpc: None,
+            warmup: Duration::ZERO,
+            busy_poll: false,
         }
     }
 
@@ -199,8 +238,27 @@ impl Plan {
         if self.h2.streams > 1 && !self.may_use_h2() {
             return Err(PlanError::StreamsNeedH2(self.h2.streams));
         }
-        if self.h2.streams > 1 && !self.keep_alive {
+        if self.rpc == Some(0) {
+            return Err(PlanError::ZeroRpc);
+        }
+        if !self.keep_alive && self.rpc.is_some_and(|n| n != 1) {
+            return Err(PlanError::RpcWithoutKeepAlive);
+        }
+        if self.h2.streams > 1
+            && self
+                .requests_per_connection()
+                .is_some_and(|n| n < u64::from(self.h2.streams))
+        {
             return Err(PlanError::StreamsWithoutKeepAlive);
+        }
+        if self.max_lag.is_some() && self.rate.is_none() {
+            return Err(PlanError::MaxLagWithoutRate);
+        }
+        if self.max_lag.is_some_and(|d| d.is_zero()) {
+            return Err(PlanError::ZeroMaxLag);
+        }
+        if self.rate.is_some_and(|r| r.num == 0 || r.den == 0) {
+            return Err(PlanError::ZeroRate);
         }
         let window = 65_535..=H2_MAX_WINDOW;
         if !window.contains(&self.h2.stream_window) || !window.contains(&self.h2.conn_window) {
@@ -254,6 +312,16 @@ impl Plan {
                 n.eq_ignore_ascii_case("connection")
                     && v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"))
             })
+    }
+
+    /// Requests per connection before it is re-opened: --rpc, 1 without keep-alive (or with a
+    /// `Connection: close` header), none otherwise.
+    pub fn requests_per_connection(&self) -> Option<u64> {
+        if self.closes_connections() {
+            Some(1)
+        } else {
+            self.rpc
+        }
     }
 
     /// Threads actually used: never more than connections.

@@ -35,7 +35,39 @@ pub fn count(s: &str) -> Result<u64, String> {
     Ok(value)
 }
 
-/// "500ms", "10s", "1m30s", "1.5s", or a bare number of seconds ("10", "0.5").
+/// A rate as an exact fraction: `num / den` per second ("500", "0.5", "2.5k"; decimal, so that
+/// intended send times can be computed in integers and never drift).
+pub fn rate(s: &str) -> Result<(u64, u64), String> {
+    let t = s.trim();
+    let bad = || format!("{s:?} is not a rate (examples: 500, 0.5, 2.5k requests per second)");
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1_000u64),
+        Some((i, 'm' | 'M')) => (&t[..i], 1_000_000),
+        _ => (t, 1),
+    };
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    if !digits(int) || (num.contains('.') && !digits(frac)) || frac.len() > 9 {
+        return Err(bad());
+    }
+    let den = 10u64.pow(frac.len() as u32);
+    let whole: u64 = format!("{int}{frac}").parse().map_err(|_| bad())?;
+    let mut num = whole.checked_mul(mult).ok_or_else(bad)?;
+    if num == 0 {
+        return Err(format!("{s:?}: the rate must be above zero"));
+    }
+    let mut den = den;
+    let g = gcd(num, den);
+    num /= g;
+    den /= g;
+    Ok((num, den))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// "500ms", "10s", "1m30s","1.5s", or a bare number of seconds ("10", "0.5").
 pub fn duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if let Ok(secs) = t.parse::<f64>() {
@@ -71,6 +103,28 @@ mod tests {
             " 5 x",
         ] {
             assert!(count(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn rates_are_exact_fractions() {
+        assert_eq!(rate("500"), Ok((500, 1)));
+        assert_eq!(rate("0.5"), Ok((1, 2)));
+        assert_eq!(rate("2.5k"), Ok((2500, 1)));
+        assert_eq!(rate("1234.25"), Ok((4937, 4)));
+        assert_eq!(rate("0.001"), Ok((1, 1000)));
+        for bad in [
+            "",
+            "0",
+            "0.0",
+            "-1",
+            "abc",
+            "1e3",
+            "1.",
+            ".5",
+            "0.0000000001",
+        ] {
+            assert!(rate(bad).is_err(), "{bad:?}");
         }
     }
 

@@ -2,8 +2,10 @@
 //! threshold (docs/MEASUREMENT.md), ending with a verdict on spate itself. No rule may claim
 //! more than its numbers show.
 
-use crate::report::{count, millis};
-use crate::stats::{Connections, ErrorRow, Generator, Percentiles, Phases, Requests, StatusRow};
+use crate::report::{count, millis, per_second};
+use crate::stats::{
+    Connections, ErrorRow, Generator, OpenModel, Percentiles, Phases, Requests, StatusRow,
+};
 
 /// Share of failed or >= 400 requests above which the error rate is called high.
 pub const HIGH_ERROR_RATE: f64 = 0.01;
@@ -24,6 +26,12 @@ pub const RECONNECT_SHARE: f64 = 0.01;
 pub const CPU_BOUND: f64 = 0.90;
 /// Connections busy less than this share of the time (Little's law): spate left gaps.
 pub const BUSY_CONNECTIONS: f64 = 0.90;
+/// Open model: a send lag p99 above this (ms) means requests left late.
+pub const SEND_LAG_MS: f64 = 1.0;
+/// No completion for at least this long (ms), and this many times the typical latency (p50;
+/// not p99, which in the open model contains the stall itself): a stall.
+pub const STALL_MS: f64 = 100.0;
+pub const STALL_P50_FACTOR: f64 = 10.0;
 
 /// Everything the rules read.
 pub struct Facts<'a> {
@@ -36,6 +44,10 @@ pub struct Facts<'a> {
     pub connections: &'a Connections,
     pub generator: &'a Generator,
     pub elapsed_s: f64,
+    /// The open model's schedule; `None` in the closed model.
+    pub open: Option<&'a OpenModel>,
+    /// The longest time without a completion (ms) and when it began (s into the measurement).
+    pub longest_gap: Option<(f64, f64)>,
 }
 
 pub fn insight(f: &Facts<'_>) -> Vec<String> {
@@ -43,6 +55,8 @@ pub fn insight(f: &Facts<'_>) -> Vec<String> {
     errors(f, &mut out);
     shape(f, &mut out);
     tail_phase(f, &mut out);
+    stall(f, &mut out);
+    schedule(f, &mut out);
     generator(f, &mut out);
     out
 }
@@ -174,6 +188,12 @@ fn tail_phase(f: &Facts<'_>, out: &mut Vec<String>) {
         ("reading the response body", ph.read.p99_ms),
         ("writing the request", ph.write.p99_ms),
     ];
+    if let Some(o) = f.open {
+        candidates.push((
+            "waiting to be sent (send lag: every connection was busy)",
+            o.send_lag.p99_ms,
+        ));
+    }
     let c = f.connections;
     if c.reconnects as f64 > RECONNECT_SHARE * f.requests.completed as f64 {
         candidates.push(("opening new connections", c.connect.p99_ms));
@@ -195,6 +215,68 @@ fn tail_phase(f: &Facts<'_>, out: &mut Vec<String>) {
     ));
 }
 
+fn stall(f: &Facts<'_>, out: &mut Vec<String>) {
+    let Some((gap, at)) = f.longest_gap else {
+        return;
+    };
+    let p50 = f.percentiles.p50.unwrap_or(0.0);
+    if gap < STALL_MS || gap < STALL_P50_FACTOR * p50 {
+        return;
+    }
+    let when = format!(
+        "No response completed for {} (from {:.1} s into the run): the server stalled.",
+        millis(gap),
+        at
+    );
+    out.push(if f.open.is_some() {
+        format!("{when} The open-model latency includes the wait of every request intended meanwhile.")
+    } else {
+        format!(
+            "{when} In the closed model spate sends nothing while every connection waits, so the requests a steady stream of clients would have sent meanwhile are missing from the percentiles (coordinated omission): they understate the stall. Use -q RATE (the open model) to measure it."
+        )
+    });
+}
+
+fn schedule(f: &Facts<'_>, out: &mut Vec<String>) {
+    let Some(o) = f.open else { return };
+    let lag = o.send_lag.p99_ms;
+    let rates = format!(
+        "{} of the target {} requests/s",
+        per_second(o.rate_achieved),
+        per_second(o.rate_target)
+    );
+    if o.dropped > 0 || o.missed > 0 {
+        let mut parts = Vec::new();
+        if o.dropped > 0 {
+            parts.push(format!("{} dropped for --max-lag", count(o.dropped)));
+        }
+        if o.missed > 0 {
+            parts.push(format!("{} not sent before the end", count(o.missed)));
+        }
+        out.push(format!(
+            "spate fell behind its schedule: {} of {} scheduled requests ({}); achieved {rates}. A due request waits while every connection is busy: the open model needs about rate x latency connections (-c, or -p with HTTP/2).",
+            count(o.dropped + o.missed),
+            count(o.scheduled),
+            parts.join(", ")
+        ));
+    } else if lag.is_some_and(|l| l > SEND_LAG_MS) {
+        out.push(format!(
+            "Requests left late: send lag p99 {} (above {} ms); achieved {rates}. Their latency counts from the intended time, so the lag is inside it.",
+            opt_ms(lag),
+            SEND_LAG_MS
+        ));
+    } else {
+        out.push(format!(
+            "spate kept to its schedule: send lag p99 {}, {rates}.",
+            opt_ms(lag)
+        ));
+    }
+}
+
+fn opt_ms(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), millis)
+}
+
 fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
     let g = f.generator;
     let c = f.connections;
@@ -211,6 +293,9 @@ fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
         ));
     }
     match g.cpu_busy_percent {
+        Some(busy) if g.busy_poll => out.push(format!(
+            "spate busy-polled (--busy-poll), so its CPU use ({busy:.0} %) does not show whether it was saturated."
+        )),
         Some(busy) if busy >= CPU_BOUND * 100.0 => limits.push(if g.threads == 1 {
             format!("its load thread was busy {busy:.0} % of the time (CPU-bound); try more --threads or another machine")
         } else {
@@ -251,6 +336,13 @@ fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
             "only {} of {} connections could be opened{why}, so the load was lower than asked",
             count(c.established),
             count(u64::from(c.requested))
+        ));
+    }
+    if let Some(o) = f.open.filter(|o| o.dropped + o.missed > 0) {
+        limits.push(format!(
+            "it sent {} of the target {} requests/s",
+            per_second(o.rate_achieved),
+            per_second(o.rate_target)
         ));
     }
     if g.fd_exhausted > 0 {
@@ -361,6 +453,7 @@ mod tests {
                     nofile_limit: Some(1024),
                     fd_exhausted: 0,
                     stopped_by_signal: false,
+                    busy_poll: false,
                 },
             }
         }
@@ -376,6 +469,8 @@ mod tests {
                 connections: &self.connections,
                 generator: &self.generator,
                 elapsed_s: 10.0,
+                open: None,
+                longest_gap: None,
             })
         }
 

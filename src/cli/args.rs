@@ -76,6 +76,30 @@ pub struct RunArgs {
     #[arg(short = 'z', long = "duration", value_name = "TIME", value_parser = values::duration)]
     pub duration: Option<Duration>,
 
+    /// Open model: R requests per second in total (across all connections), at intended times;
+    /// latency counts from the intended time. hey's -q is per worker; spate's is the total.
+    #[arg(short = 'q', long = "rate", value_name = "R", value_parser = values::rate)]
+    pub rate: Option<(u64, u64)>,
+
+    /// Open model: drop (and count) requests that could not be sent within this of their
+    /// intended time.
+    #[arg(long = "max-lag", value_name = "TIME", value_parser = values::duration)]
+    pub max_lag: Option<Duration>,
+
+    /// Requests per connection, then it is closed (Connection: close) and re-opened; --rpc 1
+    /// measures connections per second.
+    #[arg(long = "rpc", value_name = "N", value_parser = values::count)]
+    pub rpc: Option<u64>,
+
+    /// Send load for this long before measuring (not recorded; -n/-z start after it).
+    #[arg(long = "warmup", value_name = "TIME", default_value = "0s", value_parser = values::duration)]
+    pub warmup: Duration,
+
+    /// Poll for responses instead of sleeping: lower measurement overhead, one busy core per
+    /// load thread.
+    #[arg(long = "busy-poll")]
+    pub busy_poll: bool,
+
     /// Timeout per request, from its start to the last byte of the response.
     #[arg(short = 't', long = "timeout", value_name = "TIME", default_value = "20s", value_parser = values::duration)]
     pub timeout: Duration,
@@ -242,6 +266,14 @@ pub struct ServeArgs {
     /// Delay before each response (e.g. 5ms).
     #[arg(long = "delay", value_name = "TIME", default_value = "0s", value_parser = values::duration)]
     pub delay: Duration,
+
+    /// Stop answering at every multiple of this since the server started (with --stall-for).
+    #[arg(long = "stall-every", value_name = "TIME", value_parser = values::duration, requires = "stall_for")]
+    pub stall_every: Option<Duration>,
+
+    /// How long each stall lasts; what arrives meanwhile is answered when it ends.
+    #[arg(long = "stall-for", value_name = "TIME", value_parser = values::duration, requires = "stall_every")]
+    pub stall_for: Option<Duration>,
 
     /// Send bodies with Transfer-Encoding: chunked (HTTP/1.1).
     #[arg(long = "chunked")]

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use clap::Parser as _;
 use clap::error::ErrorKind;
 
-use crate::plan::{H2, Plan, Protocol, Stop, Tls};
+use crate::plan::{H2, Plan, Protocol, Rate, Stop, Tls};
 use crate::report::{Format, Output, check_save_path};
 use crate::serve::ServeConfig;
 use crate::stats::SummaryOptions;
@@ -137,6 +137,17 @@ fn serve(s: args::ServeArgs) -> Result<Command, Exit> {
             .map_err(|_| Exit::usage("--body-size is too large"))?,
         status: s.status,
         delay: s.delay,
+        stall: match (s.stall_every, s.stall_for) {
+            (Some(every), Some(length)) if length < every && !every.is_zero() => {
+                Some(crate::serve::Stall { every, length })
+            }
+            (Some(_), Some(_)) => {
+                return Err(Exit::usage(
+                    "--stall-for must be shorter than --stall-every",
+                ));
+            }
+            _ => None,
+        },
         chunked: s.chunked,
         threads: s.threads.max(1) as usize,
         h2c: s.h2c,
@@ -252,6 +263,11 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
         protocol,
         tls,
         h2,
+        rate: a.rate.map(|(num, den)| Rate { num, den }),
+        max_lag: a.max_lag,
+        rpc: a.rpc,
+        warmup: a.warmup,
+        busy_poll: a.busy_poll,
     };
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     Ok(Command::Run {
@@ -482,8 +498,24 @@ mod tests {
             ),
             (
                 &["-p", "2", "--disable-keepalive", "https://h/"][..],
-                "no room for --streams",
+                "leaves streams idle",
             ),
+            (
+                &["-p", "4", "--rpc", "2", "https://h/"][..],
+                "leaves streams idle",
+            ),
+            (
+                &["--rpc", "3", "--disable-keepalive", "http://h/"][..],
+                "give one or the other",
+            ),
+            (&["--rpc", "0", "http://h/"][..], "--rpc must be at least 1"),
+            (
+                &["--max-lag", "10ms", "http://h/"][..],
+                "needs the open model",
+            ),
+            (&["-q", "0", "http://h/"][..], "above zero"),
+            (&["-q", "fast", "http://h/"][..], "not a rate"),
+            (&["--warmup", "soon", "http://h/"][..], "not a duration"),
             (&["--insecure", "http://h/"][..], "need an https:// URL"),
             (
                 &["--cacert", "/nonexistent/ca.pem", "https://h/"][..],

@@ -2,7 +2,7 @@
 //! ("user:pass"); counts and durations come from `crate::units`.
 
 use crate::plan::is_token;
-pub use crate::units::{count, duration};
+pub use crate::units::{count, duration, rate};
 
 /// "Name: value". The name must be a token; the value must not contain CR, LF or NUL.
 pub fn header(s: &str) -> Result<(String, String), String> {

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
-use super::shared::Shared;
+use super::shared::{Admitted, Shared};
 use super::slot::{Cancel, Slot, guarded};
 use crate::proto::{Fail, Response};
 use crate::stats::{Failure, nanos};
@@ -33,23 +33,35 @@ pub enum Ended {
     Interrupted,
 }
 
-/// Runs `exchange` as the attempt admitted at `t0` on `slot`, and accounts for it.
+/// Runs `exchange` as the attempt `adm` on `slot`, and accounts for it (warm-up attempts only
+/// run: nothing of them is recorded).
 pub async fn attempt<F>(
     ctx: &Shared,
     slot: &Slot,
-    t0: Instant,
+    adm: Admitted,
     marks: &Marks,
     exchange: Pin<&mut F>,
 ) -> Ended
 where
     F: Future<Output = Result<Response, Fail>>,
 {
-    slot.begin_request(t0);
+    slot.begin_request(adm.start);
     let outcome = guarded(slot, exchange).await;
     slot.end_request();
+    if adm.warmup {
+        return match outcome {
+            Ok(Ok(res)) => Ended::Completed {
+                keep_alive: res.keep_alive,
+            },
+            Ok(Err(fail)) => Ended::Failed(fail.class),
+            Err(Cancel::Interrupted) => Ended::Interrupted,
+            Err(Cancel::Timeout) => Ended::Failed(Failure::Timeout),
+            Err(Cancel::ConnectTimeout) => Ended::Failed(Failure::Connect),
+        };
+    }
     match outcome {
         Ok(Ok(res)) => {
-            record(ctx, t0, marks, &res);
+            record(ctx, adm, marks, &res);
             Ended::Completed {
                 keep_alive: res.keep_alive,
             }
@@ -80,11 +92,16 @@ where
     }
 }
 
-fn record(ctx: &Shared, t0: Instant, marks: &Marks, res: &Response) {
+fn record(ctx: &Shared, adm: Admitted, marks: &Marks, res: &Response) {
+    let t0 = adm.start;
     let write_start = marks.connected.get().unwrap_or(t0);
     let written = marks.written.get().unwrap_or(write_start);
     let first_byte = res.first_byte.unwrap_or(written);
-    let latency = nanos(res.done - t0);
+    // Open model: from the intended time, so that waiting for a connection (or for spate) counts.
+    let latency = nanos(
+        res.done
+            .saturating_duration_since(adm.intended.unwrap_or(t0)),
+    );
     if let Some(interval) = &ctx.interval {
         interval.borrow_mut().record(latency);
     }
@@ -100,6 +117,16 @@ fn record(ctx: &Shared, t0: Instant, marks: &Marks, res: &Response) {
         .record(nanos(res.done.saturating_duration_since(first_byte)));
     s.bytes_in += res.bytes_in;
     s.body_bytes += res.body_bytes;
+    if let Some(intended) = adm.intended {
+        s.service.record(nanos(res.done - t0));
+        s.lag.record(nanos(t0.saturating_duration_since(intended)));
+    }
+    if let Some(last) = ctx.last_done.replace(Some(res.done)) {
+        let gap = res.done.saturating_duration_since(last);
+        if s.gap.is_none_or(|(_, longest)| gap > longest) {
+            s.gap = Some((last, gap));
+        }
+    }
 }
 
 /// First wait after a failed reconnect in duration mode; doubles up to `BACKOFF_MAX`.
@@ -110,7 +137,11 @@ const BACKOFF_MAX: Duration = Duration::from_millis(100);
 /// that spate does not spin on a target that refuses connections. False when the wait was
 /// interrupted (the run is over).
 pub async fn back_off(ctx: &Shared, slot: &Slot, class: Failure, delay: &mut Duration) -> bool {
-    if !matches!(class, Failure::Connect | Failure::Tls) || ctx.counts_down() {
+    // The open model's schedule paces retries by itself.
+    if !matches!(class, Failure::Connect | Failure::Tls)
+        || ctx.counts_down()
+        || ctx.pacer.get().is_some()
+    {
         return true;
     }
     let ok = guarded(slot, std::pin::pin!(tokio::time::sleep(*delay)))

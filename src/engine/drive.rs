@@ -1,11 +1,12 @@
-//! HOT: the life of one connection in the closed model. A connection owns a group of slots: one
-//! for HTTP/1.1, one per stream for HTTP/2. Both lanes go through `attempt`; only how a request
-//! is exchanged differs. No allocation, lock, timer or formatting per HTTP/1.1 request (HTTP/2
-//! allocates inside the h2 crate).
+//! HOT: the life of one connection. A connection owns a group of slots: one for HTTP/1.1, one
+//! per stream for HTTP/2. Every request goes through `Shared::next_attempt` (closed or open
+//! model) and `attempt`; only how it is exchanged differs. No allocation, lock, timer or
+//! formatting per HTTP/1.1 request (HTTP/2 allocates inside the h2 crate).
 
+use std::cell::Cell;
 use std::future::poll_fn;
 use std::pin::pin;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ::h2::client::SendRequest;
 use bytes::Bytes;
@@ -14,7 +15,7 @@ use futures_util::stream::FuturesUnordered;
 
 use super::attempt::{BACKOFF_MIN, Ended, Marks, attempt, back_off};
 use super::shared::{Connected, OpenConn, OpenH2, Shared};
-use super::slot::{Slot, guarded};
+use super::slot::{Cancel, Slot, guarded};
 use crate::proto::{Cause, Fail, h1, h2};
 use crate::stats::Failure;
 
@@ -27,27 +28,36 @@ fn switched() -> Fail {
 
 /// Drives connection `group` (pre-connected as `conn`) until the thread stops admitting attempts.
 pub async fn drive(ctx: &Shared, group: usize, conn: Connected) {
-    let slots = ctx.group_slots(group);
+    let first = group * ctx.setup.streams.max(1);
     match conn {
-        Connected::H1(c) => h1_loop(ctx, &slots[0], Some(c)).await,
-        Connected::H2(c) => h2_group(ctx, slots, Some(c)).await,
+        Connected::H1(c) => h1_loop(ctx, first, Some(c)).await,
+        Connected::H2(c) => h2_group(ctx, group, Some(c)).await,
     }
-    for slot in slots {
+    for slot in ctx.group_slots(group) {
         slot.retire();
     }
 }
 
-/// HTTP/1.1: one request at a time; a closed connection is re-opened inside the next attempt.
-async fn h1_loop(ctx: &Shared, slot: &Slot, mut conn: Option<OpenConn>) {
+/// HTTP/1.1: one request at a time; a closed connection is re-opened inside the next attempt,
+/// and with --rpc the last request of a connection says `Connection: close`.
+async fn h1_loop(ctx: &Shared, index: usize, mut conn: Option<OpenConn>) {
+    let slot = &ctx.slots[index];
     let mut delay = BACKOFF_MIN;
-    while let Some(t0) = ctx.admit() {
+    let mut served = 0u64;
+    while let Some(adm) = ctx.next_attempt(index).await {
+        let last = ctx.setup.rpc.is_some_and(|n| served + 1 >= n);
+        let request = if last {
+            &ctx.setup.request_close
+        } else {
+            &ctx.setup.request
+        };
         let marks = Marks::default();
         let ended = {
             let exchange = pin!(async {
                 let c = match conn.as_mut() {
                     Some(c) => c,
                     None => {
-                        slot.begin_connect(t0);
+                        slot.begin_connect(adm.start);
                         let opened = ctx.open(true).await?;
                         slot.end_connect();
                         marks.connected.set(Some(Instant::now()));
@@ -57,24 +67,30 @@ async fn h1_loop(ctx: &Shared, slot: &Slot, mut conn: Option<OpenConn>) {
                         }
                     }
                 };
-                h1::send(&mut c.conn, &ctx.setup.request).await?;
+                h1::send(&mut c.conn, request).await?;
                 marks.written.set(Some(Instant::now()));
                 h1::receive(&mut c.conn, ctx.setup.head_request, &ctx.scratch).await
             });
-            attempt(ctx, slot, t0, &marks, exchange).await
+            attempt(ctx, slot, adm, &marks, exchange).await
         };
-        if marks.written.get().is_some() {
-            ctx.stats.borrow_mut().bytes_out += ctx.setup.request.len() as u64;
+        if marks.connected.get().is_some() {
+            served = 0;
+        }
+        if marks.written.get().is_some() && !adm.warmup {
+            ctx.stats.borrow_mut().bytes_out += request.len() as u64;
         }
         match ended {
             Ended::Completed { keep_alive } => {
-                if !keep_alive || !ctx.setup.keep_alive {
+                served += 1;
+                if !keep_alive || last {
                     conn = None;
+                    served = 0;
                 }
                 delay = BACKOFF_MIN;
             }
             Ended::Failed(class) => {
                 conn = None;
+                served = 0;
                 if !back_off(ctx, slot, class, &mut delay).await {
                     break;
                 }
@@ -88,24 +104,27 @@ async fn h1_loop(ctx: &Shared, slot: &Slot, mut conn: Option<OpenConn>) {
 enum StreamEnd {
     /// The run admits no more attempts.
     Over,
-    /// The connection takes no more streams; `goaway` if the server said so with GOAWAY.
+    /// The connection takes no more streams: GOAWAY (`goaway`), an error, or --rpc reached.
     Gone { goaway: bool },
 }
 
 /// HTTP/2: as many stream loops as the server allows (up to `-p`) share one connection; when it
-/// can take no more streams (GOAWAY, error), the ones in flight finish and the connection is
+/// takes no more streams (GOAWAY, error, --rpc), the ones in flight finish and the connection is
 /// re-opened inside the next attempt.
-async fn h2_group(ctx: &Shared, slots: &[Slot], first: Option<OpenH2>) {
+async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
+    let base = group * ctx.setup.streams.max(1);
     let mut next = first;
     let mut delay = BACKOFF_MIN;
     loop {
+        // Requests admitted on the current connection (--rpc).
+        let used = Cell::new(0u64);
         let open = match next.take() {
             Some(open) => open,
-            None => match reopen(ctx, &slots[0], &mut delay).await {
-                // Without keep-alive the connection served its one request; the next one opens
-                // another.
-                Reopen::Open(_) if !ctx.setup.keep_alive => continue,
-                Reopen::Open(open) => open,
+            None => match reopen(ctx, base, &mut delay).await {
+                Reopen::Open(open) => {
+                    used.set(1);
+                    open
+                }
                 Reopen::Retry => continue,
                 Reopen::Over => break,
             },
@@ -120,10 +139,9 @@ async fn h2_group(ctx: &Shared, slots: &[Slot], first: Option<OpenH2>) {
                 seen => seen.min(limit),
             };
         }
-        let n = slots.len().min(max_streams.max(1));
-        let mut streams: FuturesUnordered<_> = slots[..n]
-            .iter()
-            .map(|slot| stream_loop(ctx, slot, send.clone()))
+        let n = ctx.setup.streams.max(1).min(max_streams.max(1));
+        let mut streams: FuturesUnordered<_> = (base..base + n)
+            .map(|index| stream_loop(ctx, index, send.clone(), &used))
             .collect();
         drop(send);
         let mut goaway = false;
@@ -152,15 +170,16 @@ enum Reopen {
 /// A new HTTP/2 connection, opened inside an admitted attempt whose request then goes on it:
 /// the connection time is inside that request's latency, and a target that is down uses up
 /// attempts (so a count run always ends).
-async fn reopen(ctx: &Shared, slot: &Slot, delay: &mut std::time::Duration) -> Reopen {
-    let Some(t0) = ctx.admit() else {
+async fn reopen(ctx: &Shared, index: usize, delay: &mut Duration) -> Reopen {
+    let slot = &ctx.slots[index];
+    let Some(adm) = ctx.next_attempt(index).await else {
         return Reopen::Over;
     };
     let marks = Marks::default();
     let mut opened: Option<OpenH2> = None;
     let ended = {
         let exchange = pin!(async {
-            slot.begin_connect(t0);
+            slot.begin_connect(adm.start);
             let c = ctx.open(true).await?;
             slot.end_connect();
             marks.connected.set(Some(Instant::now()));
@@ -172,10 +191,12 @@ async fn reopen(ctx: &Shared, slot: &Slot, delay: &mut std::time::Duration) -> R
             marks.written.set(Some(Instant::now()));
             h2::receive(response).await
         });
-        attempt(ctx, slot, t0, &marks, exchange).await
+        attempt(ctx, slot, adm, &marks, exchange).await
     };
     match (ended, opened) {
         (Ended::Interrupted, _) => Reopen::Over,
+        // Without keep-alive (--rpc 1) the connection served its one request.
+        (_, Some(_)) if ctx.setup.rpc == Some(1) => Reopen::Retry,
         (Ended::Completed { .. }, Some(open)) => {
             *delay = BACKOFF_MIN;
             Reopen::Open(open)
@@ -198,7 +219,13 @@ async fn reopen(ctx: &Shared, slot: &Slot, delay: &mut std::time::Duration) -> R
 
 /// One stream of a connection: request after request until the run is over or the connection
 /// takes no more streams.
-async fn stream_loop(ctx: &Shared, slot: &Slot, mut send: SendRequest<Bytes>) -> StreamEnd {
+async fn stream_loop(
+    ctx: &Shared,
+    index: usize,
+    mut send: SendRequest<Bytes>,
+    used: &Cell<u64>,
+) -> StreamEnd {
+    let slot: &Slot = &ctx.slots[index];
     loop {
         // Also how GOAWAY and a dead connection show: the handle is no longer ready.
         match guarded(slot, pin!(poll_fn(|cx| send.poll_ready(cx)))).await {
@@ -210,9 +237,13 @@ async fn stream_loop(ctx: &Shared, slot: &Slot, mut send: SendRequest<Bytes>) ->
             }
             Ok(Ok(())) => {}
         }
-        let Some(t0) = ctx.admit() else {
+        if ctx.setup.rpc.is_some_and(|n| used.get() >= n) {
+            return StreamEnd::Gone { goaway: false };
+        }
+        let Some(adm) = ctx.next_attempt(index).await else {
             return StreamEnd::Over;
         };
+        used.set(used.get() + 1);
         let marks = Marks::default();
         let ended = {
             let exchange = pin!(async {
@@ -220,13 +251,10 @@ async fn stream_loop(ctx: &Shared, slot: &Slot, mut send: SendRequest<Bytes>) ->
                 marks.written.set(Some(Instant::now()));
                 h2::receive(response).await
             });
-            attempt(ctx, slot, t0, &marks, exchange).await
+            attempt(ctx, slot, adm, &marks, exchange).await
         };
         if ended == Ended::Interrupted {
             return StreamEnd::Over;
-        }
-        if !ctx.setup.keep_alive {
-            return StreamEnd::Gone { goaway: false };
         }
     }
 }
@@ -240,7 +268,7 @@ pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Connected, (Failure
     match r {
         Ok(Ok(c)) => Ok(c),
         Ok(Err(fail)) => Err((fail.class, fail.to_string())),
-        Err(super::slot::Cancel::Interrupted) => Err((
+        Err(Cancel::Interrupted) => Err((
             Failure::Connect,
             "interrupted before the run started".into(),
         )),

@@ -6,6 +6,7 @@ mod attempt;
 mod control;
 mod cpu;
 mod drive;
+mod pace;
 mod shared;
 mod slot;
 mod split;
@@ -22,7 +23,7 @@ use crate::request;
 use crate::stats::Failure;
 use crate::stats::{RunOutput, Stats};
 use shared::{LaneChoice, Limit, Setup};
-use thread::{Finished, Go, Ready};
+use thread::{Finished, Go, Paced, Ready};
 
 pub use control::Control;
 pub use cpu::nofile_limit;
@@ -102,6 +103,10 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     };
     let setup = Setup {
         request: request::h1_bytes(plan),
+        request_close: request::h1_bytes(&Plan {
+            keep_alive: false,
+            ..plan.clone()
+        }),
         h2_request: request::h2_prepared(plan).map_err(RunError::Request)?,
         streams: if plan.may_use_h2() {
             plan.h2.streams as usize
@@ -116,7 +121,8 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
             max_frame: plan.h2.max_frame,
         },
         head_request: plan.is_head(),
-        keep_alive: !plan.closes_connections(),
+        rpc: plan.requests_per_connection(),
+        busy_poll: plan.busy_poll,
         timeout: plan.timeout,
         connect_timeout: plan.connect_timeout,
         addrs: addrs.clone(),
@@ -188,28 +194,59 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
 
     let start = Instant::now();
     control.mark_started(start);
-    let limits: Vec<Limit> = match plan.stop {
-        // Stopped while connecting: run nothing, report what there is.
-        _ if control.stop_requested() => vec![Limit::Closed; threads],
-        Stop::Requests(n) => split::proportional(n, &established)
-            .into_iter()
-            .map(Limit::Budget)
-            .collect(),
-        Stop::Duration(d) => vec![Limit::Deadline(start + d); threads],
+    let window_start = start + plan.warmup;
+    let budgets = match plan.stop {
+        Stop::Requests(n) => split::proportional(n, &established),
+        Stop::Duration(_) => vec![0; threads],
     };
     let drain_end = match plan.stop {
-        Stop::Duration(d) => Some(start + d + plan.timeout.min(MAX_DRAIN)),
+        Stop::Duration(d) => Some(window_start + d + plan.timeout.min(MAX_DRAIN)),
         Stop::Requests(_) => None,
     };
-    for (tx, limit) in go_txs.iter().zip(limits) {
+    let warmup_end = (!plan.warmup.is_zero()).then_some(window_start);
+    // Open model: one global schedule, interleaved over the threads that have connections.
+    let active: Vec<usize> = (0..threads).filter(|&k| established[k] > 0).collect();
+    let whole = plan
+        .rate
+        .map(|r| pace::Schedule::new(start, u128::from(r.num), u128::from(r.den)));
+    for (k, tx) in go_txs.iter().enumerate() {
+        let rank = active.iter().position(|&a| a == k);
+        let (limit, paced) = match (whole, rank, plan.stop) {
+            // Stopped while connecting: run nothing, report what there is.
+            _ if control.stop_requested() => (Limit::Closed, None),
+            (None, _, Stop::Requests(_)) => (Limit::Budget(budgets[k]), None),
+            (None, _, Stop::Duration(d)) => (Limit::Deadline(window_start + d), None),
+            (Some(_), None, _) => (Limit::Closed, None),
+            (Some(whole), Some(rank), stop) => {
+                let schedule = whole.share(rank as u64, active.len() as u64);
+                let first = whole.global_count_before(window_start);
+                let recorded_from = schedule.count_below(first);
+                let end = match stop {
+                    Stop::Requests(n) => schedule.count_below(first + n),
+                    Stop::Duration(d) => schedule.count_before(window_start + d),
+                };
+                let paced = Paced {
+                    schedule,
+                    recorded_from,
+                    end,
+                    max_lag: plan.max_lag,
+                };
+                (Limit::Paced, Some(paced))
+            }
+        };
         // A thread that already died shows up when joined.
-        let _ = tx.send(Go { limit, drain_end });
+        let _ = tx.send(Go {
+            limit,
+            drain_end,
+            warmup_end,
+            paced,
+        });
     }
     drop(go_txs);
 
     let finished = join(handles)?;
     let mut stats = Stats::default();
-    let mut end = start;
+    let mut end = window_start;
     let mut cpu = Some(Duration::ZERO);
     for f in &finished {
         stats += &f.stats;
@@ -218,9 +255,10 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     }
     Ok(RunOutput {
         stats,
-        elapsed: end - start,
+        elapsed: end.saturating_duration_since(window_start),
         dns,
         threads: threads as u32,
+        window_start,
         cpu,
         interrupted: control.stop_requested() || finished.iter().any(|f| f.interrupted),
         nofile_limit: cpu::nofile_limit(),

@@ -3,17 +3,20 @@
 //! TLS, then the lane the server agreed to). Single-threaded by construction (`Rc`, `Cell`,
 //! `RefCell`): nothing here is locked or atomic.
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
+use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use h2::client::{Connection, SendRequest};
 
-use super::slot::Slot;
+use super::pace::{Pacer, Take};
+use super::slot::{Slot, guarded};
 use crate::net::{self, Stream, TlsClient};
 use crate::proto::h1::Conn;
 use crate::proto::h2::{
@@ -34,6 +37,8 @@ pub enum Limit {
     Budget(u64),
     /// Admit until this instant.
     Deadline(Instant),
+    /// Open model: the pacer decides.
+    Paced,
 }
 
 /// Which lane a new connection speaks.
@@ -51,10 +56,15 @@ pub enum LaneChoice {
 pub struct Setup {
     /// HTTP/1.1 request bytes.
     pub request: Bytes,
+    /// The same with `Connection: close`, for the last request of a connection (--rpc).
+    pub request_close: Bytes,
     /// The same request for HTTP/2.
     pub h2_request: Prepared,
     pub head_request: bool,
-    pub keep_alive: bool,
+    /// Requests per connection before it is re-opened (--rpc; 1 without keep-alive).
+    pub rpc: Option<u64>,
+    /// Poll for events instead of sleeping (--busy-poll).
+    pub busy_poll: bool,
     pub timeout: Duration,
     pub connect_timeout: Duration,
     pub addrs: Arc<[SocketAddr]>,
@@ -71,6 +81,17 @@ pub struct Setup {
     pub stop: Arc<AtomicBool>,
     /// Where the thread publishes its progress, when a display wants it.
     pub live: Option<Arc<Live>>,
+}
+
+/// An admitted request attempt.
+#[derive(Debug, Clone, Copy)]
+pub struct Admitted {
+    /// When it actually starts.
+    pub start: Instant,
+    /// Open model: when it was meant to be sent (latency counts from here).
+    pub intended: Option<Instant>,
+    /// Sent during --warmup: not recorded.
+    pub warmup: bool,
 }
 
 /// Counts open connections: dropped with the connection, whichever path drops it.
@@ -120,6 +141,12 @@ pub struct Shared {
     pub interval: Option<RefCell<LiveHist>>,
     /// Bytes of all HTTP/2 connections of the thread.
     pub h2_bytes: Rc<ByteCounters>,
+    /// Open model: the thread's schedule, set with the start signal.
+    pub pacer: OnceCell<Pacer>,
+    /// Closed model: attempts that start before this are the warm-up.
+    pub warmup_end: Cell<Option<Instant>>,
+    /// The last completed (recorded) response, for the completion gap.
+    pub last_done: Cell<Option<Instant>>,
     /// Connections open right now.
     open: Rc<Cell<u64>>,
     /// Index into `addrs` of the address that accepted last.
@@ -145,6 +172,9 @@ impl Shared {
             interrupted: Cell::new(false),
             interval,
             h2_bytes: Rc::new(ByteCounters::default()),
+            pacer: OnceCell::new(),
+            warmup_end: Cell::new(None),
+            last_done: Cell::new(None),
             open: Rc::new(Cell::new(0)),
             preferred: Cell::new(0),
             setup,
@@ -157,33 +187,88 @@ impl Shared {
         &self.slots[group * n..(group + 1) * n]
     }
 
-    /// Admits one more request attempt, returning its start time, or `None` when the run is over
-    /// for this thread. Every admitted attempt is counted and must end one way.
-    pub fn admit(&self) -> Option<Instant> {
+    /// The next request attempt for slot `index`, or `None` when the run is over for it. In the
+    /// closed model it starts now; in the open model it waits until a request falls due. Every
+    /// admitted attempt is counted (as a recorded attempt or a warm-up one) and must end one way.
+    pub async fn next_attempt(&self, index: usize) -> Option<Admitted> {
+        let Some(pacer) = self.pacer.get() else {
+            return self.admit();
+        };
+        let slot = &self.slots[index];
+        let paced = poll_fn(|cx| {
+            if self.stop.get() {
+                return Poll::Ready(None);
+            }
+            let now = Instant::now();
+            match pacer.take(now) {
+                Take::Due { index: j, intended } => {
+                    let warmup = j < pacer.recorded_from;
+                    let mut s = self.stats.borrow_mut();
+                    if warmup {
+                        s.warmup_requests += 1;
+                    } else {
+                        s.attempts += 1;
+                        s.last_send = Some(now);
+                    }
+                    Poll::Ready(Some(Admitted {
+                        start: now,
+                        intended: Some(intended),
+                        warmup,
+                    }))
+                }
+                Take::Wait => {
+                    pacer.wait(index, cx.waker());
+                    Poll::Pending
+                }
+                Take::Over => Poll::Ready(None),
+            }
+        });
+        guarded(slot, std::pin::pin!(paced)).await.ok().flatten()
+    }
+
+    /// Closed model: admits an attempt that starts now, if the run admits any more.
+    fn admit(&self) -> Option<Admitted> {
         if self.stop.get() {
             return None;
         }
         let now = Instant::now();
+        // Warm-up attempts do not use up the count: -n counts recorded requests.
+        let warmup = self.warmup_end.get().is_some_and(|end| now < end);
         match self.limit.get() {
-            Limit::Closed | Limit::Budget(0) => return None,
+            Limit::Closed | Limit::Paced => return None,
+            _ if warmup => {}
+            Limit::Budget(0) => return None,
             Limit::Budget(n) => self.limit.set(Limit::Budget(n - 1)),
             Limit::Deadline(d) if now >= d => return None,
             Limit::Deadline(_) => {}
         }
-        self.stats.borrow_mut().attempts += 1;
-        Some(now)
+        let mut s = self.stats.borrow_mut();
+        if warmup {
+            s.warmup_requests += 1;
+        } else {
+            s.attempts += 1;
+        }
+        Some(Admitted {
+            start: now,
+            intended: None,
+            warmup,
+        })
     }
 
-    /// Whether `admit` would refuse now (without using up an attempt).
+    /// Whether no more attempts will be admitted (without using one up).
     pub fn is_over(&self) -> bool {
+        if let Some(pacer) = self.pacer.get() {
+            return self.stop.get() || pacer.is_over();
+        }
         self.stop.get()
             || match self.limit.get() {
-                Limit::Closed | Limit::Budget(0) => true,
+                Limit::Closed | Limit::Budget(0) | Limit::Paced => true,
                 Limit::Budget(_) => false,
                 Limit::Deadline(d) => Instant::now() >= d,
             }
     }
 
+    /// Whether attempts are a fixed number (count mode) rather than a time.
     pub fn counts_down(&self) -> bool {
         matches!(self.limit.get(), Limit::Budget(_))
     }

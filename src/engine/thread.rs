@@ -12,6 +12,7 @@ use tokio::task::LocalSet;
 
 use super::cpu::thread_cpu;
 use super::drive::{drive, preconnect};
+use super::pace::{Pacer, Schedule};
 use super::shared::{Connected, Limit, Setup, Shared};
 use super::slot::Cancel;
 use crate::stats::{Failure, Stats};
@@ -33,6 +34,21 @@ pub struct Ready {
 pub struct Go {
     pub limit: Limit,
     pub drain_end: Option<Instant>,
+    /// Closed model: attempts that start before this are the warm-up.
+    pub warmup_end: Option<Instant>,
+    /// Open model: the thread's schedule.
+    pub paced: Option<Paced>,
+}
+
+/// The open-model part of the start signal.
+#[derive(Debug, Clone, Copy)]
+pub struct Paced {
+    pub schedule: Schedule,
+    /// Requests before this index are the warm-up.
+    pub recorded_from: u64,
+    /// Requests from this index on are not sent.
+    pub end: u64,
+    pub max_lag: Option<Duration>,
 }
 
 pub struct Finished {
@@ -93,6 +109,7 @@ pub fn run(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    crate::timer::tighten_timer_slack();
     let local = LocalSet::new();
     let ctx = Rc::new(Shared::new(setup));
     let mut cpu = None;
@@ -128,6 +145,21 @@ pub fn run(
         let cpu_start = thread_cpu();
         ctx.limit.set(start.limit);
         ctx.drain_end.set(start.drain_end);
+        ctx.warmup_end.set(start.warmup_end);
+        if let Some(p) = start.paced {
+            let pacer = Pacer::new(
+                p.schedule,
+                p.recorded_from,
+                p.end,
+                p.max_lag,
+                ctx.slots.len(),
+            );
+            let _ = ctx.pacer.set(pacer);
+            tokio::task::spawn_local(pace(ctx.clone()));
+        }
+        if ctx.setup.busy_poll {
+            tokio::task::spawn_local(spin(ctx.clone()));
+        }
 
         let live: Vec<(usize, Connected)> = conns
             .into_iter()
@@ -155,6 +187,10 @@ pub fn run(
     });
     drop(local);
     let mut stats = ctx.stats.take();
+    if let Some(pacer) = ctx.pacer.get() {
+        stats.scheduled = pacer.scheduled();
+        stats.dropped = pacer.dropped();
+    }
     stats.bytes_in += ctx.h2_bytes.read.get();
     stats.bytes_out += ctx.h2_bytes.written.get();
     Ok(Finished {
@@ -170,6 +206,39 @@ async fn worker(ctx: Rc<Shared>, conns: Vec<(usize, Connected)>) {
     while set.next().await.is_some() {}
 }
 
+/// The open model's clock: while connections wait, sleep until the next request falls due
+/// (a precise timer, not tokio's millisecond one), then wake one waiting connection per due
+/// request. Idle when nobody waits: a connection that finishes takes a due request by itself.
+async fn pace(ctx: Rc<Shared>) {
+    let Some(pacer) = ctx.pacer.get() else { return };
+    let mut timer = crate::timer::Timer::new();
+    loop {
+        std::future::poll_fn(|cx| {
+            if pacer.has_waiters() || pacer.is_over() {
+                std::task::Poll::Ready(())
+            } else {
+                pacer.park(cx.waker());
+                std::task::Poll::Pending
+            }
+        })
+        .await;
+        if pacer.is_over() {
+            pacer.wake_all();
+            return;
+        }
+        timer.sleep_until(pacer.next_due()).await;
+        pacer.wake(pacer.due_count(Instant::now()).max(1));
+    }
+}
+
+/// --busy-poll: keeps the thread's runtime polling for events instead of sleeping in the kernel,
+/// so that a response is seen without a wake-up delay.
+async fn spin(ctx: Rc<Shared>) {
+    while !ctx.stop.get() {
+        tokio::task::yield_now().await;
+    }
+}
+
 /// How often the sweeper looks at the slots: a tenth of the shortest timeout, within 1-100 ms.
 fn tick(ctx: &Shared) -> Duration {
     let shortest = ctx.setup.timeout.min(ctx.setup.connect_timeout);
@@ -183,6 +252,9 @@ fn honour_stop(ctx: &Shared, now: Instant) {
         return;
     }
     ctx.interrupted.set(true);
+    if let Some(pacer) = ctx.pacer.get() {
+        pacer.close();
+    }
     if ctx.limit.get() == Limit::Closed {
         for slot in ctx.slots.iter() {
             slot.fire(Cancel::Interrupted);

@@ -23,6 +23,12 @@ pub fn millis(ms: f64) -> String {
     }
 }
 
+/// A rate with thousands separators and one decimal: 175019.46 -> "175,019.5".
+pub fn per_second(rate: f64) -> String {
+    let tenths = (rate.max(0.0) * 10.0).round() as u64;
+    format!("{}.{}", count(tenths / 10), tenths % 10)
+}
+
 /// Bytes in B, KiB, MiB or GiB.
 pub fn bytes(n: f64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
@@ -58,6 +64,13 @@ mod tests {
         assert_eq!(millis(0.0412), "0.041 ms");
         assert_eq!(millis(12.3456), "12.346 ms");
         assert_eq!(millis(1500.0), "1.500 s");
+    }
+
+    #[test]
+    fn rates_have_separators_and_one_decimal() {
+        assert_eq!(per_second(175_019.46), "175,019.5");
+        assert_eq!(per_second(0.0), "0.0");
+        assert_eq!(per_second(999.96), "1,000.0");
     }
 
     #[test]

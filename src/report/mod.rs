@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use crate::stats::Summary;
 
 pub use colour::Palette;
-pub use format::{bytes, count, millis};
+pub use format::{bytes, count, millis, per_second};
 pub use json::{check_save_path, save_json, to_json};
 pub use text::render;
 

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::colour::Palette;
-use super::format::{bytes, count, millis};
+use super::format::{bytes, count, millis, per_second as rate};
 use crate::analysis::{LEVEL_NAMES, LevelMode, Levels};
 use crate::stats::{Phase, Summary};
 
@@ -30,6 +30,7 @@ pub fn render(s: &Summary, palette: Palette) -> String {
 fn write_report(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
     header(o, s, pal)?;
     summary(o, s)?;
+    schedule(o, s)?;
     percentiles(o, s, pal)?;
     histogram(o, s, pal)?;
     legend(o, s, pal)?;
@@ -53,27 +54,79 @@ fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
         c.method,
         c.url
     )?;
+    let protocol = match c.tls.as_deref() {
+        Some("insecure") => format!(
+            "{} over TLS (certificate NOT verified: --insecure)",
+            c.protocol
+        ),
+        Some(_) => format!("{} over TLS", c.protocol),
+        None => c.protocol.clone(),
+    };
+    let model = match c.rate {
+        Some(r) => format!("open model at {} requests/s", rate(r)),
+        None => "closed model".into(),
+    };
+    let mut extras = Vec::new();
+    match c.rpc {
+        Some(1) => extras.push("a new connection per request".to_string()),
+        Some(n) => extras.push(format!("{} requests per connection", count(n))),
+        None => {}
+    }
+    if c.warmup_s > 0.0 {
+        extras.push(format!("after {} of warm-up", millis(c.warmup_s * 1e3)));
+    }
+    if s.generator.stopped_by_signal {
+        extras.push("stopped early by Ctrl-C/SIGTERM".into());
+    }
+    let extras = if extras.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", extras.join(", "))
+    };
     writeln!(
         o,
-        "  {} connections on {} thread{}, {stop}, {}, {} model{}{}",
+        "  {} connections on {} thread{}, {stop}, {protocol}, {model}{extras}",
         count(u64::from(c.connections)),
         c.threads,
         if c.threads == 1 { "" } else { "s" },
-        match c.tls.as_deref() {
-            Some("insecure") => format!(
-                "{} over TLS (certificate NOT verified: --insecure)",
-                c.protocol
-            ),
-            Some(_) => format!("{} over TLS", c.protocol),
-            None => c.protocol.clone(),
-        },
-        c.model,
-        if c.keep_alive { "" } else { ", no keep-alive" },
-        if s.generator.stopped_by_signal {
-            " (stopped early by Ctrl-C/SIGTERM)"
-        } else {
-            ""
-        },
+    )
+}
+
+/// The open model's schedule: what was planned, what was sent, how late.
+fn schedule(o: &mut String, s: &Summary) -> std::fmt::Result {
+    let Some(m) = &s.open_model else {
+        return Ok(());
+    };
+    writeln!(o, "\nSchedule (open model)")?;
+    writeln!(o, "  Target rate     {} requests/s", rate(m.rate_target))?;
+    writeln!(o, "  Achieved rate   {} requests/s", rate(m.rate_achieved))?;
+    writeln!(
+        o,
+        "  Scheduled       {} = {} sent + {} dropped + {} missed",
+        count(m.scheduled),
+        count(m.sent),
+        count(m.dropped),
+        count(m.missed)
+    )?;
+    if let Some(max) = m.max_lag_ms {
+        writeln!(
+            o,
+            "  Dropped         later than --max-lag {} when a connection came free",
+            millis(max)
+        )?;
+    }
+    if m.missed > 0 {
+        writeln!(
+            o,
+            "  Missed          still waiting for a free connection when the run ended"
+        )?;
+    }
+    phase_header(o)?;
+    phase_row(o, "send lag", &m.send_lag)?;
+    phase_row(o, "service time", &m.service)?;
+    writeln!(
+        o,
+        "  Latency counts from the intended send time: send lag + service time."
     )
 }
 
@@ -123,7 +176,23 @@ fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
         bytes(t.bytes_in as f64),
         bytes(t.bytes_in_per_sec)
     )?;
-    writeln!(o, "  Data sent       {}", bytes(t.bytes_out as f64))
+    writeln!(o, "  Data sent       {}", bytes(t.bytes_out as f64))?;
+    if let (Some(gap), Some(at)) = (t.longest_gap_ms, t.longest_gap_at_s) {
+        writeln!(
+            o,
+            "  Longest pause   {} without a completed response, from {at:.1} s",
+            millis(gap)
+        )?;
+    }
+    if s.config.warmup_s > 0.0 {
+        writeln!(
+            o,
+            "  Warm-up         {} before this, {} requests not recorded",
+            millis(s.config.warmup_s * 1e3),
+            count(s.config.warmup_requests)
+        )?;
+    }
+    Ok(())
 }
 
 /// The level name of a latency, or "" without levels.
@@ -133,11 +202,12 @@ fn level_of(levels: Option<&Levels>, ms: f64) -> Option<usize> {
 
 fn percentiles(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
     let l = &s.latency;
-    writeln!(
-        o,
-        "\nLatency distribution ({} model: request start to last body byte)",
-        s.config.model
-    )?;
+    let definition = if s.open_model.is_some() {
+        "open model: intended send time to last body byte"
+    } else {
+        "closed model: request start to last body byte"
+    };
+    writeln!(o, "\nLatency distribution ({definition})")?;
     if l.count == 0 {
         return writeln!(o, "  no completed responses");
     }
@@ -370,12 +440,6 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-/// 175019.46 -> "175,019.5".
-fn rate(per_sec: f64) -> String {
-    let tenths = (per_sec.max(0.0) * 10.0).round() as u64;
-    format!("{}.{}", count(tenths / 10), tenths % 10)
-}
-
 fn phase_header(o: &mut String) -> std::fmt::Result {
     writeln!(
         o,
@@ -398,13 +462,6 @@ fn phase_row(o: &mut String, name: &str, p: &Phase) -> std::fmt::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rates_have_separators_and_one_decimal() {
-        assert_eq!(rate(175_019.46), "175,019.5");
-        assert_eq!(rate(0.0), "0.0");
-        assert_eq!(rate(999.96), "1,000.0");
-    }
 
     #[test]
     fn wrapping() {

@@ -2,12 +2,13 @@
 //! the client's own body framing), queue the prebuilt responses, write them in one go.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use super::Pacing;
 use super::responses::{Persist, Responses};
 use crate::proto::h1::{Body, Framing};
+use crate::timer::Timer;
 
 const READ_CHUNK: usize = 4096;
 const MAX_REQUEST_HEAD: usize = 64 * 1024;
@@ -98,13 +99,18 @@ fn parse_request(buf: &[u8]) -> Parsed {
     }
 }
 
-pub async fn serve<T>(mut stream: T, responses: &Responses, counter: &AtomicU64, delay: Duration)
-where
+pub(crate) async fn serve<T>(
+    mut stream: T,
+    responses: &Responses,
+    counter: &AtomicU64,
+    pacing: Pacing,
+) where
     T: AsyncRead + AsyncWrite + Unpin,
 {
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut out: Vec<u8> = Vec::new();
     let mut pending: Option<Pending> = None;
+    let mut timer: Option<Timer> = None;
     loop {
         if buf.capacity() - buf.len() < READ_CHUNK / 4 {
             buf.reserve(READ_CHUNK);
@@ -166,8 +172,10 @@ where
         }
         buf.drain(..pos);
         if !out.is_empty() {
-            if queued > 0 && !delay.is_zero() {
-                tokio::time::sleep(delay * queued).await;
+            if queued > 0 && pacing.is_active() {
+                pacing
+                    .hold(timer.get_or_insert_with(Timer::new), queued)
+                    .await;
             }
             if stream.write_all(&out).await.is_err() {
                 return;

@@ -5,7 +5,6 @@
 use std::future::poll_fn;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use bytes::Bytes;
 use h2::RecvStream;
@@ -13,14 +12,14 @@ use h2::server::SendResponse;
 use http::{Method, Request, Response};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::Counter;
+use super::{Counter, Pacing};
 
 /// The response every stream gets, built once.
 #[derive(Debug, Clone)]
 pub struct H2Answer {
     pub status: http::StatusCode,
     pub body: Bytes,
-    pub delay: Duration,
+    pub(crate) pacing: Pacing,
     pub max_streams: Option<u32>,
 }
 
@@ -60,8 +59,8 @@ async fn reply(
         let _ = body.flow_control().release_capacity(chunk.len());
     }
     counter.fetch_add(1, Ordering::Relaxed);
-    if !a.delay.is_zero() {
-        tokio::time::sleep(a.delay).await;
+    if a.pacing.is_active() {
+        a.pacing.hold(&mut crate::timer::Timer::new(), 1).await;
     }
     let bodiless = head_only || a.body.is_empty() || a.status == 204 || a.status == 304;
     let mut head = Response::new(());

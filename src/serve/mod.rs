@@ -33,14 +33,61 @@ pub struct ServeTls {
     pub http1_only: bool,
 }
 
+/// Stop answering for `length` at every multiple of `every` since the server started (the
+/// first stall at `every`), then answer everything that was held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stall {
+    pub every: Duration,
+    pub length: Duration,
+}
+
+/// When responses may go out: after the delay, and not during a stall.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Pacing {
+    pub delay: Duration,
+    pub stall: Option<Stall>,
+    pub started: std::time::Instant,
+}
+
+impl Pacing {
+    pub fn is_active(&self) -> bool {
+        !self.delay.is_zero() || self.stall.is_some()
+    }
+
+    /// If `t` falls in a stall window, its end.
+    pub fn stalled_until(&self, t: std::time::Instant) -> Option<std::time::Instant> {
+        let s = self.stall?;
+        let since = t.saturating_duration_since(self.started);
+        let every = s.every.as_nanos().max(1);
+        let k = since.as_nanos() / every;
+        let offset = since.as_nanos() % every;
+        (k >= 1 && offset < s.length.as_nanos()).then(|| {
+            let window = Duration::from_nanos(u64::try_from(k * every).unwrap_or(u64::MAX));
+            self.started + window + s.length
+        })
+    }
+
+    /// Waits until responses queued at this moment (`queued` of them, each after the delay) may
+    /// be written.
+    pub async fn hold(&self, timer: &mut crate::timer::Timer, queued: u32) {
+        let mut at = std::time::Instant::now() + self.delay * queued;
+        if let Some(end) = self.stalled_until(at) {
+            at = end;
+        }
+        timer.sleep_until(at).await;
+    }
+}
+
 /// How the built-in server answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServeConfig {
     pub addr: SocketAddr,
     pub body_size: usize,
     pub status: u16,
-    /// Waited before each response.
+    /// Waited before each response (precise to tens of microseconds on Linux).
     pub delay: Duration,
+    /// Stop answering now and then (--stall-every, --stall-for).
+    pub stall: Option<Stall>,
     /// `Transfer-Encoding: chunked` instead of `Content-Length` (HTTP/1.1).
     pub chunked: bool,
     pub threads: usize,
@@ -58,6 +105,7 @@ impl Default for ServeConfig {
             body_size: 12,
             status: 200,
             delay: Duration::ZERO,
+            stall: None,
             chunked: false,
             threads: 1,
             h2c: false,
@@ -86,7 +134,7 @@ pub enum ServeError {
 struct Answer {
     h1: Responses,
     h2: Arc<H2Answer>,
-    delay: Duration,
+    pacing: Pacing,
     h2c: bool,
     tls: Option<TlsAcceptor>,
 }
@@ -126,10 +174,10 @@ impl Server {
             h2: Arc::new(H2Answer {
                 status: http::StatusCode::from_u16(config.status).unwrap_or(http::StatusCode::OK),
                 body: responses::body(config.body_size),
-                delay: config.delay,
+                pacing: pacing(config),
                 max_streams: config.max_streams,
             }),
-            delay: config.delay,
+            pacing: pacing(config),
             h2c: config.h2c,
             tls,
         };
@@ -188,6 +236,14 @@ impl Server {
     }
 }
 
+fn pacing(config: &ServeConfig) -> Pacing {
+    Pacing {
+        delay: config.delay,
+        stall: config.stall,
+        started: std::time::Instant::now(),
+    }
+}
+
 fn bind(addr: SocketAddr) -> io::Result<StdListener> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
     socket.set_reuse_address(true)?;
@@ -234,10 +290,10 @@ async fn handle(stream: TcpStream, answer: &Answer, counters: Arc<[Counter]>, in
             if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
                 h2::serve(tls, answer.h2.clone(), counters, index).await;
             } else {
-                conn::serve(tls, &answer.h1, &counters[index].0, answer.delay).await;
+                conn::serve(tls, &answer.h1, &counters[index].0, answer.pacing).await;
             }
         }
         None if answer.h2c => h2::serve(stream, answer.h2.clone(), counters, index).await,
-        None => conn::serve(stream, &answer.h1, &counters[index].0, answer.delay).await,
+        None => conn::serve(stream, &answer.h1, &counters[index].0, answer.pacing).await,
     }
 }

@@ -11,12 +11,12 @@ pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist};
 pub use live::{Counters, Live, LiveHist};
 pub use summary::{
     Bin, Config, Connections, ErrorRow, Generator, HISTOGRAM_BINS, LATENCY_DEFINITION, Latency,
-    Percentiles, Phase, Phases, Requests, SCHEMA_VERSION, StatusRow, Summary, SummaryOptions,
-    Totals,
+    OPEN_LATENCY_DEFINITION, OpenModel, Percentiles, Phase, Phases, Requests, SCHEMA_VERSION,
+    StatusRow, Summary, SummaryOptions, Totals,
 };
 
 use std::ops::AddAssign;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Codes below this index are counted exactly; httparse only yields three-digit codes.
 const STATUS_SLOTS: usize = 1000;
@@ -42,6 +42,22 @@ pub struct Stats {
     pub connect: Hist,
     /// Every successful TLS handshake.
     pub tls: Hist,
+    /// Open model: completion - actual send (service time), and actual send - intended time
+    /// (send lag), ns.
+    pub service: Hist,
+    pub lag: Hist,
+    /// Open model: intended send times in the measured part of the run, and those dropped for
+    /// being later than --max-lag.
+    pub scheduled: u64,
+    pub dropped: u64,
+    /// Open model: the last actual send of a recorded request.
+    pub last_send: Option<Instant>,
+    /// Requests sent during --warmup (not recorded anywhere else).
+    pub warmup_requests: u64,
+    /// The longest time without a completed response, and when it began. Merged threads keep
+    /// the smallest of their longest gaps: a server stall stops every thread at once, so one
+    /// slow thread does not make a stall.
+    pub gap: Option<(Instant, Duration)>,
     pub bytes_out: u64,
     pub bytes_in: u64,
     pub body_bytes: u64,
@@ -62,6 +78,8 @@ pub struct RunOutput {
     pub dns: Duration,
     /// Threads that ran.
     pub threads: u32,
+    /// When the measured part of the run began (the start signal, plus --warmup).
+    pub window_start: Instant,
     /// CPU time of the load threads during the run, summed; `None` where unknown.
     pub cpu: Option<Duration>,
     /// The run was stopped early from outside (Ctrl-C, SIGTERM).
@@ -104,6 +122,13 @@ impl Default for Stats {
             read: Hist::new(),
             connect: Hist::new(),
             tls: Hist::new(),
+            service: Hist::new(),
+            lag: Hist::new(),
+            scheduled: 0,
+            dropped: 0,
+            last_send: None,
+            warmup_requests: 0,
+            gap: None,
             bytes_out: 0,
             bytes_in: 0,
             body_bytes: 0,
@@ -170,6 +195,16 @@ impl AddAssign<&Stats> for Stats {
         self.read += &o.read;
         self.connect += &o.connect;
         self.tls += &o.tls;
+        self.service += &o.service;
+        self.lag += &o.lag;
+        self.scheduled += o.scheduled;
+        self.dropped += o.dropped;
+        self.last_send = self.last_send.max(o.last_send);
+        self.warmup_requests += o.warmup_requests;
+        self.gap = match (self.gap, o.gap) {
+            (Some(a), Some(b)) => Some(if a.1 <= b.1 { a } else { b }),
+            (a, b) => a.or(b),
+        };
         self.conns.h1 += o.conns.h1;
         self.conns.h2 += o.conns.h2;
         self.conns.tls_resumed += o.conns.tls_resumed;

@@ -34,6 +34,9 @@ impl Default for SummaryOptions {
 /// What the latency of one request measures in the closed model.
 pub const LATENCY_DEFINITION: &str = "closed model: from the start of the request (write of the first byte, or the connect when the connection had to be re-opened) to the last byte of the response body";
 
+/// What the latency of one request measures in the open model.
+pub const OPEN_LATENCY_DEFINITION: &str = "open model: from the intended send time (start + i / rate) to the last byte of the response body, so that waiting for a free connection, or for spate, counts (free of coordinated omission)";
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub schema_version: u32,
@@ -55,6 +58,29 @@ pub struct Summary {
     pub thresholds: Vec<Verdict>,
     /// Plain sentences about the run (rules in docs/MEASUREMENT.md).
     pub insight: Vec<String>,
+    /// The open model's schedule and how well it was kept; null in the closed model.
+    pub open_model: Option<OpenModel>,
+}
+
+/// The open model (`-q`): the schedule, and how well spate kept it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenModel {
+    pub rate_target: f64,
+    /// Requests sent per second of the sending window (from the start of the measurement to the
+    /// last send, plus one interval).
+    pub rate_achieved: f64,
+    /// Intended send times in the measured part: sent + dropped + missed.
+    pub scheduled: u64,
+    pub sent: u64,
+    /// Later than --max-lag when a connection came free: not sent, counted.
+    pub dropped: u64,
+    /// Still waiting for a connection when the run ended.
+    pub missed: u64,
+    pub max_lag_ms: Option<f64>,
+    /// Completion - actual send.
+    pub service: Phase,
+    /// Actual send - intended send.
+    pub send_lag: Phase,
 }
 
 /// What spate itself did: the basis of the verdict on whether it limited the result.
@@ -73,6 +99,9 @@ pub struct Generator {
     pub fd_exhausted: u64,
     /// Stopped early by Ctrl-C or SIGTERM.
     pub stopped_by_signal: bool,
+    /// --busy-poll: the load threads polled instead of sleeping (their CPU use is then no sign of
+    /// saturation).
+    pub busy_poll: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -96,6 +125,14 @@ pub struct Config {
     pub tls: Option<String>,
     /// HTTP/2 streams per connection asked for with -p (1 for HTTP/1.1).
     pub streams: u32,
+    /// Open model: requests per second (-q); null in the closed model.
+    pub rate: Option<f64>,
+    /// Requests per connection before it is re-opened (--rpc, 1 without keep-alive).
+    pub rpc: Option<u64>,
+    /// Load sent before the measurement, not recorded (--warmup).
+    pub warmup_s: f64,
+    /// Requests sent during the warm-up.
+    pub warmup_requests: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -108,6 +145,10 @@ pub struct Totals {
     pub body_bytes: u64,
     pub body_bytes_per_response: Option<f64>,
     pub bytes_in_per_sec: f64,
+    /// The longest time without a completed response (ms), seen by every load thread, and when
+    /// it began (s from the start of the measurement); null with fewer than two responses.
+    pub longest_gap_ms: Option<f64>,
+    pub longest_gap_at_s: Option<f64>,
 }
 
 /// Accounting: `attempted = completed + failed + interrupted`.
@@ -253,12 +294,39 @@ fn protocol(plan: &Plan, s: &Stats) -> String {
     }
 }
 
+fn open_model(plan: &Plan, run: &RunOutput) -> Option<OpenModel> {
+    let rate = plan.rate?;
+    let s = &run.stats;
+    let target = rate.per_second();
+    let window = s.last_send.map_or(0.0, |t| {
+        t.saturating_duration_since(run.window_start).as_secs_f64()
+    });
+    let rate_achieved = if s.attempts > 0 {
+        s.attempts as f64 / (window + 1.0 / target)
+    } else {
+        0.0
+    };
+    Some(OpenModel {
+        rate_target: target,
+        rate_achieved,
+        scheduled: s.scheduled,
+        sent: s.attempts,
+        dropped: s.dropped,
+        missed: s.scheduled.saturating_sub(s.attempts + s.dropped),
+        max_lag_ms: plan.max_lag.map(|d| d.as_secs_f64() * 1e3),
+        service: Phase::of(&s.service),
+        send_lag: Phase::of(&s.lag),
+    })
+}
+
 /// Busy connections by Little's law,only where it must hold: a duration run without failures,
 /// at least a second long, with enough completed requests to average over.
 fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
     let s = &run.stats;
     let elapsed = run.elapsed.as_secs_f64();
-    let usable = matches!(plan.stop, Stop::Duration(_))
+    // The open model leaves connections idle by design: Little's law says nothing about spate.
+    let usable = plan.rate.is_none()
+        && matches!(plan.stop, Stop::Duration(_))
         && s.failed() == 0
         && s.completed >= 1000
         && elapsed >= 1.0
@@ -293,6 +361,7 @@ fn generator(plan: &Plan, run: &RunOutput) -> Generator {
         nofile_limit: run.nofile_limit,
         fd_exhausted: run.stats.fd_exhausted,
         stopped_by_signal: run.interrupted,
+        busy_poll: plan.busy_poll,
     }
 }
 
@@ -372,8 +441,18 @@ impl Summary {
                 url: plan.target.url.clone(),
                 method: plan.method.clone(),
                 protocol: protocol(plan, s),
-                model: "closed".into(),
-                latency_definition: LATENCY_DEFINITION.into(),
+                model: if plan.rate.is_some() {
+                    "open"
+                } else {
+                    "closed"
+                }
+                .into(),
+                latency_definition: if plan.rate.is_some() {
+                    OPEN_LATENCY_DEFINITION
+                } else {
+                    LATENCY_DEFINITION
+                }
+                .into(),
                 connections: plan.connections,
                 threads: run.threads,
                 requests: match plan.stop {
@@ -401,6 +480,10 @@ impl Summary {
                 } else {
                     1
                 },
+                rate: plan.rate.map(|r| r.per_second()),
+                rpc: plan.requests_per_connection(),
+                warmup_s: plan.warmup.as_secs_f64(),
+                warmup_requests: s.warmup_requests,
             },
             totals: Totals {
                 elapsed_s: elapsed,
@@ -411,6 +494,10 @@ impl Summary {
                 body_bytes_per_response: (s.completed > 0)
                     .then(|| s.body_bytes as f64 / s.completed as f64),
                 bytes_in_per_sec: per_sec(s.bytes_in),
+                longest_gap_ms: s.gap.map(|(_, g)| g.as_secs_f64() * 1e3),
+                longest_gap_at_s: s
+                    .gap
+                    .map(|(at, _)| at.saturating_duration_since(run.window_start).as_secs_f64()),
             },
             requests: Requests {
                 attempted: s.attempts,
@@ -479,6 +566,7 @@ impl Summary {
             levels: None,
             thresholds: Vec::new(),
             insight: Vec::new(),
+            open_model: open_model(plan, run),
         };
         summary.analyse(opts);
         summary
@@ -515,6 +603,8 @@ impl Summary {
             connections: &self.connections,
             generator: &self.generator,
             elapsed_s: self.totals.elapsed_s,
+            open: self.open_model.as_ref(),
+            longest_gap: self.totals.longest_gap_ms.zip(self.totals.longest_gap_at_s),
         });
     }
 

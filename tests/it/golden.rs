@@ -61,6 +61,7 @@ fn fixed_run() -> (Plan, RunOutput) {
         elapsed: Duration::from_millis(5_000),
         dns: Duration::from_micros(40),
         threads: 2,
+        window_start: std::time::Instant::now(),
         cpu: Some(Duration::from_secs(4)),
         interrupted: false,
         nofile_limit: Some(20_000),

@@ -5,6 +5,7 @@ mod cli;
 mod engine;
 mod golden;
 mod h2;
+mod open;
 mod pki;
 mod schema;
 mod signals;

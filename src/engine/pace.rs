@@ -1,0 +1,354 @@
+//! The open model of one thread: intended send times from integer arithmetic
+//! (t_j = start + j x 1e9 / rate ns, with the rate an exact fraction, so the schedule never
+//! drifts), handed to connections as they become free. A request due while every connection is
+//! busy waits for the next free one and keeps its intended time (it follows from its index, so
+//! waiting costs no memory). One precise timer per thread wakes idle connections as requests fall
+//! due; nothing is skipped unless --max-lag says so, and then it is counted.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+/// Intended send times: the run's global schedule t_i = start + i x 1e9 / rate ns, of which a
+/// thread takes every `stride`-th index from `offset` (so that the threads together send exactly
+/// the global schedule, with no request sent twice and none rounded away).
+#[derive(Debug, Clone, Copy)]
+pub struct Schedule {
+    start: Instant,
+    /// Interval in ns as a fraction: `ns_num / ns_den`.
+    ns_num: u128,
+    ns_den: u128,
+    offset: u64,
+    stride: u64,
+}
+
+impl Schedule {
+    /// The whole schedule of `num / den` requests per second from `start`.
+    pub fn new(start: Instant, num: u128, den: u128) -> Schedule {
+        Schedule {
+            start,
+            ns_num: 1_000_000_000u128.saturating_mul(den),
+            ns_den: num.max(1),
+            offset: 0,
+            stride: 1,
+        }
+    }
+
+    /// The share of one of `stride` threads: global indices `offset`, `offset + stride`, ...
+    pub fn share(self, offset: u64, stride: u64) -> Schedule {
+        Schedule {
+            offset,
+            stride: stride.max(1),
+            ..self
+        }
+    }
+
+    /// The intended time of this share's request `j`.
+    pub fn at(&self, j: u64) -> Instant {
+        let i = u128::from(self.offset) + u128::from(j) * u128::from(self.stride);
+        let ns = (i.saturating_mul(self.ns_num) / self.ns_den).min(u128::from(u64::MAX));
+        self.start + Duration::from_nanos(ns as u64)
+    }
+
+    /// How many of this share's requests have a global index below `global`.
+    pub fn count_below(&self, global: u64) -> u64 {
+        global.saturating_sub(self.offset).div_ceil(self.stride)
+    }
+
+    /// How many of the whole schedule's intended times fall before `end`.
+    pub fn global_count_before(&self, end: Instant) -> u64 {
+        let Some(span) = end.checked_duration_since(self.start) else {
+            return 0;
+        };
+        // Smallest i with i * ns_num / ns_den >= span, i.e. ceil(span * ns_den / ns_num).
+        let i = span
+            .as_nanos()
+            .saturating_mul(self.ns_den)
+            .div_ceil(self.ns_num);
+        i.min(u128::from(u64::MAX)) as u64
+    }
+
+    /// How many of this share's intended times fall before `end`.
+    pub fn count_before(&self, end: Instant) -> u64 {
+        self.count_below(self.global_count_before(end))
+    }
+}
+
+/// What `Pacer::take` found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Take {
+    /// Request `index`, intended at `intended`, is due: send it now.
+    Due { index: u64, intended: Instant },
+    /// Nothing due yet.
+    Wait,
+    /// The schedule is over.
+    Over,
+}
+
+pub struct Pacer {
+    pub schedule: Schedule,
+    next: Cell<u64>,
+    end: Cell<u64>,
+    /// Requests before this index are the warm-up.
+    pub recorded_from: u64,
+    max_lag: Option<Duration>,
+    /// Recorded requests dropped for --max-lag.
+    dropped: Cell<u64>,
+    /// Idle connections waiting for a request to fall due (slot index and waker, in order).
+    waiters: RefCell<VecDeque<(usize, Waker)>>,
+    waiting: Box<[Cell<bool>]>,
+    /// The pacer task, woken when the first connection starts waiting.
+    task: RefCell<Option<Waker>>,
+}
+
+impl Pacer {
+    pub fn new(
+        schedule: Schedule,
+        recorded_from: u64,
+        end: u64,
+        max_lag: Option<Duration>,
+        slots: usize,
+    ) -> Pacer {
+        Pacer {
+            schedule,
+            next: Cell::new(0),
+            end: Cell::new(end),
+            recorded_from,
+            max_lag,
+            dropped: Cell::new(0),
+            waiters: RefCell::new(VecDeque::with_capacity(slots)),
+            waiting: (0..slots).map(|_| Cell::new(false)).collect(),
+            task: RefCell::new(None),
+        }
+    }
+
+    /// The next due request, skipping (and counting) those later than --max-lag.
+    pub fn take(&self, now: Instant) -> Take {
+        loop {
+            let j = self.next.get();
+            if j >= self.end.get() {
+                return Take::Over;
+            }
+            let intended = self.schedule.at(j);
+            if intended > now {
+                return Take::Wait;
+            }
+            self.next.set(j + 1);
+            if self.max_lag.is_some_and(|max| now - intended > max) {
+                if j >= self.recorded_from {
+                    self.dropped.set(self.dropped.get() + 1);
+                }
+                continue;
+            }
+            return Take::Due { index: j, intended };
+        }
+    }
+
+    /// Slot `slot` waits for the next request; its task is woken when one falls due.
+    pub fn wait(&self, slot: usize, waker: &Waker) {
+        if !self.waiting[slot].replace(true) {
+            self.waiters.borrow_mut().push_back((slot, waker.clone()));
+            if let Some(task) = self.task.borrow_mut().take() {
+                task.wake();
+            }
+        }
+    }
+
+    /// Wakes up to `n` waiting connections, first come first served.
+    pub fn wake(&self, n: usize) {
+        let mut waiters = self.waiters.borrow_mut();
+        for _ in 0..n {
+            let Some((slot, waker)) = waiters.pop_front() else {
+                break;
+            };
+            self.waiting[slot].set(false);
+            waker.wake();
+        }
+    }
+
+    pub fn wake_all(&self) {
+        let n = self.waiters.borrow().len();
+        self.wake(n);
+    }
+
+    pub fn has_waiters(&self) -> bool {
+        !self.waiters.borrow().is_empty()
+    }
+
+    pub fn is_over(&self) -> bool {
+        self.next.get() >= self.end.get()
+    }
+
+    /// The intended time of the next request to hand out.
+    pub fn next_due(&self) -> Instant {
+        self.schedule.at(self.next.get())
+    }
+
+    /// Requests due by `now` that idle connections could take (at most one per waiter).
+    pub fn due_count(&self, now: Instant) -> usize {
+        let waiting = self.waiters.borrow().len();
+        let (mut j, end) = (self.next.get(), self.end.get());
+        let mut n = 0;
+        while n < waiting && j < end && self.schedule.at(j) <= now {
+            n += 1;
+            j += 1;
+        }
+        n
+    }
+
+    /// Registers the pacer task's waker (woken by the first waiter).
+    pub fn park(&self, waker: &Waker) {
+        *self.task.borrow_mut() = Some(waker.clone());
+    }
+
+    /// Ends the schedule now (Ctrl-C): nothing more is handed out.
+    pub fn close(&self) {
+        self.end.set(self.next.get().min(self.end.get()));
+        self.wake_all();
+    }
+
+    /// Intended times in the measured part that were handed out, dropped or left.
+    pub fn scheduled(&self) -> u64 {
+        self.end.get().saturating_sub(self.recorded_from)
+    }
+
+    pub fn dropped(&self) -> u64 {
+        self.dropped.get()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intended_times_never_drift() {
+        let t0 = Instant::now();
+        // 3 per second: 333,333,333.33 ns apart; the millionth is exactly 333,333 s later.
+        let s = Schedule::new(t0, 3, 1);
+        assert_eq!(s.at(0), t0);
+        assert_eq!(s.at(1) - t0, Duration::from_nanos(333_333_333));
+        assert_eq!(s.at(3) - t0, Duration::from_secs(1));
+        assert_eq!(s.at(3_000_000) - t0, Duration::from_secs(1_000_000));
+        // 0.5 per second = one every 2 s.
+        let half = Schedule::new(t0, 1, 2);
+        assert_eq!(half.at(5) - t0, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn counting_intended_times_before_an_instant() {
+        let t0 = Instant::now();
+        let s = Schedule::new(t0, 1000, 1);
+        assert_eq!(s.count_before(t0), 0);
+        assert_eq!(s.count_before(t0 + Duration::from_secs(10)), 10_000);
+        assert_eq!(s.count_before(t0 + Duration::from_nanos(1)), 1);
+        assert_eq!(s.count_before(t0 + Duration::from_millis(1)), 1);
+        assert_eq!(s.count_before(t0 + Duration::from_micros(1001)), 2);
+        for k in [0u64, 1, 7, 999, 12_345] {
+            assert_eq!(
+                s.count_before(s.at(k)),
+                k,
+                "at({k}) itself is not before at({k})"
+            );
+        }
+    }
+
+    #[test]
+    fn shares_add_up_to_the_whole_schedule() {
+        let t0 = Instant::now();
+        let whole = Schedule::new(t0, 801, 2); // 400.5 per second
+        let end = t0 + Duration::from_secs(1);
+        assert_eq!(whole.global_count_before(end), 401);
+        for threads in 1..=7u64 {
+            let shares: Vec<Schedule> = (0..threads).map(|k| whole.share(k, threads)).collect();
+            let total: u64 = shares.iter().map(|s| s.count_before(end)).sum();
+            assert_eq!(total, 401, "{threads} threads");
+            let mut times: Vec<Instant> = shares
+                .iter()
+                .flat_map(|s| (0..s.count_before(end)).map(|j| s.at(j)))
+                .collect();
+            times.sort();
+            let expected: Vec<Instant> = (0..401).map(|i| whole.at(i)).collect();
+            assert_eq!(
+                times, expected,
+                "{threads} threads send exactly the global schedule"
+            );
+        }
+        assert_eq!(whole.share(2, 3).count_below(10), 3, "indices 2, 5, 8");
+    }
+
+    #[test]
+    fn take_hands_out_due_requests_in_order_and_drops_late_ones() {
+        let t0 = Instant::now();
+        let p = Pacer::new(
+            Schedule::new(t0, 1000, 1),
+            2,
+            10,
+            Some(Duration::from_millis(3)),
+            4,
+        );
+        assert_eq!(
+            p.take(t0),
+            Take::Due {
+                index: 0,
+                intended: t0
+            }
+        );
+        assert_eq!(p.take(t0), Take::Wait);
+        // 5 ms later: request 1 (1 ms) is 4 ms late and dropped, 2 (2 ms) is 3 ms late: sent.
+        let now = t0 + Duration::from_millis(5);
+        assert_eq!(
+            p.take(now),
+            Take::Due {
+                index: 2,
+                intended: t0 + Duration::from_millis(2)
+            }
+        );
+        assert_eq!(p.dropped(), 0, "request 1 was a warm-up request");
+        let late = t0 + Duration::from_millis(9);
+        assert_eq!(
+            p.take(late),
+            Take::Due {
+                index: 6,
+                intended: t0 + Duration::from_millis(6)
+            }
+        );
+        assert_eq!(p.dropped(), 3, "requests 3, 4 and 5");
+        assert_eq!(p.scheduled(), 8);
+        p.close();
+        assert_eq!(p.take(late + Duration::from_secs(1)), Take::Over);
+    }
+
+    #[test]
+    fn waiters_are_woken_once_each_in_order() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        struct Count(AtomicUsize);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let counts: Vec<Arc<Count>> = (0..3)
+            .map(|_| Arc::new(Count(AtomicUsize::new(0))))
+            .collect();
+        let wakers: Vec<Waker> = counts.iter().map(|c| Waker::from(c.clone())).collect();
+        let t0 = Instant::now();
+        let p = Pacer::new(Schedule::new(t0, 1000, 1), 0, 100, None, 3);
+        p.wait(0, &wakers[0]);
+        p.wait(0, &wakers[0]);
+        p.wait(2, &wakers[2]);
+        assert_eq!(
+            p.due_count(t0 + Duration::from_millis(10)),
+            2,
+            "one per waiter"
+        );
+        p.wake(1);
+        assert_eq!(counts[0].0.load(Ordering::SeqCst), 1);
+        assert_eq!(counts[2].0.load(Ordering::SeqCst), 0);
+        p.wake_all();
+        assert_eq!(counts[2].0.load(Ordering::SeqCst), 1);
+        assert!(!p.has_waiters());
+    }
+}

@@ -1,0 +1,182 @@
+//! Sleeps precise to tens of microseconds, for the open model's pacer and the built-in server's
+//! delays and stalls: a timerfd (Linux) registered with tokio's reactor, set to an absolute
+//! CLOCK_MONOTONIC deadline (the clock `Instant` uses). tokio's own timer rounds to the
+//! millisecond; it remains the fallback elsewhere. One `Timer` is reused for many sleeps.
+
+use std::time::Instant;
+
+/// Asks the kernel to wake this thread within ~1 us of its timers (the default slack is 50 us).
+pub fn tighten_timer_slack() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes an unsigned long and affects only the calling thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong);
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::time::Instant;
+
+    use tokio::io::unix::AsyncFd;
+
+    pub struct Timer {
+        fd: Option<AsyncFd<OwnedFd>>,
+    }
+
+    fn timerfd() -> io::Result<AsyncFd<OwnedFd>> {
+        // SAFETY: plain syscall; the returned descriptor is owned right away.
+        let raw = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a fresh descriptor nobody else owns.
+        let owned = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: an `OwnedFd` keeps its descriptor open and unchanged for as long as it lives,
+        // which is as long as the `AsyncFd` that owns it.
+        unsafe { AsyncFd::register_with_interest(owned, tokio::io::Interest::READABLE) }
+            .map_err(|_| io::Error::other("cannot register a timerfd with the reactor"))
+    }
+
+    fn monotonic_now() -> libc::timespec {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is valid and writable.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        ts
+    }
+
+    impl Timer {
+        /// A timer; without a timerfd (a very old kernel) it falls back to tokio's timer. Must be
+        /// called inside a tokio runtime.
+        pub fn new() -> Timer {
+            Timer { fd: timerfd().ok() }
+        }
+
+        pub async fn sleep_until(&mut self, deadline: Instant) {
+            let Some(fd) = &self.fd else {
+                return tokio::time::sleep_until(deadline.into()).await;
+            };
+            let now = Instant::now();
+            if deadline <= now {
+                return;
+            }
+            let ahead = deadline - now;
+            let base = monotonic_now();
+            let nanos = base.tv_nsec as u128 + ahead.subsec_nanos() as u128;
+            let value = libc::timespec {
+                tv_sec: base.tv_sec
+                    + ahead.as_secs() as libc::time_t
+                    + (nanos / 1_000_000_000) as libc::time_t,
+                tv_nsec: (nanos % 1_000_000_000) as libc::c_long,
+            };
+            let spec = libc::itimerspec {
+                it_interval: libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                },
+                it_value: value,
+            };
+            // SAFETY: valid descriptor and itimerspec; the old value is not asked for.
+            let rc = unsafe {
+                libc::timerfd_settime(
+                    fd.as_raw_fd(),
+                    libc::TFD_TIMER_ABSTIME,
+                    &spec,
+                    std::ptr::null_mut(),
+                )
+            };
+            if rc != 0 {
+                return tokio::time::sleep_until(deadline.into()).await;
+            }
+            loop {
+                let Ok(mut guard) = fd.readable().await else {
+                    return tokio::time::sleep_until(deadline.into()).await;
+                };
+                let mut expirations = 0u64;
+                let read = guard.try_io(|inner| {
+                    // SAFETY: reads 8 bytes into a u64, as timerfd requires.
+                    let n = unsafe {
+                        libc::read(inner.as_raw_fd(), (&mut expirations as *mut u64).cast(), 8)
+                    };
+                    if n < 0 {
+                        Err(io::Error::last_os_error())
+                    } else {
+                        Ok(())
+                    }
+                });
+                if let Ok(Ok(())) = read {
+                    return;
+                }
+                if Instant::now() >= deadline {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use std::time::Instant;
+
+    pub struct Timer;
+
+    impl Timer {
+        pub fn new() -> Timer {
+            Timer
+        }
+
+        pub async fn sleep_until(&mut self, deadline: Instant) {
+            tokio::time::sleep_until(deadline.into()).await
+        }
+    }
+}
+
+pub use imp::Timer;
+
+impl Default for Timer {
+    fn default() -> Self {
+        Timer::new()
+    }
+}
+
+/// A one-off precise sleep (creates a timer; reuse a `Timer` for repeated sleeps).
+pub async fn sleep_until(deadline: Instant) {
+    Timer::new().sleep_until(deadline).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn sleeps_at_least_until_the_deadline_and_can_be_reused() {
+        tighten_timer_slack();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut t = Timer::new();
+            for ms in [0u64, 1, 3] {
+                let deadline = Instant::now() + Duration::from_millis(ms);
+                t.sleep_until(deadline).await;
+                assert!(Instant::now() >= deadline, "woke before the deadline");
+            }
+            // A deadline in the past returns at once.
+            t.sleep_until(Instant::now() - Duration::from_millis(5))
+                .await;
+        });
+    }
+}
