@@ -36,11 +36,7 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
     match command {
         Command::Run { plan, show } => load_test(&plan, &show),
         Command::Serve(config) => match Server::start(&config) {
-            Ok(server) => {
-                println!("spate serve: listening on {}", server.url());
-                server.wait();
-                EXIT_OK
-            }
+            Ok(server) => serve_until_interrupted(&server),
             Err(e) => {
                 eprintln!("spate serve: cannot listen on {}: {e}", config.addr);
                 EXIT_USAGE
@@ -72,6 +68,30 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
             }
         },
     }
+}
+
+/// Serves until SIGINT or SIGTERM, then prints how many requests were answered: the
+/// server-side count that accuracy checks compare with the generator's.
+fn serve_until_interrupted(server: &Server) -> u8 {
+    let flag = crate::ui::interrupt_flag();
+    println!("spate serve: listening on {}", server.url());
+    match flag {
+        Ok(got) => {
+            // Polling keeps this free of a signal-iterator thread; 50 ms is far below what a
+            // person or a script waiting for the count notices.
+            while !got.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            println!("spate serve: answered {} requests", server.requests());
+        }
+        Err(e) => {
+            eprintln!("spate serve: cannot catch Ctrl-C ({e}); serving until killed");
+            loop {
+                std::thread::park();
+            }
+        }
+    }
+    EXIT_OK
 }
 
 fn display_mode(show: &Show) -> Mode {

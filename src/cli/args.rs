@@ -53,7 +53,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Sub {
-    /// Run the built-in HTTP/1.1 target server on loopback.
+    /// Run the built-in target server (HTTP/1.1, h2c, TLS) on loopback.
+    ///
+    /// Ctrl-C or SIGTERM stops it after printing how many requests it answered.
     Serve(ServeArgs),
     /// Start the built-in target in-process and run a short load test against it.
     Demo(DemoArgs),

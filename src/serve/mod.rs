@@ -144,7 +144,6 @@ pub struct Server {
     addr: SocketAddr,
     tls: bool,
     counters: Arc<[Counter]>,
-    threads: Vec<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
@@ -183,7 +182,6 @@ impl Server {
         };
         let threads = config.threads.max(1);
         let counters: Arc<[Counter]> = (0..threads).map(|_| Counter::default()).collect();
-        let mut handles = Vec::with_capacity(threads);
         for i in 0..threads {
             let listener = listener.try_clone()?;
             let answer = answer.clone();
@@ -191,19 +189,18 @@ impl Server {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            let h = std::thread::Builder::new()
+            // Detached: the threads serve until the process exits.
+            std::thread::Builder::new()
                 .name(format!("spate-serve-{i}"))
                 .spawn(move || {
                     let local = tokio::task::LocalSet::new();
                     local.block_on(&rt, accept_loop(listener, answer, counters, i));
                 })?;
-            handles.push(h);
         }
         Ok(Server {
             addr,
             tls: config.tls.is_some(),
             counters,
-            threads: handles,
         })
     }
 
@@ -226,13 +223,6 @@ impl Server {
             .iter()
             .map(|c| c.0.load(Ordering::Relaxed))
             .sum()
-    }
-
-    /// Serves until the process ends.
-    pub fn wait(self) {
-        for h in self.threads {
-            let _ = h.join();
-        }
     }
 }
 

@@ -33,3 +33,20 @@ pub fn install(stop: Arc<AtomicBool>) -> io::Result<()> {
 pub fn install(_stop: Arc<AtomicBool>) -> io::Result<()> {
     Ok(())
 }
+
+/// A flag that SIGINT or SIGTERM sets, for `spate serve` to report before it exits. Install it
+/// before announcing readiness, so that no signal can arrive in between and kill the process.
+#[cfg(unix)]
+pub fn interrupt_flag() -> io::Result<Arc<AtomicBool>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let got = Arc::new(AtomicBool::new(false));
+    for signal in [SIGINT, SIGTERM] {
+        signal_hook::flag::register(signal, got.clone())?;
+    }
+    Ok(got)
+}
+
+#[cfg(not(unix))]
+pub fn interrupt_flag() -> io::Result<Arc<AtomicBool>> {
+    Err(io::Error::other("signals are not supported here"))
+}

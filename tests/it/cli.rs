@@ -120,7 +120,7 @@ fn demo_runs_a_real_load_test() {
 
 #[test]
 fn serve_prints_its_address_and_answers() {
-    use std::io::{BufRead, BufReader};
+    use std::io::{BufRead, BufReader, Read};
     let mut child = Command::new(env!("CARGO_BIN_EXE_spate"))
         .args([
             "serve",
@@ -135,16 +135,21 @@ fn serve_prints_its_address_and_answers() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    reader.read_line(&mut line).unwrap();
     let url = line.split_whitespace().last().unwrap().to_string();
     let o = spate(&["-n", "10", "-c", "1", "--format", "json", &url]);
-    let _ = child.kill();
-    let _ = child.wait();
+    // SIGTERM: the server prints its own count and exits 0.
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut rest = String::new();
+    reader.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["status_codes"][0]["code"], 202);
     assert_eq!(doc["totals"]["body_bytes"], 30);
+    assert_eq!(rest.trim(), "spate serve: answered 10 requests");
+    assert_eq!(status.code(), Some(0));
 }
 
 #[test]
