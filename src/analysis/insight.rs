@@ -190,7 +190,11 @@ fn tail_phase(f: &Facts<'_>, out: &mut Vec<String>) {
     ];
     if let Some(o) = f.open {
         candidates.push((
-            "waiting to be sent (send lag: every connection was busy)",
+            if spate_stall(f).is_some() {
+                "waiting to be sent (send lag: spate itself did not run for a while)"
+            } else {
+                "waiting to be sent (send lag: every connection was busy)"
+            },
             o.send_lag.p99_ms,
         ));
     }
@@ -223,18 +227,39 @@ fn stall(f: &Facts<'_>, out: &mut Vec<String>) {
     if gap < STALL_MS || gap < STALL_P50_FACTOR * p50 {
         return;
     }
+    if let Some((own, own_at)) = spate_stall(f) {
+        let overlap = (at + gap / 1e3).min(own_at + own / 1e3) - at.max(own_at);
+        if overlap * 1e3 >= 0.5 * gap {
+            out.push(format!(
+                "No response completed for {} (from {:.1} s into the run), but the server is not to blame: spate itself did not run for {} from {:.1} s (stopped, starved of CPU or swapped out). Requests in flight or due meanwhile count that time in their latency.",
+                millis(gap),
+                at,
+                millis(own),
+                own_at
+            ));
+            return;
+        }
+    }
     let when = format!(
         "No response completed for {} (from {:.1} s into the run): the server stalled.",
         millis(gap),
         at
     );
-    out.push(if f.open.is_some() {
-        format!("{when} The open-model latency includes the wait of every request intended meanwhile.")
+    out.push(if f.open.is_some() {format!("{when} The open-model latency includes the wait of every request intended meanwhile.")
     } else {
         format!(
             "{when} In the closed model spate sends nothing while every connection waits, so the requests a steady stream of clients would have sent meanwhile are missing from the percentiles (coordinated omission): they understate the stall. Use -q RATE (the open model) to measure it."
         )
     });
+}
+
+/// The longest time a load thread did not run (ms, s into the run), if it is long enough to
+/// matter.
+fn spate_stall(f: &Facts<'_>) -> Option<(f64, f64)> {
+    let g = f.generator;
+    g.longest_stall_ms
+        .zip(g.longest_stall_at_s)
+        .filter(|&(ms, _)| ms >= STALL_MS)
 }
 
 fn schedule(f: &Facts<'_>, out: &mut Vec<String>) {
@@ -345,6 +370,12 @@ fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
             per_second(o.rate_target)
         ));
     }
+    if let Some((ms, at)) = spate_stall(f) {
+        limits.push(format!(
+            "a load thread did not run for {} from {at:.1} s (the process was stopped, starved of CPU or swapped out), which delayed its requests",
+            millis(ms)
+        ));
+    }
     if g.fd_exhausted > 0 {
         let limit = g
             .nofile_limit
@@ -389,6 +420,7 @@ mod tests {
         phases: Phases,
         connections: Connections,
         generator: Generator,
+        gap: Option<(f64, f64)>,
     }
 
     impl F {
@@ -454,7 +486,10 @@ mod tests {
                     fd_exhausted: 0,
                     stopped_by_signal: false,
                     busy_poll: false,
+                    longest_stall_ms: Some(1.2),
+                    longest_stall_at_s: Some(3.0),
                 },
+                gap: None,
             }
         }
 
@@ -470,7 +505,7 @@ mod tests {
                 generator: &self.generator,
                 elapsed_s: 10.0,
                 open: None,
-                longest_gap: None,
+                longest_gap: self.gap,
             })
         }
 
@@ -625,6 +660,50 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("Nothing indicates"));
+    }
+
+    #[test]
+    fn a_stall_is_put_on_the_server_or_on_spate() {
+        let mut f = F::new();
+        f.gap = Some((1_000.0, 4.0));
+        let t = f.text();
+        assert!(
+            t.contains(
+                "No response completed for 1.000 s (from 4.0 s into the run): the server stalled."
+            ),
+            "{t}"
+        );
+        assert!(t.contains("coordinated omission"), "closed model: {t}");
+        assert!(t.contains("Nothing indicates that spate limited"), "{t}");
+
+        // spate did not run for most of that second: not the server's stall.
+        f.generator.longest_stall_ms = Some(900.0);
+        f.generator.longest_stall_at_s = Some(4.1);
+        let t = f.text();
+        assert!(
+            t.contains(
+                "but the server is not to blame: spate itself did not run for 900.000 ms from 4.1 s"
+            ),
+            "{t}"
+        );
+        assert!(!t.contains("the server stalled"), "{t}");
+        assert!(
+            t.contains("may be limited by spate rather than by the server: a load thread did not run for 900.000 ms"),
+            "{t}"
+        );
+
+        // A stall of spate at another time leaves the server's stall to the server.
+        f.generator.longest_stall_at_s = Some(8.0);
+        let t = f.text();
+        assert!(t.contains("the server stalled"), "{t}");
+        assert!(
+            t.contains("a load thread did not run for 900.000 ms from 8.0 s"),
+            "{t}"
+        );
+
+        // Below 100 ms a late timer is not a stall.
+        f.generator.longest_stall_ms = Some(60.0);
+        assert!(f.text().contains("Nothing indicates that spate limited"));
     }
 
     #[test]

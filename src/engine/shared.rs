@@ -147,6 +147,8 @@ pub struct Shared {
     pub warmup_end: Cell<Option<Instant>>,
     /// The last completed (recorded) response, for the completion gap.
     pub last_done: Cell<Option<Instant>>,
+    /// When the thread got the start signal (pauses before it are not the run's).
+    pub started: Cell<Option<Instant>>,
     /// Connections open right now.
     open: Rc<Cell<u64>>,
     /// Index into `addrs` of the address that accepted last.
@@ -175,6 +177,7 @@ impl Shared {
             pacer: OnceCell::new(),
             warmup_end: Cell::new(None),
             last_done: Cell::new(None),
+            started: Cell::new(None),
             open: Rc::new(Cell::new(0)),
             preferred: Cell::new(0),
             setup,

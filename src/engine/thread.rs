@@ -143,6 +143,7 @@ pub fn run(
             return Instant::now();
         };
         let cpu_start = thread_cpu();
+        ctx.started.set(Some(Instant::now()));
         ctx.limit.set(start.limit);
         ctx.drain_end.set(start.drain_end);
         ctx.warmup_end.set(start.warmup_end);
@@ -269,11 +270,20 @@ fn honour_stop(ctx: &Shared, now: Instant) {
 
 /// Enforces timeouts, outside stop requests and the end of the drain for every slot of the
 /// thread, and publishes progress to the display. One timer per thread instead of one per
-/// request.
+/// request. Being a timer, it also notices when the thread itself did not run: it then wakes
+/// late by that much.
 async fn sweep(ctx: Rc<Shared>) {
     let tick = tick(&ctx);
+    let mut due: Option<Instant> = None;
     loop {
         let now = Instant::now();
+        if let (Some(due), Some(started)) = (due, ctx.started.get()) {
+            // A wake-up planned before the start signal was held up by the wait for it.
+            if due >= started {
+                let late = now.saturating_duration_since(due);
+                ctx.stats.borrow_mut().note_stall(Some((due, late)));
+            }
+        }
         honour_stop(&ctx, now);
         ctx.publish();
         let mut next = now + tick;
@@ -290,6 +300,7 @@ async fn sweep(ctx: Rc<Shared>) {
         for slot in ctx.slots.iter() {
             slot.check(now, ctx.setup.timeout, ctx.setup.connect_timeout);
         }
+        due = Some(next);
         tokio::time::sleep_until(next.into()).await;
     }
 }

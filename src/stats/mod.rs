@@ -58,6 +58,10 @@ pub struct Stats {
     /// the smallest of their longest gaps: a server stall stops every thread at once, so one
     /// slow thread does not make a stall.
     pub gap: Option<(Instant, Duration)>,
+    /// The longest time the thread did not run during the measurement (its sweeper woke that
+    /// much later than its timer: stopped, starved of CPU, swapped out), and when it began.
+    /// Merged threads keep the longest: any stalled thread delays its requests.
+    pub stall: Option<(Instant, Duration)>,
     pub bytes_out: u64,
     pub bytes_in: u64,
     pub body_bytes: u64,
@@ -129,6 +133,7 @@ impl Default for Stats {
             last_send: None,
             warmup_requests: 0,
             gap: None,
+            stall: None,
             bytes_out: 0,
             bytes_in: 0,
             body_bytes: 0,
@@ -152,6 +157,15 @@ impl Stats {
         self.conns.connect_failures += 1;
         if self.connect_error.is_none() {
             self.connect_error = Some(detail());
+        }
+    }
+
+    /// Keeps the longer of the recorded stall and this one.
+    pub fn note_stall(&mut self, stall: Option<(Instant, Duration)>) {
+        if let Some(p) = stall {
+            if self.stall.is_none_or(|(_, longest)| p.1 > longest) {
+                self.stall = Some(p);
+            }
         }
     }
 
@@ -205,6 +219,7 @@ impl AddAssign<&Stats> for Stats {
             (Some(a), Some(b)) => Some(if a.1 <= b.1 { a } else { b }),
             (a, b) => a.or(b),
         };
+        self.note_stall(o.stall);
         self.conns.h1 += o.conns.h1;
         self.conns.h2 += o.conns.h2;
         self.conns.tls_resumed += o.conns.tls_resumed;

@@ -102,6 +102,11 @@ pub struct Generator {
     /// --busy-poll: the load threads polled instead of sleeping (their CPU use is then no sign of
     /// saturation).
     pub busy_poll: bool,
+    /// The longest time a load thread did not run during the measurement (stopped, starved of
+    /// CPU, swapped out), in ms, and when it began (s into the measurement). Its timer wakes
+    /// late by that much; about a millisecond is normal.
+    pub longest_stall_ms: Option<f64>,
+    pub longest_stall_at_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -351,6 +356,8 @@ fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
 fn generator(plan: &Plan, run: &RunOutput) -> Generator {
     let elapsed = run.elapsed.as_secs_f64();
     let cpu_s = run.cpu.map(|d| d.as_secs_f64());
+    // A stall that ended before the measurement (during --warmup) is not the result's.
+    let stall = run.stats.stall.filter(|&(at, d)| at + d > run.window_start);
     Generator {
         threads: run.threads,
         cpu_s,
@@ -362,6 +369,9 @@ fn generator(plan: &Plan, run: &RunOutput) -> Generator {
         fd_exhausted: run.stats.fd_exhausted,
         stopped_by_signal: run.interrupted,
         busy_poll: plan.busy_poll,
+        longest_stall_ms: stall.map(|(_, d)| d.as_secs_f64() * 1e3),
+        longest_stall_at_s: stall
+            .map(|(at, _)| at.saturating_duration_since(run.window_start).as_secs_f64()),
     }
 }
 

@@ -278,4 +278,13 @@ fn a_stall_of_spate_itself_shows_in_latency_and_send_lag() {
         "send lag max {lag_max} ms after a 300 ms SIGSTOP"
     );
     assert!(latency_max >= 250.0, "latency max {latency_max} ms");
+    // The sweeper wakes at most a tick (100 ms) into the stop, and late by the rest of it.
+    let stall = doc["generator"]["longest_stall_ms"].as_f64().unwrap();
+    assert!(stall >= 150.0, "spate's own stall measured as {stall} ms");
+    let insight = doc["insight"].to_string();
+    assert!(
+        insight.contains("the server is not to blame: spate itself did not run"),
+        "{insight}"
+    );
+    assert!(!insight.contains("the server stalled"), "{insight}");
 }
