@@ -87,13 +87,14 @@ if [ "${1:-}" = display ]; then
   start_target
   for c in ${CONCS:-50 1000}; do
     declare -A got=()
-    for rep in $(seq 1 "${REPS:-5}"); do
+    for _ in $(seq 1 "${REPS:-5}"); do
       for mode in tty plain off; do
         got[$mode]+="$(display_run "$mode" "$c" "${DURATION:-5}") "
         sleep 1
       done
     done
     for mode in tty plain off; do
+      # shellcheck disable=SC2086  # the runs are separate arguments
       python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[2:]]; print(f'c={$c} {sys.argv[1]:5} median {statistics.median(v):.2f} us/request  (runs: {\", \".join(f\"{x:.2f}\" for x in v)})')" "$mode" ${got[$mode]}
     done
     unset got

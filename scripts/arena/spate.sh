@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034,SC2153,SC2154  # sourced by the arena runner, which owns these globals
 # Arena adapter for spate (see ../shared/arena/adapters/README.adapters.md).
 # One load thread (--threads 1), duration mode, results read from spate's own JSON.
 # h2c: HTTP/2 prior knowledge with C connections x M streams; h2tls: ALPN h2 over TLS (the
@@ -27,3 +28,14 @@ print(f"rps={t['requests_per_sec']:.2f} total={ok} p50_ms={f(l['percentiles']['p
       f"p99_ms={f(l['percentiles']['p99'])} mean_ms={f(l['mean_ms'])} errors={r['failed'] + r['completed'] - ok}")
 PY
 }
+
+# spate_busy: the same with --busy-poll (load threads poll instead of sleeping). Run it as
+# EXTRA_NAME=spate_busy, or beside plain spate in the same run with SPATE_BUSY_TOO=1 (the
+# adapter then registers it with the runner's tool list as it is sourced).
+spate_busy_version() { spate_version; }
+spate_busy_cmd() { spate_cmd "$@" || return; CMD+=(--busy-poll); }
+spate_busy_parse() { spate_parse "$@"; }
+if [ -n "${SPATE_BUSY_TOO:-}" ] && declare -p TOOL_LIST >/dev/null 2>&1 && [ -n "${EXTRA:-}" ]; then
+  BINS[spate_busy]=$EXTRA
+  TOOL_LIST+=(spate_busy)
+fi
