@@ -5,6 +5,6 @@ mod insight;
 mod levels;
 mod slo;
 
-pub use insight::{Facts, insight};
+pub use insight::{Facts, STALL_MS, insight};
 pub use levels::{LEVEL_NAMES, LevelMode, Levels};
 pub use slo::{Measured, Pct, SloSpec, Verdict, verdicts};

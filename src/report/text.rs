@@ -180,9 +180,19 @@ fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
     if let (Some(gap), Some(at)) = (t.longest_gap_ms, t.longest_gap_at_s) {
         writeln!(
             o,
-            "  Longest pause   {} without a completed response, from {at:.1} s",
+            "  Longest gap     {} without a completed response, from {at:.1} s",
             millis(gap)
         )?;
+    }
+    let g = &s.generator;
+    if let (Some(ms), Some(at)) = (g.longest_stall_ms, g.longest_stall_at_s) {
+        if ms >= crate::analysis::STALL_MS {
+            writeln!(
+                o,
+                "  spate stalled   {} (a load thread did not run), from {at:.1} s",
+                millis(ms)
+            )?;
+        }
     }
     if s.config.warmup_s > 0.0 {
         writeln!(

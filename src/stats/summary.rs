@@ -324,7 +324,7 @@ fn open_model(plan: &Plan, run: &RunOutput) -> Option<OpenModel> {
     })
 }
 
-/// Busy connections by Little's law,only where it must hold: a duration run without failures,
+/// Busy connections by Little's law, only where it must hold: a duration run without failures,
 /// at least a second long, with enough completed requests to average over.
 fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
     let s = &run.stats;
