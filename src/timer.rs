@@ -115,6 +115,9 @@ mod imp {
                     }
                 });
                 if let Ok(Ok(())) = read {
+                    // The expiration is consumed: without this, the next sleep would first try
+                    // a read that can only fail (EAGAIN) before it waits.
+                    guard.clear_ready();
                     return;
                 }
                 if Instant::now() >= deadline {
