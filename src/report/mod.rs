@@ -5,6 +5,7 @@ mod colour;
 mod format;
 mod json;
 mod text;
+mod timing;
 
 use std::io::{self, Write};
 use std::path::PathBuf;

@@ -1,18 +1,23 @@
 //! Plain data of a run: per-thread counters and histograms, merged exactly once at the end, and
 //! the `Summary` derived from them. Knows nothing of sockets, threads or terminals.
 
+mod config;
 mod failure;
+mod generator;
 mod hist;
 mod live;
+mod open_model;
 mod summary;
 
+pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
 pub use failure::{Failure, FailureCounts};
+pub use generator::Generator;
 pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist};
 pub use live::{Counters, Live, LiveHist};
+pub use open_model::OpenModel;
 pub use summary::{
-    Bin, Config, Connections, ErrorRow, Generator, HISTOGRAM_BINS, LATENCY_DEFINITION, Latency,
-    OPEN_LATENCY_DEFINITION, OpenModel, Percentiles, Phase, Phases, Requests, SCHEMA_VERSION,
-    StatusRow, Summary, SummaryOptions, Totals,
+    Bin, Connections, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests,
+    SCHEMA_VERSION, StatusRow, Summary, SummaryOptions, Totals,
 };
 
 use std::ops::AddAssign;

@@ -4,9 +4,12 @@
 
 use serde::Serialize;
 
-use super::{Failure, Hist, RunOutput, Stats};
+use super::config::config;
+use super::generator::generator;
+use super::open_model::open_model;
+use super::{Config, Failure, Generator, Hist, OpenModel, RunOutput, Stats};
 use crate::analysis::{self, Facts, Levels, Measured, SloSpec, Verdict};
-use crate::plan::{Plan, Protocol, Stop};
+use crate::plan::Plan;
 
 /// Bumped whenever a field changes meaning or disappears (adding one does not bump it).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -31,12 +34,6 @@ impl Default for SummaryOptions {
     }
 }
 
-/// What the latency of one request measures in the closed model.
-pub const LATENCY_DEFINITION: &str = "closed model: from the start of the request (write of the first byte, or the connect when the connection had to be re-opened) to the last byte of the response body";
-
-/// What the latency of one request measures in the open model.
-pub const OPEN_LATENCY_DEFINITION: &str = "open model: from the intended send time (start + i / rate) to the last byte of the response body, so that waiting for a free connection, or for spate, counts (free of coordinated omission)";
-
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     pub schema_version: u32,
@@ -60,84 +57,6 @@ pub struct Summary {
     pub insight: Vec<String>,
     /// The open model's schedule and how well it was kept; null in the closed model.
     pub open_model: Option<OpenModel>,
-}
-
-/// The open model (`-q`): the schedule, and how well spate kept it.
-#[derive(Debug, Clone, Serialize)]
-pub struct OpenModel {
-    pub rate_target: f64,
-    /// Requests sent per second of the sending window (from the start of the measurement to the
-    /// last send, plus one interval).
-    pub rate_achieved: f64,
-    /// Intended send times in the measured part: sent + dropped + missed.
-    pub scheduled: u64,
-    pub sent: u64,
-    /// Later than --max-lag when a connection came free: not sent, counted.
-    pub dropped: u64,
-    /// Still waiting for a connection when the run ended.
-    pub missed: u64,
-    pub max_lag_ms: Option<f64>,
-    /// Completion - actual send.
-    pub service: Phase,
-    /// Actual send - intended send.
-    pub send_lag: Phase,
-}
-
-/// What spate itself did: the basis of the verdict on whether it limited the result.
-#[derive(Debug, Clone, Serialize)]
-pub struct Generator {
-    pub threads: u32,
-    /// CPU time of the load threads during the run.
-    pub cpu_s: Option<f64>,
-    /// That CPU time over elapsed x threads, in %.
-    pub cpu_busy_percent: Option<f64>,
-    /// Mean latency x rate / open connections (Little's law); set for duration runs without
-    /// failures and with enough samples, where it must be close to 1.
-    pub busy_connections_ratio: Option<f64>,
-    pub nofile_limit: Option<u64>,
-    /// Connects that failed because the file-descriptor limit was reached.
-    pub fd_exhausted: u64,
-    /// Stopped early by Ctrl-C or SIGTERM.
-    pub stopped_by_signal: bool,
-    /// --busy-poll: the load threads polled instead of sleeping (their CPU use is then no sign of
-    /// saturation).
-    pub busy_poll: bool,
-    /// The longest time a load thread did not run during the measurement (stopped, starved of
-    /// CPU, swapped out), in ms, and when it began (s into the measurement). Its timer wakes
-    /// late by that much; about a millisecond is normal.
-    pub longest_stall_ms: Option<f64>,
-    pub longest_stall_at_s: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Config {
-    pub url: String,
-    pub method: String,
-    pub protocol: String,
-    pub model: String,
-    pub latency_definition: String,
-    pub connections: u32,
-    pub threads: u32,
-    /// Set in count mode.
-    pub requests: Option<u64>,
-    /// Set in duration mode.
-    pub duration_s: Option<f64>,
-    pub timeout_s: f64,
-    pub connect_timeout_s: f64,
-    pub keep_alive: bool,
-    pub compression: bool,
-    /// "verified", "insecure" (--insecure), or null without TLS.
-    pub tls: Option<String>,
-    /// HTTP/2 streams per connection asked for with -p (1 for HTTP/1.1).
-    pub streams: u32,
-    /// Open model: requests per second (-q); null in the closed model.
-    pub rate: Option<f64>,
-    /// Requests per connection before it is re-opened (--rpc, 1 without keep-alive).
-    pub rpc: Option<u64>,
-    /// Load sent before the measurement, not recorded (--warmup).
-    pub warmup_s: f64,
-    /// Requests sent during the warm-up.
-    pub warmup_requests: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -280,101 +199,6 @@ pub struct Connections {
     pub goaways: u64,
 }
 
-/// The protocol the connections spoke, as the report names it.
-fn protocol(plan: &Plan, s: &Stats) -> String {
-    let h2 = if plan.target.tls {
-        "HTTP/2"
-    } else {
-        "HTTP/2 (h2c)"
-    };
-    match (s.conns.h1 > 0, s.conns.h2 > 0) {
-        (true, true) => format!("HTTP/1.1 and {h2}"),
-        (false, true) => h2.into(),
-        (true, false) => "HTTP/1.1".into(),
-        // No connection opened: what was asked for.
-        (false, false) => match plan.protocol {
-            Protocol::Http2 => h2.into(),
-            _ => "HTTP/1.1".into(),
-        },
-    }
-}
-
-fn open_model(plan: &Plan, run: &RunOutput) -> Option<OpenModel> {
-    let rate = plan.rate?;
-    let s = &run.stats;
-    let target = rate.per_second();
-    let window = s.last_send.map_or(0.0, |t| {
-        t.saturating_duration_since(run.window_start).as_secs_f64()
-    });
-    let rate_achieved = if s.attempts > 0 {
-        s.attempts as f64 / (window + 1.0 / target)
-    } else {
-        0.0
-    };
-    Some(OpenModel {
-        rate_target: target,
-        rate_achieved,
-        scheduled: s.scheduled,
-        sent: s.attempts,
-        dropped: s.dropped,
-        missed: s.scheduled.saturating_sub(s.attempts + s.dropped),
-        max_lag_ms: plan.max_lag.map(|d| d.as_secs_f64() * 1e3),
-        service: Phase::of(&s.service),
-        send_lag: Phase::of(&s.lag),
-    })
-}
-
-/// Busy connections by Little's law, only where it must hold: a duration run without failures,
-/// at least a second long, with enough completed requests to average over.
-fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
-    let s = &run.stats;
-    let elapsed = run.elapsed.as_secs_f64();
-    // The open model leaves connections idle by design: Little's law says nothing about spate.
-    let usable = plan.rate.is_none()
-        && matches!(plan.stop, Stop::Duration(_))
-        && s.failed() == 0
-        && s.completed >= 1000
-        && elapsed >= 1.0
-        && s.conns.established > 0;
-    usable.then(|| {
-        let mean_s = s.latency.inner().mean() / 1e9;
-        // HTTP/2 multiplexes: every stream in use is a request in flight.
-        let streams = if s.conns.h2 > 0 {
-            let limit = if s.conns.server_streams > 0 {
-                s.conns.server_streams
-            } else {
-                u64::MAX
-            };
-            u64::from(plan.h2.streams).min(limit).max(1)
-        } else {
-            1
-        };
-        mean_s * (s.completed as f64 / elapsed) / (s.conns.established * streams) as f64
-    })
-}
-
-fn generator(plan: &Plan, run: &RunOutput) -> Generator {
-    let elapsed = run.elapsed.as_secs_f64();
-    let cpu_s = run.cpu.map(|d| d.as_secs_f64());
-    // A stall that ended before the measurement (during --warmup) is not the result's.
-    let stall = run.stats.stall.filter(|&(at, d)| at + d > run.window_start);
-    Generator {
-        threads: run.threads,
-        cpu_s,
-        cpu_busy_percent: cpu_s
-            .filter(|_| elapsed > 0.0)
-            .map(|c| 100.0 * c / (elapsed * f64::from(run.threads.max(1)))),
-        busy_connections_ratio: busy_connections(plan, run),
-        nofile_limit: run.nofile_limit,
-        fd_exhausted: run.stats.fd_exhausted,
-        stopped_by_signal: run.interrupted,
-        busy_poll: plan.busy_poll,
-        longest_stall_ms: stall.map(|(_, d)| d.as_secs_f64() * 1e3),
-        longest_stall_at_s: stall
-            .map(|(at, _)| at.saturating_duration_since(run.window_start).as_secs_f64()),
-    }
-}
-
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
@@ -384,7 +208,7 @@ fn quantile(h: &Hist, q: f64) -> Option<f64> {
 }
 
 impl Phase {
-    fn of(h: &Hist) -> Phase {
+    pub(super) fn of(h: &Hist) -> Phase {
         let inner = h.inner();
         let some = !h.is_empty();
         Phase {
@@ -447,54 +271,7 @@ impl Summary {
         let mut summary = Summary {
             schema_version: SCHEMA_VERSION,
             spate_version: env!("CARGO_PKG_VERSION").into(),
-            config: Config {
-                url: plan.target.url.clone(),
-                method: plan.method.clone(),
-                protocol: protocol(plan, s),
-                model: if plan.rate.is_some() {
-                    "open"
-                } else {
-                    "closed"
-                }
-                .into(),
-                latency_definition: if plan.rate.is_some() {
-                    OPEN_LATENCY_DEFINITION
-                } else {
-                    LATENCY_DEFINITION
-                }
-                .into(),
-                connections: plan.connections,
-                threads: run.threads,
-                requests: match plan.stop {
-                    Stop::Requests(n) => Some(n),
-                    Stop::Duration(_) => None,
-                },
-                duration_s: match plan.stop {
-                    Stop::Duration(d) => Some(d.as_secs_f64()),
-                    Stop::Requests(_) => None,
-                },
-                timeout_s: plan.timeout.as_secs_f64(),
-                connect_timeout_s: plan.connect_timeout.as_secs_f64(),
-                keep_alive: plan.keep_alive,
-                compression: plan.compression,
-                tls: plan.target.tls.then(|| {
-                    if plan.tls.insecure {
-                        "insecure"
-                    } else {
-                        "verified"
-                    }
-                    .into()
-                }),
-                streams: if plan.may_use_h2() {
-                    plan.h2.streams
-                } else {
-                    1
-                },
-                rate: plan.rate.map(|r| r.per_second()),
-                rpc: plan.requests_per_connection(),
-                warmup_s: plan.warmup.as_secs_f64(),
-                warmup_requests: s.warmup_requests,
-            },
+            config: config(plan, run),
             totals: Totals {
                 elapsed_s: elapsed,
                 requests_per_sec: per_sec(s.completed),

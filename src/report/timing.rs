@@ -1,0 +1,123 @@
+//! The timing tables of the text report: the open model's schedule (send lag, service time),
+//! the phases of completed requests, and connection setup (DNS, TCP connect, TLS). Rendered
+//! from a `Summary` like the rest of the report.
+
+use std::fmt::Write as _;
+
+use super::format::{count, millis, per_second as rate};
+use super::text::opt_ms;
+use crate::stats::{Phase, Summary};
+
+pub(super) fn schedule(o: &mut String, s: &Summary) -> std::fmt::Result {
+    let Some(m) = &s.open_model else {
+        return Ok(());
+    };
+    writeln!(o, "\nSchedule (open model)")?;
+    writeln!(o, "  Target rate     {} requests/s", rate(m.rate_target))?;
+    writeln!(o, "  Achieved rate   {} requests/s", rate(m.rate_achieved))?;
+    writeln!(
+        o,
+        "  Scheduled       {} = {} sent + {} dropped + {} missed",
+        count(m.scheduled),
+        count(m.sent),
+        count(m.dropped),
+        count(m.missed)
+    )?;
+    if let Some(max) = m.max_lag_ms {
+        writeln!(
+            o,
+            "  Dropped         later than --max-lag {} when a connection came free",
+            millis(max)
+        )?;
+    }
+    if m.missed > 0 {
+        writeln!(
+            o,
+            "  Missed          still waiting for a free connection when the run ended"
+        )?;
+    }
+    phase_header(o)?;
+    phase_row(o, "send lag", &m.send_lag)?;
+    phase_row(o, "service time", &m.service)?;
+    writeln!(
+        o,
+        "  Latency counts from the intended send time: send lag + service time."
+    )
+}
+
+pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::Result {
+    writeln!(o, "\nPhases of completed requests")?;
+    phase_header(o)?;
+    phase_row(o, "write request", &s.phases.write)?;
+    phase_row(o, "wait for first byte", &s.phases.wait)?;
+    phase_row(o, "read response", &s.phases.read)?;
+
+    let k = &s.connections;
+    writeln!(o, "\nConnections")?;
+    writeln!(
+        o,
+        "  {} requested, {} open at the start, {} reconnects, {} connect failures",
+        count(u64::from(k.requested)),
+        count(k.established),
+        count(k.reconnects),
+        count(k.connect_failures)
+    )?;
+    if let Some(e) = &k.connect_error {
+        writeln!(o, "  first connect failure: {e}")?;
+    }
+    writeln!(o, "  DNS lookup once, {}", millis(k.dns_ms))?;
+    phase_header(o)?;
+    phase_row(o, "TCP connect", &k.connect)?;
+    if k.tls.count > 0 {
+        phase_row(o, "TLS handshake", &k.tls)?;
+        writeln!(
+            o,
+            "  {} of {} TLS handshakes resumed an earlier session",
+            count(k.tls_resumed),
+            count(k.tls.count)
+        )?;
+    }
+    if k.http2 > 0 {
+        let limit = k
+            .server_max_streams
+            .map_or_else(|| "no limit".into(), count);
+        writeln!(
+            o,
+            "  HTTP/2: {} streams per connection asked, server limit: {limit}; {} GOAWAY",
+            s.config.streams,
+            count(k.goaways)
+        )?;
+    }
+    if k.http1 > 0 && k.http2 > 0 {
+        writeln!(
+            o,
+            "  {} connections spoke HTTP/1.1, {} HTTP/2",
+            count(k.http1),
+            count(k.http2)
+        )?;
+    }
+    writeln!(
+        o,
+        "  The first connects are outside request latency; a reconnect is inside the"
+    )?;
+    writeln!(o, "  latency of the request that needed it.")
+}
+
+fn phase_header(o: &mut String) -> std::fmt::Result {
+    writeln!(
+        o,
+        "  {:<24} {:>12} {:>12} {:>12} {:>12}",
+        "", "mean", "p50", "p99", "max"
+    )
+}
+
+fn phase_row(o: &mut String, name: &str, p: &Phase) -> std::fmt::Result {
+    writeln!(
+        o,
+        "  {name:<24} {:>12} {:>12} {:>12} {:>12}",
+        opt_ms(p.mean_ms),
+        opt_ms(p.p50_ms),
+        opt_ms(p.p99_ms),
+        opt_ms(p.max_ms)
+    )
+}

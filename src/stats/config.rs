@@ -1,0 +1,115 @@
+//! `Config`: what a run was asked to do, as the report's header and `config` in the JSON state
+//! it (model, latency definition, protocol actually spoken, limits, TLS, rate, churn, warm-up).
+
+use serde::Serialize;
+
+use super::{RunOutput, Stats};
+use crate::plan::{Plan, Protocol, Stop};
+
+/// What the latency of one request measures in the closed model.
+pub const LATENCY_DEFINITION: &str = "closed model: from the start of the request (write of the first byte, or the connect when the connection had to be re-opened) to the last byte of the response body";
+
+/// What the latency of one request measures in the open model.
+pub const OPEN_LATENCY_DEFINITION: &str = "open model: from the intended send time (start + i / rate) to the last byte of the response body, so that waiting for a free connection, or for spate, counts (free of coordinated omission)";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    pub url: String,
+    pub method: String,
+    pub protocol: String,
+    pub model: String,
+    pub latency_definition: String,
+    pub connections: u32,
+    pub threads: u32,
+    /// Set in count mode.
+    pub requests: Option<u64>,
+    /// Set in duration mode.
+    pub duration_s: Option<f64>,
+    pub timeout_s: f64,
+    pub connect_timeout_s: f64,
+    pub keep_alive: bool,
+    pub compression: bool,
+    /// "verified", "insecure" (--insecure), or null without TLS.
+    pub tls: Option<String>,
+    /// HTTP/2 streams per connection asked for with -p (1 for HTTP/1.1).
+    pub streams: u32,
+    /// Open model: requests per second (-q); null in the closed model.
+    pub rate: Option<f64>,
+    /// Requests per connection before it is re-opened (--rpc, 1 without keep-alive).
+    pub rpc: Option<u64>,
+    /// Load sent before the measurement, not recorded (--warmup).
+    pub warmup_s: f64,
+    /// Requests sent during the warm-up.
+    pub warmup_requests: u64,
+}
+
+pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
+    let s = &run.stats;
+    Config {
+        url: plan.target.url.clone(),
+        method: plan.method.clone(),
+        protocol: protocol(plan, s),
+        model: if plan.rate.is_some() {
+            "open"
+        } else {
+            "closed"
+        }
+        .into(),
+        latency_definition: if plan.rate.is_some() {
+            OPEN_LATENCY_DEFINITION
+        } else {
+            LATENCY_DEFINITION
+        }
+        .into(),
+        connections: plan.connections,
+        threads: run.threads,
+        requests: match plan.stop {
+            Stop::Requests(n) => Some(n),
+            Stop::Duration(_) => None,
+        },
+        duration_s: match plan.stop {
+            Stop::Duration(d) => Some(d.as_secs_f64()),
+            Stop::Requests(_) => None,
+        },
+        timeout_s: plan.timeout.as_secs_f64(),
+        connect_timeout_s: plan.connect_timeout.as_secs_f64(),
+        keep_alive: plan.keep_alive,
+        compression: plan.compression,
+        tls: plan.target.tls.then(|| {
+            if plan.tls.insecure {
+                "insecure"
+            } else {
+                "verified"
+            }
+            .into()
+        }),
+        streams: if plan.may_use_h2() {
+            plan.h2.streams
+        } else {
+            1
+        },
+        rate: plan.rate.map(|r| r.per_second()),
+        rpc: plan.requests_per_connection(),
+        warmup_s: plan.warmup.as_secs_f64(),
+        warmup_requests: s.warmup_requests,
+    }
+}
+
+/// The protocol the connections spoke, as the report names it.
+fn protocol(plan: &Plan, s: &Stats) -> String {
+    let h2 = if plan.target.tls {
+        "HTTP/2"
+    } else {
+        "HTTP/2 (h2c)"
+    };
+    match (s.conns.h1 > 0, s.conns.h2 > 0) {
+        (true, true) => format!("HTTP/1.1 and {h2}"),
+        (false, true) => h2.into(),
+        (true, false) => "HTTP/1.1".into(),
+        // No connection opened: what was asked for.
+        (false, false) => match plan.protocol {
+            Protocol::Http2 => h2.into(),
+            _ => "HTTP/1.1".into(),
+        },
+    }
+}

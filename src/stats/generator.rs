@@ -1,0 +1,85 @@
+//! `Generator`: what spate itself did during a run (CPU, busy connections by Little's law, its
+//! own stalls), the basis of the insight's verdict on whether spate limited the result. Facts
+//! only; the judging is in `analysis::insight`.
+
+use serde::Serialize;
+
+use super::RunOutput;
+use crate::plan::{Plan, Stop};
+
+/// What spate itself did: the basis of the verdict on whether it limited the result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Generator {
+    pub threads: u32,
+    /// CPU time of the load threads during the run.
+    pub cpu_s: Option<f64>,
+    /// That CPU time over elapsed x threads, in %.
+    pub cpu_busy_percent: Option<f64>,
+    /// Mean latency x rate / open connections (Little's law); set for duration runs without
+    /// failures and with enough samples, where it must be close to 1.
+    pub busy_connections_ratio: Option<f64>,
+    pub nofile_limit: Option<u64>,
+    /// Connects that failed because the file-descriptor limit was reached.
+    pub fd_exhausted: u64,
+    /// Stopped early by Ctrl-C or SIGTERM.
+    pub stopped_by_signal: bool,
+    /// --busy-poll: the load threads polled instead of sleeping (their CPU use is then no sign of
+    /// saturation).
+    pub busy_poll: bool,
+    /// The longest time a load thread did not run during the measurement (stopped, starved of
+    /// CPU, swapped out), in ms, and when it began (s into the measurement). Its timer wakes
+    /// late by that much; about a millisecond is normal.
+    pub longest_stall_ms: Option<f64>,
+    pub longest_stall_at_s: Option<f64>,
+}
+
+/// Busy connections by Little's law, only where it must hold: a duration run without failures,
+/// at least a second long, with enough completed requests to average over.
+fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
+    let s = &run.stats;
+    let elapsed = run.elapsed.as_secs_f64();
+    // The open model leaves connections idle by design: Little's law says nothing about spate.
+    let usable = plan.rate.is_none()
+        && matches!(plan.stop, Stop::Duration(_))
+        && s.failed() == 0
+        && s.completed >= 1000
+        && elapsed >= 1.0
+        && s.conns.established > 0;
+    usable.then(|| {
+        let mean_s = s.latency.inner().mean() / 1e9;
+        // HTTP/2 multiplexes: every stream in use is a request in flight.
+        let streams = if s.conns.h2 > 0 {
+            let limit = if s.conns.server_streams > 0 {
+                s.conns.server_streams
+            } else {
+                u64::MAX
+            };
+            u64::from(plan.h2.streams).min(limit).max(1)
+        } else {
+            1
+        };
+        mean_s * (s.completed as f64 / elapsed) / (s.conns.established * streams) as f64
+    })
+}
+
+pub(super) fn generator(plan: &Plan, run: &RunOutput) -> Generator {
+    let elapsed = run.elapsed.as_secs_f64();
+    let cpu_s = run.cpu.map(|d| d.as_secs_f64());
+    // A stall that ended before the measurement (during --warmup) is not the result's.
+    let stall = run.stats.stall.filter(|&(at, d)| at + d > run.window_start);
+    Generator {
+        threads: run.threads,
+        cpu_s,
+        cpu_busy_percent: cpu_s
+            .filter(|_| elapsed > 0.0)
+            .map(|c| 100.0 * c / (elapsed * f64::from(run.threads.max(1)))),
+        busy_connections_ratio: busy_connections(plan, run),
+        nofile_limit: run.nofile_limit,
+        fd_exhausted: run.stats.fd_exhausted,
+        stopped_by_signal: run.interrupted,
+        busy_poll: plan.busy_poll,
+        longest_stall_ms: stall.map(|(_, d)| d.as_secs_f64() * 1e3),
+        longest_stall_at_s: stall
+            .map(|(at, _)| at.saturating_duration_since(run.window_start).as_secs_f64()),
+    }
+}
