@@ -11,8 +11,8 @@ use crate::plan::Plan;
 #[derive(Debug, Clone, Serialize)]
 pub struct OpenModel {
     pub rate_target: f64,
-    /// Requests sent per second of the sending window (from the start of the measurement to the
-    /// last send, plus one interval).
+    /// Requests sent per second of the sending window: from the start of the measurement to the
+    /// last send plus one interval, or the schedule's own length (scheduled / rate) if longer.
     pub rate_achieved: f64,
     /// Intended send times in the measured part: sent + dropped + missed.
     pub scheduled: u64,
@@ -32,11 +32,14 @@ pub(super) fn open_model(plan: &Plan, run: &RunOutput) -> Option<OpenModel> {
     let rate = plan.rate?;
     let s = &run.stats;
     let target = rate.per_second();
-    let window = s.last_send.map_or(0.0, |t| {
+    // The sending window runs to the last send plus one interval, and is never shorter than
+    // the schedule itself: requests that were never sent (missed) lower the rate.
+    let sending = s.last_send.map_or(0.0, |t| {
         t.saturating_duration_since(run.window_start).as_secs_f64()
-    });
+    }) + 1.0 / target;
+    let window = sending.max(s.scheduled as f64 / target);
     let rate_achieved = if s.attempts > 0 {
-        s.attempts as f64 / (window + 1.0 / target)
+        s.attempts as f64 / window
     } else {
         0.0
     };

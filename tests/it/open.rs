@@ -75,6 +75,32 @@ fn a_duration_schedule_has_exactly_rate_x_duration_requests() {
 }
 
 #[test]
+fn requests_never_sent_are_missed_and_lower_the_achieved_rate() {
+    // Two connections and a server that answers nothing within the run: two requests leave,
+    // the other 48 of the 0.5 s schedule wait until the run ends.
+    let s = server(Duration::from_secs(10), None, false);
+    let mut p = plan(&s.url(), 2, Stop::Duration(Duration::from_millis(500)));
+    p.rate = rate(100);
+    let (out, summary) = run(&p);
+    let o = summary.open_model.as_ref().unwrap();
+    assert_eq!((o.scheduled, o.sent, o.missed), (50, 2, 48), "{o:?}");
+    assert_eq!(out.stats.interrupted, 2);
+    assert!(
+        o.rate_achieved <= 2.0 / 0.5 + 1e-9,
+        "2 sent over a 0.5 s schedule, achieved {}",
+        o.rate_achieved
+    );
+    assert!(
+        summary
+            .insight
+            .iter()
+            .any(|l| l.contains("48 not sent before the end")),
+        "{:?}",
+        summary.insight
+    );
+}
+
+#[test]
 fn max_lag_drops_and_counts_what_cannot_leave_in_time() {
     // One connection, 20 ms per response, 200 requests/s due: most must wait far too long.
     let s = server(Duration::from_millis(20), None, false);
