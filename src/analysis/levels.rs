@@ -164,17 +164,7 @@ mod tests {
 
     #[test]
     fn no_data_and_no_targets_means_no_levels() {
-        let empty = Percentiles {
-            p10: None,
-            p25: None,
-            p50: None,
-            p75: None,
-            p90: None,
-            p95: None,
-            p99: None,
-            p99_9: None,
-            p99_99: None,
-        };
+        let empty = Percentiles::default();
         assert!(Levels::new(&empty, &SloSpec::default()).is_none());
     }
 }

@@ -288,17 +288,7 @@ mod tests {
     #[test]
     fn nothing_measured_fails() {
         let spec: SloSpec = "p99=1s,errors=1%".parse().unwrap();
-        let none = Percentiles {
-            p10: None,
-            p25: None,
-            p50: None,
-            p75: None,
-            p90: None,
-            p95: None,
-            p99: None,
-            p99_9: None,
-            p99_99: None,
-        };
+        let none = Percentiles::default();
         let v = verdicts(
             &spec,
             &Measured {

@@ -67,6 +67,22 @@ impl Exit {
     }
 }
 
+/// clap's error in one line: its first line, with the indented lines that complete it (such as
+/// the missing arguments) appended; the usage block after them is noise here.
+fn one_line(text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("invalid command line");
+    let mut out = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    let details: Vec<&str> = lines
+        .take_while(|l| l.starts_with(' '))
+        .map(str::trim)
+        .collect();
+    if !details.is_empty() {
+        out = format!("{} {}", out.trim_end(), details.join(", "));
+    }
+    out
+}
+
 pub fn parse<I, T>(argv: I) -> Result<Command, Exit>
 where
     I: IntoIterator<Item = T>,
@@ -77,13 +93,7 @@ where
             code: 0,
             message: e.to_string(),
         },
-        _ => {
-            // clap's first line is the error itself; the usage block after it is noise here.
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid command line");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            Exit::usage(format!("{first} (see spate --help)"))
-        }
+        _ => Exit::usage(format!("{} (see spate --help)", one_line(&e.to_string()))),
     })?;
     match cli.command {
         Some(Sub::Serve(s)) => serve(s),
@@ -651,5 +661,43 @@ mod tests {
                 .code,
             EXIT_USAGE
         );
+    }
+
+    #[test]
+    fn serve_stalls() {
+        match parse([
+            "spate",
+            "serve",
+            "--stall-every",
+            "12s",
+            "--stall-for",
+            "1s",
+            "--delay",
+            "250us",
+        ]) {
+            Ok(Command::Serve(c)) => {
+                let stall = c.stall.expect("--stall-every/--stall-for");
+                assert_eq!(
+                    (stall.every, stall.length, c.delay),
+                    (
+                        Duration::from_secs(12),
+                        Duration::from_secs(1),
+                        Duration::from_micros(250)
+                    )
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let bad = |args: &[&str]| {
+            let argv = ["spate", "serve"].into_iter().chain(args.iter().copied());
+            let e = parse(argv).unwrap_err();
+            assert_eq!(e.code, EXIT_USAGE);
+            assert_eq!(e.message.lines().count(), 1, "{}", e.message);
+            e.message
+        };
+        // clap's continuation lines name what is missing.
+        assert!(bad(&["--stall-every", "1s"]).contains("not provided: --stall-for <TIME>"),);
+        assert!(bad(&["--stall-for", "1s"]).contains("--stall-every <TIME>"));
+        assert!(bad(&["--stall-every", "1s", "--stall-for", "1s"]).contains("must be shorter"));
     }
 }

@@ -100,7 +100,7 @@ pub struct Latency {
     pub hdr_base64: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Percentiles {
     pub p10: Option<f64>,
     pub p25: Option<f64>,
