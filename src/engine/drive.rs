@@ -31,7 +31,8 @@ pub async fn drive(ctx: &Shared, group: usize, conn: Connected) {
     let first = group * ctx.setup.streams.max(1);
     match conn {
         Connected::H1(c) => h1_loop(ctx, first, Some(c)).await,
-        Connected::H2(c) => h2_group(ctx, group, Some(c)).await,
+        // Boxed so that HTTP/1.1 connections do not carry the larger HTTP/2 state.
+        Connected::H2(c) => Box::pin(h2_group(ctx, group, Some(c))).await,
     }
     for slot in ctx.group_slots(group) {
         slot.retire();
@@ -58,7 +59,9 @@ async fn h1_loop(ctx: &Shared, index: usize, mut conn: Option<OpenConn>) {
                     Some(c) => c,
                     None => {
                         slot.begin_connect(adm.start);
-                        let opened = ctx.open(true).await?;
+                        // Boxed: the connect future is large and rare; inline it would sit in
+                        // every connection's state for the whole run.
+                        let opened = Box::pin(ctx.open(true)).await?;
                         slot.end_connect();
                         marks.connected.set(Some(Instant::now()));
                         match opened {
@@ -180,7 +183,7 @@ async fn reopen(ctx: &Shared, index: usize, delay: &mut Duration) -> Reopen {
     let ended = {
         let exchange = pin!(async {
             slot.begin_connect(adm.start);
-            let c = ctx.open(true).await?;
+            let c = Box::pin(ctx.open(true)).await?;
             slot.end_connect();
             marks.connected.set(Some(Instant::now()));
             let Connected::H2(open) = c else {
@@ -263,7 +266,9 @@ async fn stream_loop(
 /// connection failures, not request failures: no request was attempted.
 pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Connected, (Failure, String)> {
     slot.begin_connect(Instant::now());
-    let r = guarded(slot, pin!(ctx.open(false))).await;
+    // Boxed and freed on return: the socket keeps this task's waker until its first poll by
+    // the worker, so an inline connect future would stay allocated for every connection.
+    let r = guarded(slot, Box::pin(ctx.open(false)).as_mut()).await;
     slot.end_connect();
     match r {
         Ok(Ok(c)) => Ok(c),
