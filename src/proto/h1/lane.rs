@@ -51,6 +51,9 @@ pub async fn receive(
     let mut parser = ResponseParser::new(head_request);
     let mut bytes_in = 0u64;
     let mut first_byte = None;
+    // When the bytes that completed the response were read: one clock read per read serves as
+    // both first byte and end when a response arrives whole, as it almost always does.
+    let mut last_read = None;
     let mut done = false;
     // The server may have answered before we asked (or sent two responses to one request).
     if !conn.carry.is_empty() {
@@ -67,13 +70,17 @@ pub async fn receive(
                     .map_err(|e| Fail::io(Failure::Read, e))?;
                 let data = buf.filled();
                 if data.is_empty() {
+                    // A body delimited by the close ends now, not at its last bytes.
+                    last_read = None;
                     return Poll::Ready(if parser.finish_at_eof() {
                         Ok(())
                     } else {
                         Err(Fail::eof())
                     });
                 }
-                first_byte.get_or_insert_with(Instant::now);
+                let now = Instant::now();
+                first_byte.get_or_insert(now);
+                last_read = Some(now);
                 let before = conn.carry.len();
                 let complete =
                     feed_with_carry(&mut parser, &mut conn.carry, data).map_err(Fail::parse)?;
@@ -92,6 +99,7 @@ pub async fn receive(
         body_bytes: parser.body_bytes(),
         bytes_in,
         first_byte,
-        done: Instant::now(),
+        // Completed from `carry` alone: the bytes were there before this request.
+        done: last_read.unwrap_or_else(Instant::now),
     })
 }
