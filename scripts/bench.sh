@@ -3,19 +3,27 @@
 # (../shared/arena: generator pinned to CPU 0 and server to CPU 1, one thread each,
 # 3 repetitions with the repetition as the outer loop, medians reported).
 #
-#   scripts/bench.sh                 HTTP/1.1 rows: spate + peers at c = 50, 1000, 10000
+#   scripts/bench.sh                 HTTP/1.1 rows: spate + peers at c = 50, 1000, 10000: req/s,
+#                                    CPU and user CPU per request, peak RSS, p99/p50
 #   scripts/bench.sh h2              HTTP/2 rows: 16 connections x 16 streams, h2c against the
 #                                    hyper target and h2 over TLS against nginx, beside h2load and oha
+#   scripts/bench.sh syscalls        system calls per request (perf tracepoints) of spate, wrk and
+#                                    vastar at c = 50 and 1000
 #   scripts/bench.sh instructions    user-space instructions per request under callgrind
 #                                    (spate and wrk, c = 50): repeatable, unlike timings
 #   scripts/bench.sh display         CPU us per request of spate with the live display drawn on a
 #                                    terminal (a pty from script(1)), in plain mode (stderr not a
 #                                    terminal) and with --no-progress; modes alternate per rep
+#   scripts/bench.sh soak            one long run (SOAK, default 10m) at c = 1000: throughput per
+#                                    10 s from spate's status lines, RSS sampled every 10 s
+#   scripts/bench.sh size            release binary size
+#   scripts/bench.sh all             every row above, then the tables (about 35 minutes)
 #
-# Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs"), CONCS, REPS,
-# DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena).
+# Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
+# DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena), SOAK (duration).
 # Every run is bounded by the tool's own duration and by the arena's timeout; all load goes to
-# 127.0.0.1. Results: /tmp/arena/results/$LABEL/{summary.md,results.csv,raw/}.
+# 127.0.0.1. Results: /tmp/arena/results/$LABEL/{summary.md,results.csv,raw/}; tables of the
+# targets: scripts/bench-table.py /tmp/arena/results/$LABEL/results.csv.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 ARENA="${ARENA:-$ROOT/../shared/arena}"
@@ -64,6 +72,8 @@ start_target() { # the arena's hyper target on CPU 1, stopped when this script e
   sleep 0.5
 }
 
+stop_target() { kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null || true; trap - EXIT; }
+
 display_run() { # MODE C DUR -> CPU us per request
   local mode=$1 c=$2 d=$3 tmp; tmp=$(mktemp -d)
   local cmd="/usr/bin/time -o $tmp/time -f '%U %S' taskset -c 0 $SPATE --threads 1 -c $c -z ${d}s --format json"
@@ -71,53 +81,164 @@ display_run() { # MODE C DUR -> CPU us per request
     tty)   script -qec "$cmd http://127.0.0.1:18081/ > $tmp/out.json" /dev/null >/dev/null ;;
     plain) eval "$cmd http://127.0.0.1:18081/" > "$tmp/out.json" 2>/dev/null ;;
     off)   eval "$cmd --no-progress http://127.0.0.1:18081/" > "$tmp/out.json" 2>/dev/null ;;
+    text)  eval "${cmd% --format json} --no-progress http://127.0.0.1:18081/" > "$tmp/out.txt" 2>/dev/null ;;
   esac
   python3 - "$tmp" <<'PY'
-import json, sys
+import json, os, re, sys
 d = sys.argv[1]
 u, s = map(float, open(f"{d}/time").read().split()[-2:])
-n = json.load(open(f"{d}/out.json"))["requests"]["completed"]
+if os.path.exists(f"{d}/out.json"):
+    n = json.load(open(f"{d}/out.json"))["requests"]["completed"]
+else:
+    n = int(re.search(r"([0-9,]+) completed", open(f"{d}/out.txt").read())[1].replace(",", ""))
 print(f"{(u + s) / n * 1e6:.3f}")
 PY
   rm -rf "$tmp"
 }
 
-if [ "${1:-}" = display ]; then
+mode_display() {
   command -v script >/dev/null || { echo "bench.sh: script(1) is required" >&2; exit 2; }
   start_target
+  local modes="tty plain off text"
   for c in ${CONCS:-50 1000}; do
     declare -A got=()
     for _ in $(seq 1 "${REPS:-5}"); do
-      for mode in tty plain off; do
+      for mode in $modes; do
         got[$mode]+="$(display_run "$mode" "$c" "${DURATION:-5}") "
         sleep 1
       done
     done
-    for mode in tty plain off; do
+    for mode in $modes; do
       # shellcheck disable=SC2086  # the runs are separate arguments
       python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[2:]]; print(f'c={$c} {sys.argv[1]:5} median {statistics.median(v):.2f} us/request  (runs: {\", \".join(f\"{x:.2f}\" for x in v)})')" "$mode" ${got[$mode]}
     done
     unset got
   done
-  exit 0
-fi
+  stop_target
+}
 
-if [ "${1:-}" = instructions ]; then
+mode_instructions() {
   command -v valgrind >/dev/null || { echo "bench.sh: valgrind is required" >&2; exit 2; }
   start_target
   instructions spate spate_pair
   instructions wrk wrk_pair
-  exit 0
-fi
+  stop_target
+}
 
-cd "$ARENA"
-if [ "${1:-}" = h2 ]; then
-  EXTRA="$SPATE" EXTRA_NAME=spate EXTRA_ADAPTER="$ROOT/scripts/arena/spate.sh" \
+# System calls per request, counted by the kernel's tracepoints (perf stat -e syscalls:...).
+mode_syscalls() {
+  command -v perf >/dev/null || { echo "bench.sh: perf (linux-perf) is required" >&2; exit 2; }
+  start_target
+  local url=http://127.0.0.1:18081/ c tool tmp; tmp=$(mktemp -d)
+  for c in ${CONCS:-50 1000}; do
+    for tool in spate wrk vastar; do
+      case $tool in
+        spate)  set -- "$SPATE" --threads 1 -c "$c" -z 5s --no-progress --format json "$url" ;;
+        wrk)    set -- wrk -t1 -c"$c" -d5s "$url" ;;
+        vastar) set -- env TOKIO_WORKER_THREADS=1 /tmp/arena/peers/bin/vastar -c "$c" -z 5s "$url" ;;
+      esac
+      local before; before=$(curl -s "${url}__stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+      perf stat -x, -o "$tmp/perf" -e 'syscalls:sys_enter_*' -- taskset -c 0 "$@" >/dev/null 2>&1
+      local after; after=$(curl -s "${url}__stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+      python3 - "$tmp/perf" "$tool" "$c" "$((after - before))" <<'PY'
+import sys
+path, tool, c, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+calls = {}
+for line in open(path):
+    f = line.strip().split(",")
+    if len(f) > 2 and f[2].startswith("syscalls:sys_enter_") and f[0].isdigit():
+        calls[f[2].removeprefix("syscalls:sys_enter_")] = int(f[0])
+per = {k: v / n for k, v in calls.items() if v / n >= 0.005}
+total = sum(v for v in calls.values()) / n
+print(f"c={c} {tool:7} {total:5.2f} syscalls/request: " +
+      ", ".join(f"{k} {v:.2f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
+PY
+      sleep 1
+    done
+  done
+  rm -rf "$tmp"
+  stop_target
+}
+
+# One long run at c = 1000: throughput per 10 s interval from spate's own status lines (written
+# every 10 s when stderr is not a terminal) and RSS sampled every 10 s.
+mode_soak() {
+  local dur=${SOAK:-10m} tmp; tmp=$(mktemp -d)
+  start_target
+  echo "soak: spate -c 1000 -z $dur against the hyper target (RSS every 10 s)" >&2
+  taskset -c 0 "$SPATE" --threads 1 -c 1000 -z "$dur" --format json http://127.0.0.1:18081/ \
+    > "$tmp/out.json" 2> "$tmp/err" &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    echo "$(date +%s) $(ps -o rss= -p "$pid" 2>/dev/null || true)" >> "$tmp/rss"
+    sleep 10
+  done
+  wait "$pid" || true
+  local served; served=$(curl -s http://127.0.0.1:18081/__stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+  python3 - "$tmp" "$served" <<'PY'
+import json, re, sys
+d, served = sys.argv[1], int(sys.argv[2])
+j = json.load(open(f"{d}/out.json"))
+points = [(0.0, 0)]
+for line in open(f"{d}/err"):
+    m = re.match(r"spate: ([0-9.]+)s of [^:]+: ([0-9,]+) completed", line)
+    if m:
+        points.append((float(m[1]), int(m[2].replace(",", ""))))
+rates = [(t1, (n1 - n0) / (t1 - t0)) for (t0, n0), (t1, n1) in zip(points, points[1:])]
+first = [r for t, r in rates if t <= 60]
+last = [r for t, r in rates if t > rates[-1][0] - 60]
+rss = [int(f[1]) for f in (l.split() for l in open(f"{d}/rss")) if len(f) == 2]
+after = rss[6:] or rss
+mean = lambda v: sum(v) / len(v)
+print(f"requests: {j['requests']['completed']:,} completed, {j['requests']['failed']:,} failed; "
+      f"the server counted {served:,}")
+print("req/s per 10 s: " + " ".join(f"{r / 1000:.0f}k" for _, r in rates))
+print(f"throughput: first minute {mean(first):,.0f} req/s, last minute {mean(last):,.0f} req/s "
+      f"({mean(last) / mean(first) * 100:.1f} %)")
+print(f"RSS after the first minute: {min(after) / 1024:.1f} .. {max(after) / 1024:.1f} MiB "
+      f"(spread {(max(after) - min(after)) / min(after) * 100:.1f} %); samples (MiB): "
+      + " ".join(f"{r / 1024:.1f}" for r in rss))
+PY
+  rm -rf "$tmp"
+  stop_target
+}
+
+mode_size() {
+  local bytes; bytes=$(stat -c %s "$SPATE")
+  python3 -c "print(f'release binary: {$bytes / 1048576:.2f} MiB ({$bytes:,} bytes, TLS and HTTP/2 included)')"
+}
+
+mode_h2() {
+  (cd "$ARENA" && EXTRA="$SPATE" EXTRA_NAME=spate EXTRA_ADAPTER="$ROOT/scripts/arena/spate.sh" \
     TOOLS="${TOOLS-h2load oha}" MODES="${MODES:-h2c h2tls}" H2_SHAPES="${H2_SHAPES:-16x16}" \
-    REPS="${REPS:-3}" DURATION="${DURATION:-5}" LABEL="${LABEL:-spate-h2-$(date +%Y%m%d-%H%M%S)}" ./run.sh
-  exit $?
-fi
-EXTRA="$SPATE" EXTRA_NAME=spate EXTRA_ADAPTER="$ROOT/scripts/arena/spate.sh" \
-  TOOLS="${TOOLS-wrk hey oha vastar rewrk plumbrs}" CONCS="${CONCS:-50 1000 10000}" \
-  REPS="${REPS:-3}" DURATION="${DURATION:-5}" TARGET="${TARGET:-hyper}" \
-  LABEL="${LABEL:-spate-$(date +%Y%m%d-%H%M%S)}" ./run.sh
+    REPS="${REPS:-3}" DURATION="${DURATION:-5}" LABEL="${1:-${LABEL:-spate-h2-$(date +%Y%m%d-%H%M%S)}}" ./run.sh)
+}
+
+mode_h1() {
+  (cd "$ARENA" && EXTRA="$SPATE" EXTRA_NAME=spate EXTRA_ADAPTER="$ROOT/scripts/arena/spate.sh" \
+    TOOLS="${TOOLS-wrk hey oha vastar rewrk plumbrs h2load ab}" CONCS="${CONCS:-50 1000 10000}" \
+    REPS="${REPS:-3}" DURATION="${DURATION:-5}" TARGET="${TARGET:-hyper}" \
+    LABEL="${1:-${LABEL:-spate-$(date +%Y%m%d-%H%M%S)}}" ./run.sh)
+}
+
+case "${1:-h1}" in
+  h1) mode_h1 ;;
+  h2) mode_h2 ;;
+  syscalls) mode_syscalls ;;
+  instructions) mode_instructions ;;
+  display) mode_display ;;
+  soak) mode_soak ;;
+  size) mode_size ;;
+  all)
+    label=${LABEL:-spate-all-$(date +%Y%m%d-%H%M%S)}
+    mode_size
+    mode_h1 "$label-h1"
+    TOOLS="h2load oha" mode_h2 "$label-h2"
+    mode_syscalls
+    mode_display
+    mode_soak
+    python3 "$ROOT/scripts/bench-table.py" "/tmp/arena/results/$label-h1/results.csv" \
+      "/tmp/arena/results/$label-h2/results.csv"
+    ;;
+  *) echo "bench.sh: unknown mode '$1' (h1 h2 syscalls instructions display soak size all)" >&2; exit 2 ;;
+esac

@@ -56,6 +56,11 @@ pub fn insight(f: &Facts<'_>) -> Vec<String> {
     shape(f, &mut out);
     tail_phase(f, &mut out);
     stall(f, &mut out);
+    super::fairness::fairness(
+        f.connections.requests_per_connection.as_ref(),
+        f.connections.established,
+        &mut out,
+    );
     schedule(f, &mut out);
     generator(f, &mut out);
     out
@@ -476,6 +481,7 @@ mod tests {
                     http2: 0,
                     server_max_streams: None,
                     goaways: 0,
+                    requests_per_connection: None,
                 },
                 generator: Generator {
                     threads: 2,

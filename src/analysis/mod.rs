@@ -1,6 +1,7 @@
 //! Judgements derived from a run's numbers: the SLO colour levels, the `--slo` verdicts and the
 //! insight sentences. Pure functions of plain data: no IO, no terminal, no clock.
 
+mod fairness;
 mod insight;
 mod levels;
 mod slo;

@@ -62,6 +62,7 @@ where
     match outcome {
         Ok(Ok(res)) => {
             record(ctx, adm, marks, &res);
+            slot.count_completed();
             Ended::Completed {
                 keep_alive: res.keep_alive,
             }

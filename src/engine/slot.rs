@@ -25,6 +25,8 @@ pub struct Slot {
     connect_since: Cell<Option<Instant>>,
     cancel: Cell<Option<Cancel>>,
     waker: RefCell<Option<Waker>>,
+    /// Recorded requests this slot completed, for the fairness figures (requests per connection).
+    completed: Cell<u64>,
 }
 
 impl Slot {
@@ -65,6 +67,14 @@ impl Slot {
                 w.wake();
             }
         }
+    }
+
+    pub fn count_completed(&self) {
+        self.completed.set(self.completed.get() + 1);
+    }
+
+    pub fn completed(&self) -> u64 {
+        self.completed.get()
     }
 
     /// Forgets the task's waker once the connection is finished.

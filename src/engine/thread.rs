@@ -14,7 +14,7 @@ use super::cpu::thread_cpu;
 use super::drive::{drive, preconnect};
 use super::pace::{Pacer, Schedule};
 use super::shared::{Connected, Limit, Setup, Shared};
-use super::slot::Cancel;
+use super::slot::{Cancel, Slot};
 use crate::stats::{Failure, Stats};
 
 /// Connections driven by one worker task.
@@ -162,6 +162,8 @@ pub fn run(
             tokio::task::spawn_local(spin(ctx.clone()));
         }
 
+        // Connections that never opened are not counted as starved ones.
+        let established: Vec<usize> = (0..conns.len()).filter(|&g| conns[g].is_some()).collect();
         let live: Vec<(usize, Connected)> = conns
             .into_iter()
             .enumerate()
@@ -184,6 +186,13 @@ pub fn run(
             .zip(thread_cpu())
             .map(|(a, b)| b.saturating_sub(a));
         ctx.publish();
+        let mut s = ctx.stats.borrow_mut();
+        s.per_connection.extend(
+            established
+                .iter()
+                .map(|&g| ctx.group_slots(g).iter().map(Slot::completed).sum::<u64>()),
+        );
+        drop(s);
         Instant::now()
     });
     drop(local);

@@ -65,6 +65,19 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
     if let Some(e) = &k.connect_error {
         writeln!(o, "  first connect failure: {e}")?;
     }
+    if let Some(f) = &k.requests_per_connection {
+        let starved = match f.starved {
+            0 => String::new(),
+            n => format!(", {} completed none", count(n)),
+        };
+        writeln!(
+            o,
+            "  requests per connection: min {}, median {}, max {}{starved}",
+            count(f.min),
+            count(f.p50),
+            count(f.max)
+        )?;
+    }
     writeln!(o, "  DNS lookup once, {}", millis(k.dns_ms))?;
     phase_header(o)?;
     phase_row(o, "TCP connect", &k.connect)?;

@@ -3,6 +3,7 @@
 
 mod config;
 mod failure;
+mod fairness;
 mod generator;
 mod hist;
 mod live;
@@ -11,6 +12,7 @@ mod summary;
 
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
 pub use failure::{Failure, FailureCounts};
+pub use fairness::Fairness;
 pub use generator::Generator;
 pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist};
 pub use live::{Counters, Live, LiveHist};
@@ -75,6 +77,9 @@ pub struct Stats {
     pub connect_error: Option<String>,
     /// Connect failures because the file-descriptor limit was reached (EMFILE, ENFILE).
     pub fd_exhausted: u64,
+    /// Recorded requests completed by each connection that opened before the clock (a
+    /// connection is its slot: a reconnect continues its count), in no particular order.
+    pub per_connection: Vec<u64>,
 }
 
 /// What a finished run measured: the merged stats and the clocks around them.
@@ -145,6 +150,7 @@ impl Default for Stats {
             conns: ConnCounts::default(),
             connect_error: None,
             fd_exhausted: 0,
+            per_connection: Vec::new(),
         }
     }
 }
@@ -244,6 +250,7 @@ impl AddAssign<&Stats> for Stats {
             self.connect_error.clone_from(&o.connect_error);
         }
         self.fd_exhausted += o.fd_exhausted;
+        self.per_connection.extend_from_slice(&o.per_connection);
     }
 }
 
@@ -277,6 +284,8 @@ mod tests {
         b.count_status(200);
         b.latency.record(2_000);
         b.bytes_in = 10;
+        a.per_connection = vec![2];
+        b.per_connection = vec![1, 0];
 
         assert!(a.is_balanced() && b.is_balanced());
         a += &b;
@@ -289,6 +298,7 @@ mod tests {
         assert_eq!(a.successful(), 2);
         assert_eq!(a.latency.len(), 2);
         assert_eq!((a.bytes_in, a.conns.reconnects), (10, 1));
+        assert_eq!(a.per_connection, vec![2, 1, 0]);
     }
 
     #[test]

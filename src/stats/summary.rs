@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::config::config;
 use super::generator::generator;
 use super::open_model::open_model;
-use super::{Config, Failure, Generator, Hist, OpenModel, RunOutput, Stats};
+use super::{Config, Failure, Fairness, Generator, Hist, OpenModel, RunOutput, Stats};
 use crate::analysis::{self, Facts, Levels, Measured, SloSpec, Verdict};
 use crate::plan::Plan;
 
@@ -197,6 +197,8 @@ pub struct Connections {
     pub server_max_streams: Option<u64>,
     /// HTTP/2 connections the server ended with GOAWAY.
     pub goaways: u64,
+    /// Requests completed per connection; null without connections.
+    pub requests_per_connection: Option<Fairness>,
 }
 
 fn ms(ns: u64) -> f64 {
@@ -348,6 +350,7 @@ impl Summary {
                     .contains(&s.conns.server_streams)
                     .then_some(s.conns.server_streams),
                 goaways: s.conns.goaways,
+                requests_per_connection: Fairness::of(&s.per_connection),
             },
             generator: generator(plan, run),
             levels: None,

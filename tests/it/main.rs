@@ -3,6 +3,7 @@
 mod alloc;
 mod cli;
 mod engine;
+mod fairness;
 mod golden;
 mod h2;
 mod open;

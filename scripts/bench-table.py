@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The performance targets of spate against its peers, from arena results.csv files.
+
+Usage: scripts/bench-table.py RESULTS.csv [MORE.csv ...]
+
+For every mode and connection count: the median over repetitions of throughput, CPU and user-space
+CPU per request, peak RSS and p99/p50 of each tool, then spate's ratio to the best peer on each
+(lower is better, except throughput). Needs only Python's standard library.
+"""
+import csv
+import statistics
+import sys
+from collections import defaultdict
+
+
+def num(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def med(values):
+    v = [x for x in values if x is not None]
+    return statistics.median(v) if v else None
+
+
+def per_run(r):
+    total = num(r["total"])
+    user = num(r["gen_user_s"])
+    p50, p99 = num(r["p50_ms"]), num(r["p99_ms"])
+    return {
+        "rps": num(r["rps"]),
+        "cpu": num(r["cpu_us_per_req"]),
+        "user": user * 1e6 / total if user is not None and total else None,
+        "rss": num(r["rss_kb"]) / 1024 if num(r["rss_kb"]) else None,
+        "tail": p99 / p50 if p50 and p99 else None,
+    }
+
+
+COLUMNS = [  # key, heading, format, better
+    ("rps", "req/s", "{:,.0f}", max),
+    ("cpu", "CPU us/req", "{:.2f}", min),
+    ("user", "user us/req", "{:.2f}", min),
+    ("rss", "RSS MiB", "{:.1f}", min),
+    ("tail", "p99/p50", "{:.2f}", min),
+]
+
+
+def main(paths):
+    groups = defaultdict(list)
+    for p in paths:
+        with open(p) as f:
+            for r in csv.DictReader(f):
+                if r["rc"] not in ("0", "") and not num(r["total"]):
+                    continue
+                key = (r["mode"], int(r["conns"]), int(r["streams"]))
+                groups[key].append((r["tool"], per_run(r)))
+    for (mode, conns, streams), runs in sorted(groups.items()):
+        by_tool = defaultdict(list)
+        for tool, m in runs:
+            by_tool[tool].append(m)
+        table = {
+            tool: {k: med(m[k] for m in ms) for k, *_ in COLUMNS} | {"n": len(ms)}
+            for tool, ms in by_tool.items()
+        }
+        shape = f"c={conns}" + (f" x {streams} streams" if streams > 1 else "")
+        print(f"\n### {mode} {shape}\n")
+        print("| tool | runs | " + " | ".join(h for _, h, _, _ in COLUMNS) + " |")
+        print("|---|---:|" + "---:|" * len(COLUMNS))
+        for tool in sorted(table, key=lambda t: (t != "spate", table[t]["cpu"] or 1e9)):
+            row = table[tool]
+            cells = [f.format(row[k]) if row[k] is not None else "-" for k, _, f, _ in COLUMNS]
+            print(f"| {tool} | {row['n']} | " + " | ".join(cells) + " |")
+        if "spate" not in table:
+            continue
+        ratios = []
+        for k, heading, _, better in COLUMNS:
+            peers = [(t, v[k]) for t, v in table.items() if t != "spate" and v[k] is not None]
+            mine = table["spate"][k]
+            if not peers or mine is None:
+                continue
+            best_tool, best = better(peers, key=lambda tv: tv[1])
+            if best:
+                ratios.append(f"{heading} {mine / best:.2f}x {best_tool}")
+        print("\nspate / best peer: " + "; ".join(ratios))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: bench-table.py RESULTS.csv [MORE.csv ...]")
+    main(sys.argv[1:])
