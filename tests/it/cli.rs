@@ -183,11 +183,7 @@ fn help_lists_flags_examples_and_exit_codes() {
 }
 
 fn builtin() -> Server {
-    Server::start(&ServeConfig {
-        addr: ([127, 0, 0, 1], 0).into(),
-        ..ServeConfig::default()
-    })
-    .unwrap()
+    crate::support::builtin(ServeConfig::default())
 }
 
 #[test]

@@ -6,18 +6,10 @@ use std::time::Duration;
 
 use spate::engine::{self, RunError};
 use spate::plan::Stop;
-use spate::serve::{ServeConfig, Server};
+use spate::serve::ServeConfig;
 use spate::stats::Failure;
 
-use crate::support::{Scripted, plan, requests, run};
-
-fn builtin(config: ServeConfig) -> Server {
-    Server::start(&ServeConfig {
-        addr: ([127, 0, 0, 1], 0).into(),
-        ..config
-    })
-    .unwrap()
-}
+use crate::support::{Scripted, builtin, plan, requests, run};
 
 #[test]
 fn exact_count_reaches_the_server_and_the_report() {

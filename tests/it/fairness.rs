@@ -6,19 +6,15 @@ use std::time::Duration;
 
 use spate::plan::Stop;
 use spate::report::{Palette, render};
-use spate::serve::{ServeConfig, Server};
+use spate::serve::ServeConfig;
 
-use crate::support::{Scripted, plan, requests, run};
+use crate::support::{Scripted, builtin, plan, requests, run};
 
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
 
 #[test]
 fn every_connection_is_counted_and_the_counts_add_up() {
-    let server = Server::start(&ServeConfig {
-        addr: ([127, 0, 0, 1], 0).into(),
-        ..ServeConfig::default()
-    })
-    .unwrap();
+    let server = builtin(ServeConfig::default());
     let mut p = plan(&server.url(), 8, requests(4_000));
     p.threads = 3;
     let (out, summary) = run(&p);

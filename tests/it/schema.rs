@@ -6,9 +6,9 @@ use std::process::Command;
 
 use serde_json::Value;
 use spate::report::to_json;
-use spate::serve::{ServeConfig, Server};
+use spate::serve::ServeConfig;
 
-use crate::support::{Scripted, plan, requests, run};
+use crate::support::{Scripted, builtin, plan, requests, run};
 
 fn validate(doc: &Value) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/output-schema.json");
@@ -24,11 +24,7 @@ fn validate(doc: &Value) {
 
 #[test]
 fn healthy_run_matches_the_schema() {
-    let server = Server::start(&ServeConfig {
-        addr: ([127, 0, 0, 1], 0).into(),
-        ..ServeConfig::default()
-    })
-    .unwrap();
+    let server = builtin(ServeConfig::default());
     let (_, summary) = run(&plan(&server.url(), 4, requests(200)));
     let doc: Value = serde_json::from_str(&to_json(&summary)).unwrap();
     validate(&doc);
@@ -59,11 +55,7 @@ fn the_schema_rejects_a_wrong_document() {
 
 #[test]
 fn save_writes_the_same_json_that_format_json_prints() {
-    let server = Server::start(&ServeConfig {
-        addr: ([127, 0, 0, 1], 0).into(),
-        ..ServeConfig::default()
-    })
-    .unwrap();
+    let server = builtin(ServeConfig::default());
     let dir = std::env::temp_dir().join(format!("spate-save-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("result.json");

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use spate::engine;
 use spate::plan::{Plan, Stop};
+use spate::serve::{ServeConfig, Server};
 use spate::stats::{RunOutput, Summary, SummaryOptions};
 use spate::target::Target;
 
@@ -130,6 +131,15 @@ impl Scripted {
     pub fn connections(&self) -> u64 {
         self.connections.load(Ordering::SeqCst)
     }
+}
+
+/// The built-in target on a free loopback port, with `config`'s behaviour.
+pub fn builtin(config: ServeConfig) -> Server {
+    Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        ..config
+    })
+    .unwrap()
 }
 
 pub fn plan(url: &str, connections: u32, stop: Stop) -> Plan {
