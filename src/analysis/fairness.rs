@@ -2,7 +2,7 @@
 //! the finished counts; thresholds are documented in docs/MEASUREMENT.md.
 
 use crate::report::count;
-use crate::stats::Fairness;
+use crate::stats::{Connections, Fairness};
 
 /// The median connection must have completed at least this many requests for the rules to speak:
 /// below it, uneven counts are noise of a short run.
@@ -10,7 +10,11 @@ pub const FAIRNESS_MIN_P50: u64 = 10;
 /// max / min above this: connections were served unevenly.
 pub const UNEVEN: f64 = 3.0;
 
-pub fn fairness(f: Option<&Fairness>, connections: u64, out: &mut Vec<String>) {
+pub fn fairness(c: &Connections, out: &mut Vec<String>) {
+    rule(c.requests_per_connection.as_ref(), c.established, out);
+}
+
+fn rule(f: Option<&Fairness>, connections: u64, out: &mut Vec<String>) {
     let Some(f) = f.filter(|f| f.p50 >= FAIRNESS_MIN_P50) else {
         return;
     };
@@ -39,7 +43,7 @@ mod tests {
 
     fn said(counts: &[u64]) -> Vec<String> {
         let mut out = Vec::new();
-        fairness(Fairness::of(counts).as_ref(), counts.len() as u64, &mut out);
+        rule(Fairness::of(counts).as_ref(), counts.len() as u64, &mut out);
         out
     }
 

@@ -56,11 +56,7 @@ pub fn insight(f: &Facts<'_>) -> Vec<String> {
     shape(f, &mut out);
     tail_phase(f, &mut out);
     stall(f, &mut out);
-    super::fairness::fairness(
-        f.connections.requests_per_connection.as_ref(),
-        f.connections.established,
-        &mut out,
-    );
+    super::fairness::fairness(f.connections, &mut out);
     schedule(f, &mut out);
     generator(f, &mut out);
     out

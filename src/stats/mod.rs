@@ -2,6 +2,7 @@
 //! the `Summary` derived from them. Knows nothing of sockets, threads or terminals.
 
 mod config;
+mod connections;
 mod failure;
 mod fairness;
 mod generator;
@@ -11,6 +12,7 @@ mod open_model;
 mod summary;
 
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
+pub use connections::Connections;
 pub use failure::{Failure, FailureCounts};
 pub use fairness::Fairness;
 pub use generator::Generator;
@@ -18,8 +20,8 @@ pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist};
 pub use live::{Counters, Live, LiveHist};
 pub use open_model::OpenModel;
 pub use summary::{
-    Bin, Connections, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests,
-    SCHEMA_VERSION, StatusRow, Summary, SummaryOptions, Totals,
+    Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, SCHEMA_VERSION,
+    StatusRow, Summary, SummaryOptions, Totals,
 };
 
 use std::ops::AddAssign;

@@ -5,9 +5,10 @@
 use serde::Serialize;
 
 use super::config::config;
+use super::connections::connections;
 use super::generator::generator;
 use super::open_model::open_model;
-use super::{Config, Failure, Fairness, Generator, Hist, OpenModel, RunOutput, Stats};
+use super::{Config, Connections, Failure, Generator, Hist, OpenModel, RunOutput, Stats};
 use crate::analysis::{self, Facts, Levels, Measured, SloSpec, Verdict};
 use crate::plan::Plan;
 
@@ -172,35 +173,6 @@ pub struct Phases {
     pub read: Phase,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Connections {
-    pub requested: u32,
-    /// Open when the clock started.
-    pub established: u64,
-    /// Opened during the run to replace a closed connection (inside request latency).
-    pub reconnects: u64,
-    pub connect_failures: u64,
-    /// The first connect failure's message.
-    pub connect_error: Option<String>,
-    pub dns_ms: f64,
-    /// Every successful TCP connect, before and during the run.
-    pub connect: Phase,
-    /// Every successful TLS handshake (count 0 without TLS).
-    pub tls: Phase,
-    /// TLS handshakes that resumed an earlier session.
-    pub tls_resumed: u64,
-    /// Connections opened speaking HTTP/1.1 and HTTP/2.
-    pub http1: u64,
-    pub http2: u64,
-    /// The lowest MAX_CONCURRENT_STREAMS an HTTP/2 server announced; null without HTTP/2 or when
-    /// the server announced no limit.
-    pub server_max_streams: Option<u64>,
-    /// HTTP/2 connections the server ended with GOAWAY.
-    pub goaways: u64,
-    /// Requests completed per connection; null without connections.
-    pub requests_per_connection: Option<Fairness>,
-}
-
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
@@ -334,24 +306,7 @@ impl Summary {
                 wait: Phase::of(&s.wait),
                 read: Phase::of(&s.read),
             },
-            connections: Connections {
-                requested: plan.connections,
-                established: s.conns.established,
-                reconnects: s.conns.reconnects,
-                connect_failures: s.conns.connect_failures,
-                connect_error: s.connect_error.clone(),
-                dns_ms: run.dns.as_secs_f64() * 1e3,
-                connect: Phase::of(&s.connect),
-                tls: Phase::of(&s.tls),
-                tls_resumed: s.conns.tls_resumed,
-                http1: s.conns.h1,
-                http2: s.conns.h2,
-                server_max_streams: (1..=u64::from(i32::MAX as u32))
-                    .contains(&s.conns.server_streams)
-                    .then_some(s.conns.server_streams),
-                goaways: s.conns.goaways,
-                requests_per_connection: Fairness::of(&s.per_connection),
-            },
+            connections: connections(plan, run),
             generator: generator(plan, run),
             levels: None,
             thresholds: Vec::new(),

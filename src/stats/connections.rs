@@ -1,0 +1,60 @@
+//! `Connections`: the report's connection figures (opened, reconnected, failed, setup times,
+//! protocols, requests per connection), derived from the merged stats. Facts only.
+
+use serde::Serialize;
+
+use super::summary::Phase;
+use super::{Fairness, RunOutput};
+use crate::plan::Plan;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Connections {
+    pub requested: u32,
+    /// Open when the clock started.
+    pub established: u64,
+    /// Opened during the run to replace a closed connection (inside request latency).
+    pub reconnects: u64,
+    pub connect_failures: u64,
+    /// The first connect failure's message.
+    pub connect_error: Option<String>,
+    pub dns_ms: f64,
+    /// Every successful TCP connect, before and during the run.
+    pub connect: Phase,
+    /// Every successful TLS handshake (count 0 without TLS).
+    pub tls: Phase,
+    /// TLS handshakes that resumed an earlier session.
+    pub tls_resumed: u64,
+    /// Connections opened speaking HTTP/1.1 and HTTP/2.
+    pub http1: u64,
+    pub http2: u64,
+    /// The lowest MAX_CONCURRENT_STREAMS an HTTP/2 server announced; null without HTTP/2 or when
+    /// the server announced no limit.
+    pub server_max_streams: Option<u64>,
+    /// HTTP/2 connections the server ended with GOAWAY.
+    pub goaways: u64,
+    /// Requests completed per connection; null without connections.
+    pub requests_per_connection: Option<Fairness>,
+}
+
+/// The connection figures of a finished run.
+pub fn connections(plan: &Plan, run: &RunOutput) -> Connections {
+    let s = &run.stats;
+    Connections {
+        requested: plan.connections,
+        established: s.conns.established,
+        reconnects: s.conns.reconnects,
+        connect_failures: s.conns.connect_failures,
+        connect_error: s.connect_error.clone(),
+        dns_ms: run.dns.as_secs_f64() * 1e3,
+        connect: Phase::of(&s.connect),
+        tls: Phase::of(&s.tls),
+        tls_resumed: s.conns.tls_resumed,
+        http1: s.conns.h1,
+        http2: s.conns.h2,
+        server_max_streams: (1..=u64::from(i32::MAX as u32))
+            .contains(&s.conns.server_streams)
+            .then_some(s.conns.server_streams),
+        goaways: s.conns.goaways,
+        requests_per_connection: Fairness::of(&s.per_connection),
+    }
+}
