@@ -70,12 +70,13 @@ impl LiveHist {
         self.total += other.total;
     }
 
-    /// Removes `other`, which was added to `self` before.
+    /// Removes `other`, which was added to `self` before. Saturating: the display thread must
+    /// not panic even if that promise were broken.
     pub fn subtract(&mut self, other: &LiveHist) {
         for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
-            *a -= b;
+            *a = a.saturating_sub(*b);
         }
-        self.total -= other.total;
+        self.total = self.total.saturating_sub(other.total);
     }
 
     pub fn reset(&mut self) {
