@@ -22,6 +22,8 @@ pub const EXIT_THRESHOLDS: u8 = 3;
 
 /// Runs the command line `argv` and returns the exit code.
 pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
+    // Before anything opens a socket: the load and `spate serve` alike need one per connection.
+    engine::raise_nofile();
     let command = match cli::parse(argv) {
         Ok(c) => c,
         Err(exit) => {
@@ -137,7 +139,10 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
         Err(e) => {
             eprintln!("spate: {e}");
             return match e {
-                RunError::Plan(_) | RunError::Tls(_) | RunError::Request(_) => EXIT_USAGE,
+                RunError::Plan(_)
+                | RunError::Tls(_)
+                | RunError::Request(_)
+                | RunError::FileLimit(_) => EXIT_USAGE,
                 _ if control.stop_requested() => EXIT_INTERRUPTED as u8,
                 RunError::Resolve { .. } | RunError::Unreachable { .. } | RunError::Threads(_) => {
                     EXIT_NO_SUCCESS

@@ -21,6 +21,7 @@ pub mod engine;
 pub mod net;
 pub mod plan;
 pub mod proto;
+pub mod redact;
 pub mod report;
 pub mod request;
 pub mod serve;

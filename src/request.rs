@@ -88,7 +88,7 @@ pub fn h2_prepared(plan: &Plan) -> Result<Prepared, String> {
     let mut headers = HeaderMap::new();
     let mut put = |name: &str, value: &str| -> Result<(), String> {
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|e| e.to_string())?;
-        let value = HeaderValue::from_str(value).map_err(|e| e.to_string())?;
+        let value = HeaderValue::from_bytes(value.as_bytes()).map_err(|e| e.to_string())?;
         headers.append(name, value);
         Ok(())
     };

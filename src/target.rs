@@ -5,6 +5,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use serde::{Deserialize, Serialize};
 
+use crate::redact;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Target {
     /// The URL as the user gave it (shown in the report).
@@ -28,39 +30,68 @@ pub enum TargetError {
     NoScheme(String),
     #[error("invalid URL {0:?}: it has no host")]
     NoHost(String),
+    /// The URL is shown with its credentials masked.
     #[error("invalid URL {0:?}: credentials in URLs are not supported; use -a user:pass")]
     Credentials(String),
 }
 
 impl Target {
     pub fn parse(url: &str) -> Result<Target, TargetError> {
+        if !url.contains("://") {
+            return Err(TargetError::NoScheme(redact::url(url).into()));
+        }
         let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| {
-            TargetError::Malformed(url.into(), e.to_string())
+            TargetError::Malformed(redact::url(url).into(), e.to_string())
         })?;
         let tls = match uri.scheme_str() {
             Some(s) if s.eq_ignore_ascii_case("http") => false,
             Some(s) if s.eq_ignore_ascii_case("https") => true,
             Some(s) => return Err(TargetError::Scheme(s.into())),
-            None => return Err(TargetError::NoScheme(url.into())),
+            None => return Err(TargetError::NoScheme(redact::url(url).into())),
         };
         let authority = uri
             .authority()
-            .ok_or_else(|| TargetError::NoHost(url.into()))?;
+            .ok_or_else(|| TargetError::NoHost(redact::url(url).into()))?;
         if authority.as_str().contains('@') {
-            return Err(TargetError::Credentials(url.into()));
+            return Err(TargetError::Credentials(redact::url(url).into()));
         }
         let host = authority
             .host()
             .trim_start_matches('[')
             .trim_end_matches(']');
         if host.is_empty() {
-            return Err(TargetError::NoHost(url.into()));
+            return Err(TargetError::NoHost(redact::url(url).into()));
         }
+        // Read from the text: the http crate reports a port that is not a u16 as no port at
+        // all, which must not become the scheme's default.
+        let text = authority.as_str();
+        let after_host = text.rfind(']').map_or(0, |i| i + 1);
+        let port = match text[after_host..]
+            .rfind(':')
+            .filter(|&i| i + 1 < text.len() - after_host)
+        {
+            None => {
+                if tls {
+                    443
+                } else {
+                    80
+                }
+            }
+            Some(i) => match text[after_host + i + 1..].parse::<u16>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    return Err(TargetError::Malformed(
+                        redact::url(url).into(),
+                        "the port must be 1 to 65535".into(),
+                    ));
+                }
+            },
+        };
         let path = uri.path_and_query().map_or("/", |p| p.as_str());
         Ok(Target {
             url: url.into(),
             host: host.to_ascii_lowercase(),
-            port: authority.port_u16().unwrap_or(if tls { 443 } else { 80 }),
+            port,
             path: if path.is_empty() {
                 "/".into()
             } else {
@@ -177,7 +208,20 @@ mod tests {
             Target::parse("http://exa mple/"),
             Err(TargetError::Malformed(..))
         ));
-        assert!(matches!(Target::parse(""), Err(TargetError::Malformed(..))));
+        assert!(matches!(
+            Target::parse(""),
+            Err(TargetError::Malformed(..) | TargetError::NoScheme(_))
+        ));
+        for bad in ["http://h:99999/", "http://h:65536/", "http://h:0/"] {
+            assert!(
+                matches!(Target::parse(bad), Err(TargetError::Malformed(..))),
+                "{bad}"
+            );
+        }
+        assert_eq!(Target::parse("http://h:65535/").unwrap().port, 65535);
+        assert_eq!(Target::parse("http://h:/").unwrap().port, 80);
+        assert_eq!(Target::parse("https://[::1]/").unwrap().port, 443);
+        assert_eq!(Target::parse("http://[::1]:8080/").unwrap().port, 8080);
         assert!(matches!(
             Target::parse("http://:80/"),
             Err(TargetError::NoHost(_) | TargetError::Malformed(..))

@@ -386,6 +386,7 @@ fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
             "the file-descriptor limit was reached{limit}; raise it, e.g. with ulimit -n 65535"
         ));
     }
+    super::ports::ports(f.errors, &mut limits, out);
     if limits.is_empty() {
         out.push("Nothing indicates that spate limited this result.".into());
     } else {

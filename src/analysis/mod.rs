@@ -4,6 +4,7 @@
 mod fairness;
 mod insight;
 mod levels;
+mod ports;
 mod slo;
 
 pub use insight::{Facts, STALL_MS, insight};

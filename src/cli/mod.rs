@@ -83,6 +83,23 @@ fn one_line(text: &str) -> String {
     out
 }
 
+/// clap's error text, except for the flags that carry secrets: clap repeats an invalid value,
+/// so for them only the flag and the reason are shown.
+fn error_text(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() == ErrorKind::ValueValidation
+        && let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg)
+        && SECRET_FLAGS.iter().any(|f| arg.starts_with(f))
+    {
+        let why = std::error::Error::source(e).map_or_else(String::new, |s| s.to_string());
+        return format!("invalid value for '{arg}': {why}");
+    }
+    e.to_string()
+}
+
+/// Flags whose values may be secrets (a header may be Authorization or Cookie).
+const SECRET_FLAGS: [&str; 2] = ["--header", "--basic-auth"];
+
 pub fn parse<I, T>(argv: I) -> Result<Command, Exit>
 where
     I: IntoIterator<Item = T>,
@@ -93,7 +110,7 @@ where
             code: 0,
             message: e.to_string(),
         },
-        _ => Exit::usage(format!("{} (see spate --help)", one_line(&e.to_string()))),
+        _ => Exit::usage(format!("{} (see spate --help)", one_line(&error_text(&e)))),
     })?;
     match cli.command {
         Some(Sub::Serve(s)) => serve(s),

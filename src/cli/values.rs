@@ -1,17 +1,24 @@
 //! Value parsers for the command line: headers ("Name: value") and basic-auth credentials
-//! ("user:pass"); counts and durations come from `crate::units`.
+//! ("user:pass"); counts and durations come from `crate::units`. Errors about headers and
+//! credentials never repeat the value, which may be a secret.
 
 use crate::plan::is_token;
 pub use crate::units::{count, duration, rate};
 
 /// "Name: value". The name must be a token; the value must not contain CR, LF or NUL.
 pub fn header(s: &str) -> Result<(String, String), String> {
+    // The text may hold a secret (a mistyped "Authorization Bearer ..."), so errors name the
+    // problem, never the value.
     let Some((name, value)) = s.split_once(':') else {
-        return Err(format!("{s:?} is not a header; use \"Name: value\""));
+        return Err("it has no ':' and is not a header; use \"Name: value\"".into());
     };
     let name = name.trim();
     if !is_token(name) {
-        return Err(format!("{name:?} is not a valid header name"));
+        return Err(if name.contains(char::is_whitespace) || name.is_empty() {
+            "the part before ':' is not a valid header name".to_owned()
+        } else {
+            format!("{name:?} is not a valid header name")
+        });
     }
     let value = value.trim();
     if value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)) {

@@ -139,7 +139,7 @@ const BACKOFF_MAX: Duration = Duration::from_millis(100);
 /// interrupted (the run is over).
 pub async fn back_off(ctx: &Shared, slot: &Slot, class: Failure, delay: &mut Duration) -> bool {
     // The open model's schedule paces retries by itself.
-    if !matches!(class, Failure::Connect | Failure::Tls)
+    if !matches!(class, Failure::Connect | Failure::Ports | Failure::Tls)
         || ctx.counts_down()
         || ctx.pacer.get().is_some()
     {

@@ -19,24 +19,6 @@ pub fn thread_cpu() -> Option<Duration> {
     None
 }
 
-/// The soft limit on open file descriptors, where there is one.
-#[cfg(unix)]
-pub fn nofile_limit() -> Option<u64> {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `r` is a valid, writable rlimit; the call only writes it.
-    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) };
-    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every unix
-    (rc == 0 && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as u64)
-}
-
-#[cfg(not(unix))]
-pub fn nofile_limit() -> Option<u64> {
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,6 +33,5 @@ mod tests {
         }
         std::hint::black_box(x);
         assert!(thread_cpu().unwrap() > a);
-        assert!(nofile_limit().is_some_and(|n| n > 0));
     }
 }

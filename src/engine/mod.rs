@@ -6,6 +6,7 @@ mod attempt;
 mod control;
 mod cpu;
 mod drive;
+mod limits;
 mod pace;
 mod shared;
 mod slot;
@@ -26,7 +27,7 @@ use shared::{LaneChoice, Limit, Setup};
 use thread::{Finished, Go, Paced, Ready};
 
 pub use control::Control;
-pub use cpu::nofile_limit;
+pub use limits::{NoFile, fds_needed, nofile, raise_nofile};
 pub use thread::WORKER_CONNECTIONS;
 
 /// Connects in flight at once across all threads while pre-connecting.
@@ -55,6 +56,9 @@ pub enum RunError {
     Tls(#[from] TlsSetupError),
     #[error("cannot build the HTTP/2 request: {0}")]
     Request(String),
+    /// The plan needs more open files than the limit allows (the line says how to raise it).
+    #[error("{0}")]
+    FileLimit(String),
     #[error("cannot start the load threads: {0}")]
     Threads(std::io::Error),
 }
@@ -67,6 +71,9 @@ pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
 /// Runs `plan`; `control` can stop it early and carries the live views for a display.
 pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     plan.validate()?;
+    limits::check(plan.connections, plan.effective_threads()).map_err(|(needed, limits)| {
+        RunError::FileLimit(limits::advice(plan.connections, needed, limits))
+    })?;
     let t = Instant::now();
     let addrs: Arc<[_]> = plan
         .target
@@ -107,7 +114,12 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
             keep_alive: false,
             ..plan.clone()
         }),
-        h2_request: request::h2_prepared(plan).map_err(RunError::Request)?,
+        // Only where HTTP/2 may be spoken: HTTP/1.1 accepts requests HTTP/2 cannot carry.
+        h2_request: if plan.may_use_h2() {
+            request::h2_prepared(plan).map_err(RunError::Request)?
+        } else {
+            Default::default()
+        },
         streams: if plan.may_use_h2() {
             plan.h2.streams as usize
         } else {
@@ -261,7 +273,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         window_start,
         cpu,
         interrupted: control.stop_requested() || finished.iter().any(|f| f.interrupted),
-        nofile_limit: cpu::nofile_limit(),
+        nofile_limit: limits::nofile().soft,
     })
 }
 

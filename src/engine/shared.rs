@@ -23,7 +23,7 @@ use crate::proto::h2::{
     self as lane_h2, Counted, Counters as ByteCounters, Io, Prepared, TlsFailure,
 };
 use crate::proto::{Cause, Fail};
-use crate::stats::{Counters, Failure, Live, LiveHist, Stats};
+use crate::stats::{Counters, Failure, Live, LiveHist, Stats, is_fd_exhaustion};
 
 /// Size of the per-thread read buffer every HTTP/1.1 connection of the thread reads into.
 const SCRATCH_BYTES: usize = 64 * 1024;
@@ -296,7 +296,7 @@ impl Shared {
                     s.fd_exhausted += 1;
                 }
                 return Err(Fail {
-                    class: Failure::Connect,
+                    class: Failure::of_connect(&e),
                     cause: Cause::Io(e),
                 });
             }
@@ -427,17 +427,4 @@ fn spawn_driver(connection: Connection<Io, Bytes>, guard: OpenGuard) {
         // How it ended reaches the streams through their own errors.
         let _ = connection.await;
     });
-}
-
-/// Out of file descriptors, for the process (EMFILE) or the system (ENFILE).
-fn is_fd_exhaustion(e: &std::io::Error) -> bool {
-    #[cfg(unix)]
-    {
-        matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = e;
-        false
-    }
 }

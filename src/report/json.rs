@@ -20,6 +20,17 @@ fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.spate-{}.tmp", std::process::id()))
 }
 
+/// Creates the temporary file: new (never through a link left at its name) and, on unix, readable
+/// by its owner only, since a report names the target and its figures.
+fn create_private(tmp: &Path) -> io::Result<fs::File> {
+    let _ = fs::remove_file(tmp);
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(tmp)
+}
+
 /// Checks before the run that `path` can be written: its directory exists and accepts a file.
 pub fn check_save_path(path: &Path) -> io::Result<()> {
     if path.is_dir() {
@@ -29,15 +40,16 @@ pub fn check_save_path(path: &Path) -> io::Result<()> {
         ));
     }
     let tmp = temp_path(path);
-    fs::File::create(&tmp)?;
+    create_private(&tmp)?;
     fs::remove_file(&tmp)
 }
 
-/// Writes the JSON to a temporary file beside `path`, then renames it into place.
+/// Writes the JSON to a temporary file beside `path`, then renames it into place (owner-only
+/// permissions on unix, whatever the file it replaces had).
 pub fn save_json(path: &Path, summary: &Summary) -> io::Result<()> {
     let tmp = temp_path(path);
     let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
+        let mut f = create_private(&tmp)?;
         f.write_all(to_json(summary).as_bytes())?;
         f.write_all(b"\n")?;
         f.sync_all()?;

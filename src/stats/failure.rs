@@ -8,6 +8,10 @@ use std::ops::AddAssign;
 pub enum Failure {
     /// No connection: connect refused, unreachable or timed out when one was needed.
     Connect,
+    /// No local port was free for a new connection (EADDRNOTAVAIL): the ephemeral port range is
+    /// used up, usually by closed connections waiting in TIME_WAIT when every request opens its
+    /// own connection (--rpc 1, --disable-keepalive).
+    Ports,
     /// The TLS handshake failed or a TLS alert ended the connection (bad certificate, name
     /// mismatch, handshake refused, client certificate required).
     Tls,
@@ -28,8 +32,9 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub const ALL: [Failure; 9] = [
+    pub const ALL: [Failure; 10] = [
         Failure::Connect,
+        Failure::Ports,
         Failure::Tls,
         Failure::Timeout,
         Failure::Read,
@@ -44,6 +49,7 @@ impl Failure {
     pub fn name(self) -> &'static str {
         match self {
             Failure::Connect => "connect",
+            Failure::Ports => "ports",
             Failure::Tls => "tls",
             Failure::Timeout => "timeout",
             Failure::Read => "read",
@@ -53,6 +59,29 @@ impl Failure {
             Failure::Reset => "reset",
             Failure::H2 => "h2",
         }
+    }
+
+    /// The class of a failed TCP connect: running out of local ports is its own class, because
+    /// its cause and its cure are on the client's machine, not the server.
+    pub fn of_connect(e: &std::io::Error) -> Failure {
+        if e.kind() == std::io::ErrorKind::AddrNotAvailable {
+            Failure::Ports
+        } else {
+            Failure::Connect
+        }
+    }
+}
+
+/// Whether a failed connect ran out of file descriptors (EMFILE, ENFILE).
+pub fn is_fd_exhaustion(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
     }
 }
 

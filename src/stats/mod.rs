@@ -13,7 +13,7 @@ mod summary;
 
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
 pub use connections::Connections;
-pub use failure::{Failure, FailureCounts};
+pub use failure::{Failure, FailureCounts, is_fd_exhaustion};
 pub use fairness::Fairness;
 pub use generator::Generator;
 pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist};

@@ -21,29 +21,75 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Each bad command line: one line on stderr naming the problem, exit code 2, nothing on stdout.
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
-    let cases: &[&[&str]] = &[
-        &[],
-        &["ftp://127.0.0.1/"],
-        &["http://"],
-        &["-c", "0", "http://127.0.0.1:1/"],
-        &["-n", "5", "-c", "10", "http://127.0.0.1:1/"],
-        &["-D", "/nonexistent/body", "http://127.0.0.1:1/"],
-        &["-H", "broken", "http://127.0.0.1:1/"],
-        &["-d", "a", "-D", "b", "http://127.0.0.1:1/"],
-        &["--no-such-flag"],
-        &["--save", "/nonexistent/dir/x.json", "http://127.0.0.1:1/"],
+    let u = "http://127.0.0.1:1/";
+    let cases: &[(&[&str], &str)] = &[
+        (&[], "a URL is required"),
+        (&["ftp://127.0.0.1/"], "unsupported scheme"),
+        (&["http://"], "invalid URL"),
+        (&["127.0.0.1:8080/"], "http:// or https://"),
+        (&["http://127.0.0.1:99999/"], "invalid URL"),
+        (&["http://[::1/"], "invalid URL"),
+        (&["http://u:p@127.0.0.1/"], "credentials"),
+        (&["-c", "0", u], "--connections"),
+        (&["-c", "many", u], "--connections"),
+        (&["-c", "-5", u], ""),
+        (&["-n", "5", "-c", "10", u], "smaller than --connections"),
+        (&["-n", "1x", u], "--requests"),
+        (&["-z", "0s", u], "--duration"),
+        (&["-z", "10 parsecs", u], "--duration"),
+        (&["-q", "0", u], "--rate"),
+        (&["-q", "fast", u], "--rate"),
+        (&["--max-lag", "1ms", u], "--max-lag"),
+        (&["--rpc", "0", u], "--rpc"),
+        (&["-t", "soon", u], "--timeout"),
+        (&["--threads", "0", u], "--threads"),
+        (&["-p", "0", "--http2", u], "--streams"),
+        (&["--http1.1", "--http2", u], "--http2"),
+        (&["-m", "GE T", u], "method"),
+        (&["-D", "/nonexistent/body", u], "cannot read body file"),
+        (&["-D", "/", u], "cannot read body file"),
+        (&["-H", "broken", u], "--header"),
+        (&["-H", ": empty name", u], "--header"),
+        (&["-a", "nocolon", u], "--basic-auth"),
+        (&["-d", "a", "-D", "b", u], "--body"),
+        (&["--no-such-flag"], "--no-such-flag"),
+        (&["--format", "xml", u], "--format"),
+        (&["--slo", "p50=fast", u], "--slo"),
+        (&["--slo", "p101=1ms", u], "--slo"),
+        (&["--hist-bins", "0", u], "--hist-bins"),
+        (
+            &["--cacert", "/nonexistent.pem", "https://127.0.0.1:1/"],
+            "nonexistent.pem",
+        ),
+        (
+            &["--cert", "/nonexistent.pem", "https://127.0.0.1:1/"],
+            "--cert",
+        ),
+        (&["--cert", "Cargo.toml", "https://127.0.0.1:1/"], "--key"),
+        (&["--save", "/nonexistent/dir/x.json", u], "--save"),
+        (&["--save", "/", u], "--save"),
+        (&["--save", "/proc/spate-test.json", u], "--save"),
+        (&["serve", "--port", "99999"], "--port"),
+        (
+            &["serve", "--stall-every", "1s", "--stall-for", "2s"],
+            "--stall-for",
+        ),
+        (&["demo", "-c", "0"], "--connections"),
     ];
-    for args in cases {
+    for (args, says) in cases {
         let o = spate(args);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {:?}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err:?}");
+        assert!(err.starts_with("spate: "), "{args:?}: {err:?}");
         assert!(
-            stderr(&o).starts_with("spate: "),
-            "{args:?}: {:?}",
-            stderr(&o)
+            err.contains(says),
+            "{args:?} should mention {says:?}: {err:?}"
         );
+        assert!(!err.contains("panicked"), "{args:?}: {err:?}");
         assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
     }
 }

@@ -31,8 +31,9 @@ pub struct Settings {
 }
 
 /// The request as HTTP/2 needs it, built once: h2 takes an owned head per request, made from
-/// these parts; the body is shared, never copied.
-#[derive(Debug, Clone)]
+/// these parts; the body is shared, never copied. The default is a placeholder for runs that
+/// cannot speak HTTP/2.
+#[derive(Debug, Clone, Default)]
 pub struct Prepared {
     pub method: Method,
     pub uri: Uri,
