@@ -85,7 +85,7 @@ impl Fail {
     }
 
     /// An HTTP/2 error: socket errors as for HTTP/1.1, a stream reset by the server as `Reset`,
-    /// anything else as `H2`.
+    /// a stream refused by a graceful GOAWAY as `Closed`, anything else as `H2`.
     pub fn h2(e: ::h2::Error) -> Fail {
         if e.is_io() {
             return match e.into_io() {
@@ -94,6 +94,16 @@ impl Fail {
                     class: Failure::Closed,
                     cause: Cause::Eof,
                 },
+            };
+        }
+        // A graceful GOAWAY (NO_ERROR) refuses the streams above its last stream id: the server
+        // closed the connection before answering them, which is what `closed` means.
+        if e.is_go_away() && e.is_remote() && e.reason() == Some(::h2::Reason::NO_ERROR) {
+            return Fail {
+                class: Failure::Closed,
+                cause: Cause::Other(
+                    "the server's graceful GOAWAY came before it processed this stream",
+                ),
             };
         }
         let class = if e.is_reset() && e.is_remote() {

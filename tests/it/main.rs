@@ -6,6 +6,7 @@ mod engine;
 mod fairness;
 mod golden;
 mod h2;
+mod hostile;
 mod limits;
 mod open;
 mod pki;

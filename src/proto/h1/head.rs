@@ -57,6 +57,10 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseE
     };
     // A complete parse always sets both.
     let status = res.code.unwrap_or(0);
+    // httparse takes any three digits; below 100 there is no status class to count it in.
+    if status < 100 {
+        return Err(ParseError::Status);
+    }
     let http10 = res.version == Some(0);
 
     let mut keep_alive = !http10;
@@ -273,6 +277,20 @@ mod tests {
             parse_head(b"HTTP/1.1 2000 OK\r\n\r\n", false),
             Err(ParseError::Head(_))
         ));
+        for low in ["000", "039", "099"] {
+            assert_eq!(
+                parse_head(format!("HTTP/1.1 {low} X\r\n\r\n").as_bytes(), false),
+                Err(ParseError::Status),
+                "{low}"
+            );
+        }
+        assert_eq!(
+            parse_head(b"HTTP/1.1 999 X\r\n\r\n", false)
+                .unwrap()
+                .unwrap()
+                .status,
+            999
+        );
     }
 
     #[test]

@@ -5,6 +5,8 @@ mod body;
 mod chunked;
 mod head;
 mod lane;
+#[doc(hidden)]
+pub mod props;
 mod response;
 
 pub use body::{Body, Decoded};
@@ -21,6 +23,8 @@ pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 pub enum ParseError {
     #[error("malformed response head: {0}")]
     Head(httparse::Error),
+    #[error("status code below 100")]
+    Status,
     #[error("response head larger than {MAX_HEAD_BYTES} bytes")]
     HeadTooLarge,
     #[error("invalid Content-Length")]

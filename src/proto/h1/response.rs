@@ -63,8 +63,13 @@ impl ResponseParser {
         let mut off = 0;
         loop {
             match &mut self.body {
-                None => match parse_head(&buf[off..], self.head_request)? {
-                    None if buf.len() - off > MAX_HEAD_BYTES => {
+                // The parser sees at most MAX_HEAD_BYTES of a head, so that the verdict on a
+                // head does not depend on how its bytes were split across reads.
+                None => match parse_head(
+                    &buf[off..buf.len().min(off + MAX_HEAD_BYTES)],
+                    self.head_request,
+                )? {
+                    None if buf.len() - off >= MAX_HEAD_BYTES => {
                         return Err(ParseError::HeadTooLarge);
                     }
                     None => return Ok(Progress::NeedMore { consumed: off }),

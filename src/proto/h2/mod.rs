@@ -61,6 +61,9 @@ pub async fn handshake(
         .initial_window_size(s.stream_window)
         .initial_connection_window_size(s.conn_window)
         .max_frame_size(s.max_frame)
+        // The same limit as an HTTP/1.1 head: a server cannot make spate hold megabytes of
+        // headers per stream (h2's default is 16 MiB).
+        .max_header_list_size(crate::proto::h1::MAX_HEAD_BYTES as u32)
         // One stream until the server's SETTINGS say how many it allows: a server with a
         // limit of 1 must never see two.
         .initial_max_send_streams(1)
