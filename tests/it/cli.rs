@@ -392,3 +392,44 @@ fn demo_over_http2() {
         "{text}"
     );
 }
+
+#[test]
+fn a_body_file_that_disappears_during_the_run_changes_nothing() {
+    // The body is read once before the run: deleting the file mid-run must not matter.
+    let file = std::env::temp_dir().join(format!("spate-body-{}", std::process::id()));
+    std::fs::write(&file, b"payload-from-file").unwrap();
+    let watched = file.clone();
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    let server = Scripted::start(move |p| {
+        while let Some(r) = p.read_request() {
+            seen.lock().unwrap().push(r.body);
+            // Hold the first answer until the test has deleted the file (bounded).
+            let t = std::time::Instant::now();
+            while watched.exists() && t.elapsed() < std::time::Duration::from_secs(5) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            if !p.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n") {
+                return;
+            }
+        }
+    });
+    let child = Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args(["-n", "50", "-c", "1", "-m", "POST", "-D"])
+        .arg(&file)
+        .arg(server.url())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while server.requests() == 0 && t.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::fs::remove_file(&file).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let bodies = bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 50);
+    assert!(bodies.iter().all(|b| b == b"payload-from-file"));
+}

@@ -48,19 +48,25 @@ fn finish(child: Child) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn interrupt_with(sig: i32) {
+fn interrupt_with(sig: i32, connections: u32) {
+    // The in-process server needs a descriptor per connection too.
+    spate::engine::raise_nofile();
     let server = slow_server();
-    let file = std::env::temp_dir().join(format!("spate-int-{}-{sig}.json", std::process::id()));
+    let file = std::env::temp_dir().join(format!(
+        "spate-int-{}-{sig}-{connections}.json",
+        std::process::id()
+    ));
+    let c = connections.to_string();
     let child = spawn(&[
         "-c",
-        "4",
+        &c,
         "-z",
         "60s",
         "--save",
         file.to_str().unwrap(),
         &server.url(),
     ]);
-    wait_for(|| server.requests() > 20);
+    wait_for(|| server.requests() > 20 + u64::from(connections));
     signal(&child, sig);
     let out = finish(child);
     assert_eq!(
@@ -90,16 +96,30 @@ fn interrupt_with(sig: i32) {
         completed + r["failed"].as_u64().unwrap() + r["interrupted"].as_u64().unwrap()
     );
     assert!(doc["totals"]["elapsed_s"].as_f64().unwrap() < 60.0);
+    assert_eq!(
+        doc["connections"]["established"].as_u64(),
+        Some(u64::from(connections))
+    );
 }
 
 #[test]
 fn sigint_prints_the_report_saves_and_exits_130() {
-    interrupt_with(libc::SIGINT);
+    interrupt_with(libc::SIGINT, 4);
 }
 
 #[test]
 fn sigterm_does_the_same() {
-    interrupt_with(libc::SIGTERM);
+    interrupt_with(libc::SIGTERM, 4);
+}
+
+#[test]
+fn sigint_under_load_at_c_1000() {
+    interrupt_with(libc::SIGINT, 1000);
+}
+
+#[test]
+fn sigterm_under_load_at_c_1000() {
+    interrupt_with(libc::SIGTERM, 1000);
 }
 
 #[test]
@@ -118,8 +138,19 @@ fn a_second_sigint_exits_at_once() {
 
 #[test]
 fn a_closed_stdout_ends_quietly() {
+    closed_stdout(4);
+}
+
+#[test]
+fn a_closed_stdout_under_load_at_c_1000() {
+    closed_stdout(1000);
+}
+
+fn closed_stdout(connections: u32) {
+    spate::engine::raise_nofile();
     let server = slow_server();
-    let mut child = spawn(&["-n", "40", "-c", "4", &server.url()]);
+    let (n, c) = ((connections * 10).to_string(), connections.to_string());
+    let mut child = spawn(&["-n", &n, "-c", &c, &server.url()]);
     drop(child.stdout.take()); // the reader goes away before the report is written
     let out = finish(child);
     assert_eq!(out.status.code(), Some(0));
