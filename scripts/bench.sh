@@ -20,7 +20,8 @@
 #   scripts/bench.sh all             every row above, then the tables (about 35 minutes)
 #
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
-# DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena), SOAK (duration).
+# DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena), SOAK (duration),
+# SERVER (soak target: hyper | spate).
 # Every run is bounded by the tool's own duration and by the arena's timeout; all load goes to
 # 127.0.0.1. Results: /tmp/arena/results/$LABEL/{summary.md,results.csv,raw/}; tables of the
 # targets: scripts/bench-table.py /tmp/arena/results/$LABEL/results.csv.
@@ -163,10 +164,19 @@ PY
 # One long run at c = 1000: throughput per 10 s interval from spate's own status lines (written
 # every 10 s when stderr is not a terminal) and RSS sampled every 10 s.
 mode_soak() {
-  local dur=${SOAK:-10m} tmp; tmp=$(mktemp -d)
-  start_target
-  echo "soak: spate -c 1000 -z $dur against the hyper target (RSS every 10 s)" >&2
-  taskset -c 0 "$SPATE" --threads 1 -c 1000 -z "$dur" --format json http://127.0.0.1:18081/ \
+  local dur=${SOAK:-10m} tmp url served spid=""; tmp=$(mktemp -d)
+  if [ "${SERVER:-hyper}" = spate ]; then
+    # spate's own target on CPU 1; it prints what it answered when interrupted.
+    taskset -c 1 "$SPATE" serve --threads 1 --port 18090 > "$tmp/serve" 2>&1 &
+    spid=$!
+    url=http://127.0.0.1:18090/
+    sleep 0.5
+  else
+    start_target
+    url=http://127.0.0.1:18081/
+  fi
+  echo "soak: spate -c 1000 -z $dur against the ${SERVER:-hyper} target (RSS every 10 s)" >&2
+  taskset -c 0 "$SPATE" --threads 1 -c 1000 -z "$dur" --format json "$url" \
     > "$tmp/out.json" 2> "$tmp/err" &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -174,7 +184,12 @@ mode_soak() {
     sleep 10
   done
   wait "$pid" || true
-  local served; served=$(curl -s http://127.0.0.1:18081/__stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+  if [ -n "$spid" ]; then
+    kill -INT "$spid"; wait "$spid" || true
+    served=$(sed -n 's/.*answered \([0-9]*\) requests.*/\1/p' "$tmp/serve")
+  else
+    served=$(curl -s http://127.0.0.1:18081/__stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+  fi
   python3 - "$tmp" "$served" <<'PY'
 import json, re, sys
 d, served = sys.argv[1], int(sys.argv[2])
@@ -200,7 +215,7 @@ print(f"RSS after the first minute: {min(after) / 1024:.1f} .. {max(after) / 102
       + " ".join(f"{r / 1024:.1f}" for r in rss))
 PY
   rm -rf "$tmp"
-  stop_target
+  [ -n "$spid" ] || stop_target
 }
 
 mode_size() {
