@@ -197,6 +197,16 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
                         Some(hint) => format!("{e} ({hint})"),
                         None => e,
                     },
+                    // TCP connected, but the HTTP/2 preface went unanswered: the usual cause is a
+                    // server that speaks only HTTP/1.1 on a plain port.
+                    Some((Failure::Closed | Failure::H2 | Failure::Read, e))
+                        if lane == LaneChoice::Http2 && !plan.target.tls =>
+                    {
+                        format!(
+                            "the HTTP/2 handshake failed ({e}); does the server speak HTTP/2 \
+                             without TLS (h2c)? Without --http2, spate speaks HTTP/1.1"
+                        )
+                    }
                     Some((_, e)) => e,
                     None => "no connection could be opened".into(),
                 },

@@ -433,3 +433,18 @@ fn a_body_file_that_disappears_during_the_run_changes_nothing() {
     assert_eq!(bodies.len(), 50);
     assert!(bodies.iter().all(|b| b == b"payload-from-file"));
 }
+
+#[test]
+fn http2_against_an_http1_only_server_says_why() {
+    let server = Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        ..ServeConfig::default()
+    })
+    .unwrap();
+    let o = spate(&["--http2", "-n", "4", "-c", "2", &server.url()]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("the HTTP/2 handshake failed"), "{err}");
+    assert!(err.contains("h2c"), "{err}");
+}
