@@ -100,6 +100,35 @@ fn answer(reply: &'static [u8]) -> impl Fn(&mut Peer) + Send + Sync + 'static {
     }
 }
 
+/// Answers the first request with `bytes`, then closes.
+fn once(bytes: &'static [u8]) -> impl Fn(&mut Peer) + Send + Sync + 'static {
+    move |p| {
+        if p.read_request().is_some() {
+            p.write(bytes);
+        }
+    }
+}
+
+/// Answers the first request with `bytes`, then keeps the connection open without a word.
+fn once_then_silence(bytes: &'static [u8]) -> impl Fn(&mut Peer) + Send + Sync + 'static {
+    move |p| {
+        if p.read_request().is_some() {
+            p.write(bytes);
+            hold(p);
+        }
+    }
+}
+
+/// Answers the first request with `head`, then repeats `more` for up to three seconds.
+fn endless(head: &'static [u8], more: Vec<u8>) -> impl Fn(&mut Peer) + Send + Sync + 'static {
+    move |p| {
+        if p.read_request().is_some() && p.write(head) {
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_secs(3) && p.write(&more) {}
+        }
+    }
+}
+
 /// Sends `bytes`, then resets the connection (RST instead of FIN).
 fn reset_after(p: &mut Peer, bytes: &[u8]) {
     p.write(bytes);
@@ -130,22 +159,13 @@ fn a_status_below_100() {
 
 #[test]
 fn a_truncated_head_then_close() {
-    let s = Scripted::start(|p| {
-        if p.read_request().is_some() {
-            p.write(b"HTTP/1.1 200 OK\r\nContent-Le");
-        }
-    });
+    let s = Scripted::start(once(b"HTTP/1.1 200 OK\r\nContent-Le"));
     expect(h1(&s, 4, 4), Done::None, &[Failure::Closed]);
 }
 
 #[test]
 fn a_truncated_head_then_silence() {
-    let s = Scripted::start(|p| {
-        if p.read_request().is_some() {
-            p.write(b"HTTP/1.1 200 OK\r\nContent-Le");
-            hold(p);
-        }
-    });
+    let s = Scripted::start(once_then_silence(b"HTTP/1.1 200 OK\r\nContent-Le"));
     expect(h1(&s, 4, 4), Done::None, &[Failure::Timeout]);
 }
 
@@ -168,14 +188,7 @@ fn a_head_larger_than_the_limit() {
 
 #[test]
 fn an_endless_head_without_line_breaks() {
-    let s = Scripted::start(|p| {
-        if p.read_request().is_some() {
-            p.write(b"HTTP/1.1 200 OK\r\nX: ");
-            let junk = [b'a'; 8192];
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_secs(3) && p.write(&junk) {}
-        }
-    });
+    let s = Scripted::start(endless(b"HTTP/1.1 200 OK\r\nX: ", vec![b'a'; 8192]));
     expect(h1(&s, 4, 4), Done::None, &[Failure::Parse]);
 }
 
@@ -220,11 +233,9 @@ fn conflicting_content_lengths() {
 
 #[test]
 fn an_enormous_content_length_then_close() {
-    let s = Scripted::start(|p| {
-        if p.read_request().is_some() {
-            p.write(b"HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775807\r\n\r\nsome");
-        }
-    });
+    let s = Scripted::start(once(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775807\r\n\r\nsome",
+    ));
     expect(h1(&s, 4, 4), Done::None, &[Failure::Closed]);
 }
 
@@ -238,22 +249,15 @@ fn a_body_longer_than_its_content_length() {
 
 #[test]
 fn a_body_shorter_than_its_content_length_then_close() {
-    let s = Scripted::start(|p| {
-        if p.read_request().is_some() {
-            p.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello");
-        }
-    });
+    let s = Scripted::start(once(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello"));
     expect(h1(&s, 4, 4), Done::None, &[Failure::Closed]);
 }
 
 #[test]
 fn a_body_shorter_than_its_content_length_then_silence() {
-    let s = Scripted::start(|p| {
-        if p.read_request().is_some() {
-            p.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello");
-            hold(p);
-        }
-    });
+    let s = Scripted::start(once_then_silence(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello",
+    ));
     expect(h1(&s, 4, 4), Done::None, &[Failure::Timeout]);
 }
 
@@ -293,42 +297,27 @@ fn garbage_trailers_of_bounded_size_are_skipped() {
 
 #[test]
 fn endless_trailers() {
-    let s = Scripted::start(|p| {
-        if p.read_request().is_some() {
-            p.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n");
-            let line = format!("X-Trailer: {}\r\n", "t".repeat(1000));
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_secs(3) && p.write(line.as_bytes()) {}
-        }
-    });
+    let line = format!("X-Trailer: {}\r\n", "t".repeat(1000));
+    let s = Scripted::start(endless(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n",
+        line.into_bytes(),
+    ));
     expect(h1(&s, 4, 4), Done::None, &[Failure::Parse]);
 }
 
 #[test]
 fn a_chunked_body_that_never_ends() {
-    let s = Scripted::start(|p| {
-        if p.read_request().is_some() {
-            p.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_secs(3) && p.write(b"400\r\n") {
-                if !p.write(&[b'z'; 1024]) || !p.write(b"\r\n") {
-                    return;
-                }
-            }
-        }
-    });
+    let chunk = [&b"400\r\n"[..], &[b'z'; 1024], b"\r\n"].concat();
+    let s = Scripted::start(endless(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+        chunk,
+    ));
     expect(h1(&s, 4, 4), Done::None, &[Failure::Timeout]);
 }
 
 #[test]
 fn a_close_delimited_body_that_never_ends() {
-    let s = Scripted::start(|p| {
-        if p.read_request().is_some() {
-            p.write(b"HTTP/1.0 200 OK\r\n\r\n");
-            let t = Instant::now();
-            while t.elapsed() < Duration::from_secs(3) && p.write(&[b'z'; 4096]) {}
-        }
-    });
+    let s = Scripted::start(endless(b"HTTP/1.0 200 OK\r\n\r\n", vec![b'z'; 4096]));
     expect(h1(&s, 4, 4), Done::None, &[Failure::Timeout]);
 }
 
