@@ -49,29 +49,46 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
             connections,
             http2,
             show,
-        } => match crate::demo::start(duration, connections, http2) {
-            Ok((server, plan)) => {
-                let h2 = http2
-                    .map(|p| format!(" --http2 -p {p}"))
-                    .unwrap_or_default();
-                eprintln!(
-                    "spate demo: built-in target on {}; running spate -c {}{h2} -z {}s --threads {} {}",
-                    server.url(),
-                    plan.connections,
-                    duration.as_secs_f64(),
-                    plan.threads,
-                    server.url()
-                );
-                load_test(&plan, &show)
-            }
+        } => match demo_fits(connections) {
             Err(e) => {
-                eprintln!("spate demo: cannot start the built-in target: {e}");
-                EXIT_NO_SUCCESS
+                eprintln!("spate demo: {e}");
+                EXIT_USAGE
             }
+            Ok(()) => demo(duration, connections, http2, &show),
         },
     }
 }
 
+/// `spate demo` once its target fits: start the target in-process, then the load test.
+fn demo(duration: std::time::Duration, connections: u32, http2: Option<u32>, show: &Show) -> u8 {
+    match crate::demo::start(duration, connections, http2) {
+        Ok((server, plan)) => {
+            let h2 = http2
+                .map(|p| format!(" --http2 -p {p}"))
+                .unwrap_or_default();
+            eprintln!(
+                "spate demo: built-in target on {}; running spate -c {}{h2} -z {}s --threads {} {}",
+                server.url(),
+                plan.connections,
+                duration.as_secs_f64(),
+                plan.threads,
+                server.url()
+            );
+            load_test(&plan, show)
+        }
+        Err(e) => {
+            eprintln!("spate demo: cannot start the built-in target: {e}");
+            EXIT_NO_SUCCESS
+        }
+    }
+}
+
+/// The demo's target shares the process: each connection costs a descriptor on both sides.
+fn demo_fits(connections: u32) -> Result<(), String> {
+    let (_, load_threads) = crate::demo::split_cores();
+    engine::check_nofile(connections.saturating_mul(2), load_threads, connections)
+        .map_err(|e| format!("the target and the load share this process: {e}"))
+}
 /// Serves until SIGINT or SIGTERM, then prints how many requests were answered: the
 /// server-side count that accuracy checks compare with the generator's.
 fn serve_until_interrupted(server: &Server) -> u8 {

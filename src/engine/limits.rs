@@ -19,9 +19,10 @@ pub fn fds_needed(connections: u32, threads: u32) -> u64 {
     u64::from(connections) + FDS_PER_THREAD * u64::from(threads) + FDS_BASE
 }
 
-/// `Err((needed, limits))` when a run needs more descriptors than the soft limit allows.
-pub fn check(connections: u32, threads: u32) -> Result<(), (u64, NoFile)> {
-    let needed = fds_needed(connections, threads);
+/// `Err((needed, limits))` when `sockets` on `threads` load threads need more descriptors than
+/// the soft limit allows.
+pub fn check(sockets: u32, threads: u32) -> Result<(), (u64, NoFile)> {
+    let needed = fds_needed(sockets, threads);
     let limits = nofile();
     match limits.soft {
         Some(soft) if soft < needed => Err((needed, limits)),

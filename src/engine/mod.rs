@@ -28,6 +28,12 @@ use thread::{Finished, Go, Paced, Ready};
 
 pub use control::Control;
 pub use limits::{NoFile, fds_needed, nofile, raise_nofile};
+
+/// Checks that `sockets` fit under the open-file limit; `Err` is the line that says how to make
+/// room for `-c connections`.
+pub fn check_nofile(sockets: u32, threads: u32, connections: u32) -> Result<(), String> {
+    limits::check(sockets, threads).map_err(|(needed, l)| limits::advice(connections, needed, l))
+}
 pub use thread::WORKER_CONNECTIONS;
 
 /// Connects in flight at once across all threads while pre-connecting.
@@ -71,9 +77,8 @@ pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
 /// Runs `plan`; `control` can stop it early and carries the live views for a display.
 pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     plan.validate()?;
-    limits::check(plan.connections, plan.effective_threads()).map_err(|(needed, limits)| {
-        RunError::FileLimit(limits::advice(plan.connections, needed, limits))
-    })?;
+    check_nofile(plan.connections, plan.effective_threads(), plan.connections)
+        .map_err(RunError::FileLimit)?;
     let t = Instant::now();
     let addrs: Arc<[_]> = plan
         .target

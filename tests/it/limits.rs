@@ -116,3 +116,15 @@ fn running_out_of_local_ports_is_its_own_class() {
         )
     );
 }
+
+#[test]
+fn the_demo_counts_its_in_process_target_too() {
+    let o = spate_after("ulimit -n 1500", "demo -c 1000 -z 1s --no-progress");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("share this process: -c 1000 needs about 20"),
+        "{err}"
+    );
+}
