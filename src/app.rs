@@ -89,6 +89,7 @@ fn demo_fits(connections: u32) -> Result<(), String> {
     engine::check_nofile(connections.saturating_mul(2), load_threads, connections)
         .map_err(|e| format!("the target and the load share this process: {e}"))
 }
+
 /// Serves until SIGINT or SIGTERM, then prints how many requests were answered: the
 /// server-side count that accuracy checks compare with the generator's.
 fn serve_until_interrupted(server: &Server) -> u8 {

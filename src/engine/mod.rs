@@ -27,7 +27,7 @@ use shared::{LaneChoice, Limit, Setup};
 use thread::{Finished, Go, Paced, Ready};
 
 pub use control::Control;
-pub use limits::{NoFile, fds_needed, nofile, raise_nofile};
+pub use limits::raise_nofile;
 
 /// Checks that `sockets` fit under the open-file limit; `Err` is the line that says how to make
 /// room for `-c connections`.
