@@ -70,7 +70,10 @@ async fn h1_loop(ctx: &Shared, index: usize, mut conn: Option<OpenConn>) {
                         }
                     }
                 };
-                h1::send(&mut c.conn, request).await?;
+                if let Err(failed) = h1::send(&mut c.conn, request).await {
+                    let head = ctx.setup.head_request;
+                    return h1::early_answer(&mut c.conn, failed, head, &ctx.scratch);
+                }
                 marks.written.set(Some(Instant::now()));
                 h1::receive(&mut c.conn, ctx.setup.head_request, &ctx.scratch).await
             });

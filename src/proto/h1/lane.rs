@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::task::{Poll, ready};
 use std::time::Instant;
 
+use futures_util::FutureExt as _;
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 
 use super::ResponseParser;
@@ -39,6 +40,30 @@ pub async fn send(conn: &mut Conn, request: &[u8]) -> Result<(), Fail> {
         .write_all(request)
         .await
         .map_err(|e| Fail::io(Failure::Write, e))
+}
+
+/// After a write that failed because the server closed or reset the connection: a server may
+/// answer before it has read the whole request (a 413 to a large upload) and close. What it sent
+/// is already in the socket's buffer and stays readable after the reset (Linux), so one poll of
+/// `receive` finds it; a complete response is the answer, and the connection is not reused.
+/// Otherwise the write's failure stands. Synchronous, so that this rare path adds no state to
+/// the connection's future.
+pub fn early_answer(
+    conn: &mut Conn,
+    failed: Fail,
+    head_request: bool,
+    scratch: &RefCell<Box<[u8]>>,
+) -> Result<Response, Fail> {
+    if failed.class != Failure::Closed {
+        return Err(failed);
+    }
+    match receive(conn, head_request, scratch).now_or_never() {
+        Some(Ok(response)) => Ok(Response {
+            keep_alive: false,
+            ..response
+        }),
+        _ => Err(failed),
+    }
 }
 
 /// Reads one response. `scratch` is the thread's read buffer; it is borrowed only inside a

@@ -12,7 +12,7 @@ mod response;
 pub use body::{Body, Decoded};
 pub use chunked::Chunked;
 pub use head::{Framing, Head, MAX_HEADERS, parse_head};
-pub use lane::{Conn, receive, send};
+pub use lane::{Conn, early_answer, receive, send};
 pub use response::{Progress, ResponseParser};
 
 /// Largest response head (status line + headers) accepted before the response is rejected.
