@@ -65,19 +65,11 @@ impl Target {
         // Read from the text: the http crate reports a port that is not a u16 as no port at
         // all, which must not become the scheme's default.
         let text = authority.as_str();
-        let after_host = text.rfind(']').map_or(0, |i| i + 1);
-        let port = match text[after_host..]
-            .rfind(':')
-            .filter(|&i| i + 1 < text.len() - after_host)
-        {
-            None => {
-                if tls {
-                    443
-                } else {
-                    80
-                }
-            }
-            Some(i) => match text[after_host + i + 1..].parse::<u16>() {
+        let after_host = &text[text.rfind(']').map_or(0, |i| i + 1)..];
+        let port = match after_host.rsplit_once(':').filter(|(_, p)| !p.is_empty()) {
+            None if tls => 443,
+            None => 80,
+            Some((_, p)) => match p.parse::<u16>() {
                 Ok(n) if n > 0 => n,
                 _ => {
                     return Err(TargetError::Malformed(
