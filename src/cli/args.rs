@@ -33,8 +33,9 @@ otherwise (--no-progress: neither). Ctrl-C stops sending, waits briefly for requ
 flight and prints the report; a second Ctrl-C quits at once.
 
 Exit codes: 0 the run completed with at least one response below 400; 1 the target was
-unreachable or no response below 400 arrived; 2 usage or input error; 3 an --slo threshold
-failed; 130 interrupted by Ctrl-C or SIGTERM (the report is still printed).";
+unreachable or no response below 400 arrived; 2 usage or input error, or -c beyond the
+open-file limit (nothing sent); 3 an --slo threshold failed; 130 interrupted by Ctrl-C or
+SIGTERM (the report is still printed).";
 
 #[derive(Debug, Parser)]
 #[command(
