@@ -4,14 +4,7 @@ use std::process::{Command, Output};
 
 use spate::serve::{ServeConfig, Server};
 
-use crate::support::Scripted;
-
-fn spate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spate"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::support::{Scripted, spate};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()

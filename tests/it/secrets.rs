@@ -1,17 +1,9 @@
 //! Secrets: credentials reach the server but never the report, the JSON, the saved file or an
 //! error message; the saved JSON is readable by its owner only.
 
-use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
-use crate::support::Scripted;
-
-fn spate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spate"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use crate::support::{Scripted, spate};
 
 const SECRETS: [&str; 4] = [
     "s3cr3t-bearer",

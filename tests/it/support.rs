@@ -178,3 +178,11 @@ pub fn run(plan: &Plan) -> (RunOutput, Summary) {
 pub fn requests(n: u64) -> Stop {
     Stop::Requests(n)
 }
+
+/// Runs the spate binary with `args` and collects its exit status and output.
+pub fn spate(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args(args)
+        .output()
+        .unwrap()
+}
