@@ -37,6 +37,7 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
     };
     match command {
         Command::Run { plan, show } => load_test(&plan, &show),
+        Command::Print(text) => print_bytes(&text),
         Command::Serve(config) => match Server::start(&config) {
             Ok(server) => serve_until_interrupted(&server),
             Err(e) => {
@@ -56,6 +57,20 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
             }
             Ok(()) => demo(duration, connections, http2, &show),
         },
+    }
+}
+
+/// Writes generated text to stdout; a reader that stops early (`| head`) is not an error.
+fn print_bytes(text: &[u8]) -> u8 {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text).and_then(|()| out.flush()) {
+        Ok(()) => EXIT_OK,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
+        Err(e) => {
+            eprintln!("spate: cannot write to stdout: {e}");
+            EXIT_NO_SUCCESS
+        }
     }
 }
 

@@ -14,7 +14,7 @@ fn slo(s: &str) -> Result<SloSpec, String> {
     s.parse()
 }
 
-const EXAMPLES: &str = "\
+pub(super) const EXAMPLES: &str = "\
 Examples:
   spate demo                                     a 5 s test against the built-in target
   spate -c 200 -z 10s http://127.0.0.1:8080/     200 connections for 10 seconds
@@ -25,8 +25,14 @@ Examples:
   spate -c 200 -z 8s --format json --save a.json http://127.0.0.1:8080/   JSON for CI
   spate serve --port 8080 --body-size 1k         the built-in target, for your own tests
 
-Comparing servers: run `spate -c 200 -z 8s URL` once per server, same machine, same flags,
-and compare requests/sec and the latency percentiles.
+Comparing servers (two frameworks, two versions): same machine, same flags, one run each,
+then compare requests/sec and the percentiles (the text reports or the saved JSON):
+  spate -c 200 -z 8s --save axum.json http://127.0.0.1:8080/
+  spate -c 200 -z 8s --save actix.json http://127.0.0.1:8081/
+
+Shell completions and the manual page:
+  spate completions bash > ~/.local/share/bash-completion/completions/spate
+  spate man | man -l -
 
 Live progress goes to stderr: a block redrawn in place on a terminal, a line every 10 s
 otherwise (--no-progress: neither). Ctrl-C stops sending, waits briefly for requests in
@@ -60,6 +66,17 @@ pub enum Sub {
     Serve(ServeArgs),
     /// Start the built-in target in-process and run a short load test against it.
     Demo(DemoArgs),
+    /// Print a shell completion script to stdout.
+    ///
+    /// bash: `spate completions bash > ~/.local/share/bash-completion/completions/spate`;
+    /// zsh: into a directory on $fpath as `_spate`; fish: `~/.config/fish/completions/spate.fish`;
+    /// PowerShell: `spate completions powershell | Out-String | Invoke-Expression` in $PROFILE.
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) to stdout: `spate man > spate.1`, or `spate man | man -l -`.
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -68,8 +85,14 @@ pub struct RunArgs {
     #[arg(value_name = "URL")]
     pub url: Option<String>,
 
-    /// Number of requests in total (10k, 1m). Ignored when --duration is given.
-    #[arg(short = 'n', long = "requests", value_name = "N", value_parser = values::count)]
+    /// Number of requests in total (10k, 1m); 200 when neither -n nor -z is given.
+    #[arg(
+        short = 'n',
+        long = "requests",
+        value_name = "N",
+        value_parser = values::count,
+        conflicts_with = "duration"
+    )]
     pub requests: Option<u64>,
 
     #[command(flatten)]

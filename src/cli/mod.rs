@@ -2,6 +2,7 @@
 //! test, a server config, or the demo), or into one line to print and an exit code.
 
 mod args;
+mod generate;
 mod values;
 
 use std::ffi::OsString;
@@ -39,6 +40,8 @@ pub enum Command {
         http2: Option<u32>,
         show: Show,
     },
+    /// Text to print to stdout as is: a completion script or the manual page.
+    Print(Vec<u8>),
 }
 
 /// How a load test is shown: the report, its analysis and the live display.
@@ -131,6 +134,8 @@ where
                 show: show(d.output)?,
             })
         }
+        Some(Sub::Completions { shell }) => Ok(Command::Print(generate::completions(shell))),
+        Some(Sub::Man) => Ok(Command::Print(generate::man())),
         None => run(cli.run),
     }
 }
@@ -338,9 +343,16 @@ mod tests {
     }
 
     #[test]
-    fn duration_overrides_requests() {
-        let p = plan(&["-n", "10", "-c", "50", "-z", "1m30s", "http://h/"]);
+    fn duration_and_requests_do_not_mix() {
+        let p = plan(&["-c", "50", "-z", "1m30s", "http://h/"]);
         assert_eq!(p.stop, Stop::Duration(Duration::from_secs(90)));
+        let e = parse(["spate", "-n", "10", "-z", "1m30s", "http://h/"]).unwrap_err();
+        assert_eq!(e.code, EXIT_USAGE);
+        assert!(
+            e.message.contains("--requests") && e.message.contains("--duration"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -33,6 +33,7 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["-n", "1x", u], "--requests"),
         (&["-z", "0s", u], "--duration"),
         (&["-z", "10 parsecs", u], "--duration"),
+        (&["-n", "10", "-z", "1s", u], "cannot be used with"),
         (&["-q", "0", u], "--rate"),
         (&["-q", "fast", u], "--rate"),
         (&["--max-lag", "1ms", u], "--max-lag"),

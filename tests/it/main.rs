@@ -2,6 +2,7 @@
 
 mod alloc;
 mod cli;
+mod discover;
 mod engine;
 mod fairness;
 mod golden;
