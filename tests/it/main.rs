@@ -8,6 +8,7 @@ mod fairness;
 mod golden;
 mod h2;
 mod hostile;
+mod install;
 mod limits;
 mod open;
 mod pki;
