@@ -12,7 +12,36 @@ pub fn completions(shell: Shell) -> Vec<u8> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "spate", &mut out);
+    if shell == Shell::Fish {
+        return fish_without_dotted_specs(&String::from_utf8_lossy(&out)).into_bytes();
+    }
     out
+}
+
+/// fish's `argparse` rejects an option spec with a dot ("http1.1"), and the generated script then
+/// completes nothing at all. Such flags take no value, so they leave the spec and are removed from
+/// the words before `argparse` reads them.
+fn fish_without_dotted_specs(script: &str) -> String {
+    let mut dotted = Vec::new();
+    let mut fixed = String::with_capacity(script.len());
+    for line in script.lines() {
+        if let Some(specs) = line.strip_prefix("    string join \\n ") {
+            let (keep, drop): (Vec<&str>, Vec<&str>) =
+                specs.split(' ').partition(|spec| !spec.contains('.'));
+            dotted.extend(drop.iter().map(|spec| spec.to_string()));
+            fixed.push_str("    string join \\n ");
+            fixed.push_str(&keep.join(" "));
+        } else {
+            fixed.push_str(line);
+        }
+        fixed.push('\n');
+        if line == "    set -e cmd[1]" {
+            for flag in &dotted {
+                fixed.push_str(&format!("    set cmd (string match -v -- --{flag} $cmd)\n"));
+            }
+        }
+    }
+    fixed
 }
 
 /// The manual page spate(1) in roff, with one section per subcommand after the options.
@@ -116,6 +145,20 @@ mod tests {
                 assert!(text.contains(word), "{shell}: no {word}");
             }
         }
+    }
+
+    #[test]
+    fn fish_argparse_specs_have_no_dots_and_the_dotted_flag_is_filtered() {
+        let text = String::from_utf8(completions(Shell::Fish)).unwrap();
+        let specs = text
+            .lines()
+            .find(|l| l.starts_with("    string join \\n "))
+            .expect("an optspec line");
+        assert!(!specs.contains('.'), "{specs}");
+        assert!(specs.contains(" http2 "), "{specs}");
+        assert!(text.contains("    set cmd (string match -v -- --http1.1 $cmd)\n"));
+        // The flag itself is still offered.
+        assert!(text.contains("-l http1.1 "));
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod install;
 mod limits;
 mod open;
 mod pki;
+mod release;
 mod schema;
 mod secrets;
 mod signals;
