@@ -20,7 +20,8 @@
 #   scripts/bench.sh all             every row above, then the tables (about 35 minutes)
 #
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
-# DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena), SOAK (duration),
+# DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena), SPATE (the binary to
+# measure; default target/release/spate), SOAK (duration),
 # SERVER (soak target: hyper | spate).
 # Every run is bounded by the tool's own duration and by the arena's timeout; all load goes to
 # 127.0.0.1. Results: /tmp/arena/results/$LABEL/{summary.md,results.csv,raw/}; tables of the
@@ -31,7 +32,8 @@ ARENA="${ARENA:-$ROOT/../shared/arena}"
 [ -x "$ARENA/run.sh" ] || { echo "bench.sh: no arena at $ARENA (set ARENA=)" >&2; exit 2; }
 
 (cd "$ROOT" && cargo build --release --locked -q)
-SPATE="$ROOT/target/release/spate"
+# SPATE=path measures another build (an older commit, a profiling build) with the same method.
+SPATE="${SPATE:-$ROOT/target/release/spate}"
 
 # Peers and target servers, installed once (idempotent).
 if [ ! -x /tmp/arena/peers/bin/oha ] || ! command -v wrk >/dev/null; then

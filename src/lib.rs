@@ -16,6 +16,7 @@
 pub mod analysis;
 pub mod app;
 pub mod cli;
+pub mod clock;
 pub mod demo;
 pub mod engine;
 pub mod net;

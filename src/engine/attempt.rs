@@ -6,10 +6,11 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::shared::{Admitted, Shared};
 use super::slot::{Cancel, Slot, guarded};
+use crate::clock::Tick;
 use crate::proto::{Fail, Response};
 use crate::stats::{Failure, nanos};
 
@@ -17,9 +18,9 @@ use crate::stats::{Failure, nanos};
 #[derive(Debug, Default)]
 pub struct Marks {
     /// A new connection was opened for this attempt (its time is inside the latency).
-    pub connected: Cell<Option<Instant>>,
+    pub connected: Cell<Option<Tick>>,
     /// The request was handed over in full.
-    pub written: Cell<Option<Instant>>,
+    pub written: Cell<Option<Tick>>,
 }
 
 /// How an attempt ended.
@@ -99,10 +100,8 @@ fn record(ctx: &Shared, adm: Admitted, marks: &Marks, res: &Response) {
     let written = marks.written.get().unwrap_or(write_start);
     let first_byte = res.first_byte.unwrap_or(written);
     // Open model: from the intended time, so that waiting for a connection (or for spate) counts.
-    let latency = nanos(
-        res.done
-            .saturating_duration_since(adm.intended.unwrap_or(t0)),
-    );
+    let intended = adm.intended.map(Tick::of);
+    let latency = res.done.nanos_since(intended.unwrap_or(t0));
     if let Some(interval) = &ctx.interval {
         interval.borrow_mut().record(latency);
     }
@@ -110,22 +109,19 @@ fn record(ctx: &Shared, adm: Admitted, marks: &Marks, res: &Response) {
     s.completed += 1;
     s.count_status(res.status);
     s.latency.record(latency);
-    s.write
-        .record(nanos(written.saturating_duration_since(write_start)));
-    s.wait
-        .record(nanos(first_byte.saturating_duration_since(written)));
-    s.read
-        .record(nanos(res.done.saturating_duration_since(first_byte)));
+    s.write.record(written.nanos_since(write_start));
+    s.wait.record(first_byte.nanos_since(written));
+    s.read.record(res.done.nanos_since(first_byte));
     s.bytes_in += res.bytes_in;
     s.body_bytes += res.body_bytes;
-    if let Some(intended) = adm.intended {
-        s.service.record(nanos(res.done - t0));
-        s.lag.record(nanos(t0.saturating_duration_since(intended)));
+    if let Some(intended) = intended {
+        s.service.record(res.done.nanos_since(t0));
+        s.lag.record(t0.nanos_since(intended));
     }
     if let Some(last) = ctx.last_done.replace(Some(res.done)) {
-        let gap = res.done.saturating_duration_since(last);
-        if s.gap.is_none_or(|(_, longest)| gap > longest) {
-            s.gap = Some((last, gap));
+        let gap = res.done.nanos_since(last);
+        if s.gap.is_none_or(|(_, longest)| gap > nanos(longest)) {
+            s.gap = Some((last.to_instant(), Duration::from_nanos(gap)));
         }
     }
 }

@@ -6,7 +6,7 @@
 use std::cell::Cell;
 use std::future::poll_fn;
 use std::pin::pin;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ::h2::client::SendRequest;
 use bytes::Bytes;
@@ -16,6 +16,7 @@ use futures_util::stream::FuturesUnordered;
 use super::attempt::{BACKOFF_MIN, Ended, Marks, attempt, back_off};
 use super::shared::{Connected, OpenConn, OpenH2, Shared};
 use super::slot::{Cancel, Slot, guarded};
+use crate::clock::Tick;
 use crate::proto::{Cause, Fail, h1, h2};
 use crate::stats::Failure;
 
@@ -63,7 +64,7 @@ async fn h1_loop(ctx: &Shared, index: usize, mut conn: Option<OpenConn>) {
                         // every connection's state for the whole run.
                         let opened = Box::pin(ctx.open(true)).await?;
                         slot.end_connect();
-                        marks.connected.set(Some(Instant::now()));
+                        marks.connected.set(Some(Tick::now()));
                         match opened {
                             Connected::H1(c) => conn.insert(c),
                             Connected::H2(_) => return Err(switched()),
@@ -74,7 +75,7 @@ async fn h1_loop(ctx: &Shared, index: usize, mut conn: Option<OpenConn>) {
                     let head = ctx.setup.head_request;
                     return h1::early_answer(&mut c.conn, failed, head, &ctx.scratch);
                 }
-                marks.written.set(Some(Instant::now()));
+                marks.written.set(Some(Tick::now()));
                 h1::receive(&mut c.conn, ctx.setup.head_request, &ctx.scratch).await
             });
             attempt(ctx, slot, adm, &marks, exchange).await
@@ -188,13 +189,13 @@ async fn reopen(ctx: &Shared, index: usize, delay: &mut Duration) -> Reopen {
             slot.begin_connect(adm.start);
             let c = Box::pin(ctx.open(true)).await?;
             slot.end_connect();
-            marks.connected.set(Some(Instant::now()));
+            marks.connected.set(Some(Tick::now()));
             let Connected::H2(open) = c else {
                 return Err(switched());
             };
             let open = opened.insert(open);
             let response = h2::send(&mut open.send, &ctx.setup.h2_request).await?;
-            marks.written.set(Some(Instant::now()));
+            marks.written.set(Some(Tick::now()));
             h2::receive(response).await
         });
         attempt(ctx, slot, adm, &marks, exchange).await
@@ -254,7 +255,7 @@ async fn stream_loop(
         let ended = {
             let exchange = pin!(async {
                 let response = h2::send(&mut send, &ctx.setup.h2_request).await?;
-                marks.written.set(Some(Instant::now()));
+                marks.written.set(Some(Tick::now()));
                 h2::receive(response).await
             });
             attempt(ctx, slot, adm, &marks, exchange).await
@@ -268,7 +269,7 @@ async fn stream_loop(
 /// Opens a connection before the clock starts, on the first slot of its group. Failures count as
 /// connection failures, not request failures: no request was attempted.
 pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Connected, (Failure, String)> {
-    slot.begin_connect(Instant::now());
+    slot.begin_connect(Tick::now());
     // Boxed and freed on return: the socket keeps this task's waker until its first poll by
     // the worker, so an inline connect future would stay allocated for every connection.
     let r = guarded(slot, Box::pin(ctx.open(false)).as_mut()).await;

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::clock::Tick;
 use crate::net::{ClientSettings, TlsClient, TlsSetupError};
 use crate::plan::{Plan, PlanError, Protocol, Stop};
 use crate::proto::h2 as lane_h2;
@@ -242,7 +243,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
             // Stopped while connecting: run nothing, report what there is.
             _ if control.stop_requested() => (Limit::Closed, None),
             (None, _, Stop::Requests(_)) => (Limit::Budget(budgets[k]), None),
-            (None, _, Stop::Duration(d)) => (Limit::Deadline(window_start + d), None),
+            (None, _, Stop::Duration(d)) => (Limit::Deadline(Tick::of(window_start + d)), None),
             (Some(_), None, _) => (Limit::Closed, None),
             (Some(whole), Some(rank), stop) => {
                 let schedule = whole.share(rank as u64, active.len() as u64);

@@ -17,6 +17,7 @@ use h2::client::{Connection, SendRequest};
 
 use super::pace::{Pacer, Take};
 use super::slot::{Slot, guarded};
+use crate::clock::Tick;
 use crate::net::{self, Stream, TlsClient};
 use crate::proto::h1::Conn;
 use crate::proto::h2::{
@@ -36,7 +37,7 @@ pub enum Limit {
     /// This many attempts left for the thread.
     Budget(u64),
     /// Admit until this instant.
-    Deadline(Instant),
+    Deadline(Tick),
     /// Open model: the pacer decides.
     Paced,
 }
@@ -87,7 +88,7 @@ pub struct Setup {
 #[derive(Debug, Clone, Copy)]
 pub struct Admitted {
     /// When it actually starts.
-    pub start: Instant,
+    pub start: Tick,
     /// Open model: when it was meant to be sent (latency counts from here).
     pub intended: Option<Instant>,
     /// Sent during --warmup: not recorded.
@@ -144,9 +145,9 @@ pub struct Shared {
     /// Open model: the thread's schedule, set with the start signal.
     pub pacer: OnceCell<Pacer>,
     /// Closed model: attempts that start before this are the warm-up.
-    pub warmup_end: Cell<Option<Instant>>,
+    pub warmup_end: Cell<Option<Tick>>,
     /// The last completed (recorded) response, for the completion gap.
-    pub last_done: Cell<Option<Instant>>,
+    pub last_done: Cell<Option<Tick>>,
     /// When the thread got the start signal (pauses before it are not the run's).
     pub started: Cell<Option<Instant>>,
     /// Connections open right now.
@@ -214,7 +215,7 @@ impl Shared {
                         s.last_send = Some(now);
                     }
                     Poll::Ready(Some(Admitted {
-                        start: now,
+                        start: Tick::of(now),
                         intended: Some(intended),
                         warmup,
                     }))
@@ -234,7 +235,7 @@ impl Shared {
         if self.stop.get() {
             return None;
         }
-        let now = Instant::now();
+        let now = Tick::now();
         // Warm-up attempts do not use up the count: -n counts recorded requests.
         let warmup = self.warmup_end.get().is_some_and(|end| now < end);
         match self.limit.get() {
@@ -267,7 +268,7 @@ impl Shared {
             || match self.limit.get() {
                 Limit::Closed | Limit::Budget(0) | Limit::Paced => true,
                 Limit::Budget(_) => false,
-                Limit::Deadline(d) => Instant::now() >= d,
+                Limit::Deadline(d) => Tick::now() >= d,
             }
     }
 

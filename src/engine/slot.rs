@@ -6,7 +6,9 @@ use std::cell::{Cell, RefCell};
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::task::{Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Tick;
 
 /// Why the sweeper stopped a connection's current operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,8 +27,8 @@ pub enum Cancel {
 #[derive(Debug, Default)]
 #[repr(align(64))]
 pub struct Slot {
-    request_since: Cell<Option<Instant>>,
-    connect_since: Cell<Option<Instant>>,
+    request_since: Cell<Option<Tick>>,
+    connect_since: Cell<Option<Tick>>,
     cancel: Cell<Option<Cancel>>,
     waker: RefCell<Option<Waker>>,
     /// Recorded requests this slot completed, for the fairness figures (requests per connection).
@@ -36,7 +38,7 @@ pub struct Slot {
 }
 
 impl Slot {
-    pub fn begin_request(&self, at: Instant) {
+    pub fn begin_request(&self, at: Tick) {
         self.cancel.set(None);
         self.request_since.set(Some(at));
     }
@@ -46,7 +48,7 @@ impl Slot {
         self.connect_since.set(None);
     }
 
-    pub fn begin_connect(&self, at: Instant) {
+    pub fn begin_connect(&self, at: Tick) {
         self.connect_since.set(Some(at));
     }
 
@@ -55,9 +57,9 @@ impl Slot {
     }
 
     /// Cancels what is under way if it is older than its timeout. Called by the sweeper.
-    pub fn check(&self, now: Instant, timeout: Duration, connect_timeout: Duration) {
+    pub fn check(&self, now: Tick, timeout: Duration, connect_timeout: Duration) {
         let late =
-            |since: Option<Instant>, limit| since.is_some_and(|s| now.duration_since(s) >= limit);
+            |since: Option<Tick>, limit| since.is_some_and(|s| now.duration_since(s) >= limit);
         if late(self.connect_since.get(), connect_timeout) {
             self.fire(Cancel::ConnectTimeout);
         } else if late(self.request_since.get(), timeout) {
@@ -132,22 +134,22 @@ mod tests {
     #[test]
     fn check_fires_only_when_late() {
         let s = Slot::default();
-        let t0 = Instant::now();
+        let t0 = Tick::now();
         s.check(
-            t0 + Duration::from_secs(100),
+            t0.after(Duration::from_secs(100)),
             Duration::from_secs(1),
             Duration::from_secs(1),
         );
         assert_eq!(s.cancel.get(), None, "idle slots are never cancelled");
         s.begin_request(t0);
         s.check(
-            t0 + Duration::from_millis(999),
+            t0.after(Duration::from_millis(999)),
             Duration::from_secs(1),
             Duration::from_secs(1),
         );
         assert_eq!(s.cancel.get(), None);
         s.check(
-            t0 + Duration::from_secs(1),
+            t0.after(Duration::from_secs(1)),
             Duration::from_secs(1),
             Duration::from_secs(1),
         );
@@ -155,7 +157,7 @@ mod tests {
         s.begin_request(t0);
         s.begin_connect(t0);
         s.check(
-            t0 + Duration::from_secs(2),
+            t0.after(Duration::from_secs(2)),
             Duration::from_secs(5),
             Duration::from_secs(2),
         );

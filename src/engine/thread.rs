@@ -15,6 +15,7 @@ use super::drive::{drive, preconnect};
 use super::pace::{Pacer, Schedule};
 use super::shared::{Connected, Limit, Setup, Shared};
 use super::slot::{Cancel, Slot};
+use crate::clock::Tick;
 use crate::stats::{Failure, Stats};
 
 /// Connections driven by one worker task.
@@ -146,7 +147,7 @@ pub fn run(
         ctx.started.set(Some(Instant::now()));
         ctx.limit.set(start.limit);
         ctx.drain_end.set(start.drain_end);
-        ctx.warmup_end.set(start.warmup_end);
+        ctx.warmup_end.set(start.warmup_end.map(Tick::of));
         if let Some(p) = start.paced {
             let pacer = Pacer::new(
                 p.schedule,
@@ -306,8 +307,9 @@ async fn sweep(ctx: Rc<Shared>) {
             Some(end) => next = next.min(end),
             None => {}
         }
+        let now_tick = Tick::of(now);
         for slot in ctx.slots.iter() {
-            slot.check(now, ctx.setup.timeout, ctx.setup.connect_timeout);
+            slot.check(now_tick, ctx.setup.timeout, ctx.setup.connect_timeout);
         }
         due = Some(next);
         tokio::time::sleep_until(next.into()).await;

@@ -6,8 +6,8 @@ pub mod h2;
 
 use std::fmt;
 use std::io;
-use std::time::Instant;
 
+use crate::clock::Tick;
 use crate::net::tls_cause;
 use crate::stats::Failure;
 
@@ -23,8 +23,8 @@ pub struct Response {
     pub bytes_in: u64,
     /// When the first byte (HTTP/2: the response head) arrived; `None` when the whole response
     /// had already arrived before the request was written.
-    pub first_byte: Option<Instant>,
-    pub done: Instant,
+    pub first_byte: Option<Tick>,
+    pub done: Tick,
 }
 
 /// A failed request attempt as a lane reports it: the class that is counted, and the cause that

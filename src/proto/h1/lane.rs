@@ -2,11 +2,11 @@
 //! thread's shared scratch buffer, feeding the sans-IO parser inside `poll`. A connection keeps
 //! no read buffer of its own unless a head straddles reads or the server sent bytes early.
 
+use crate::clock::Tick;
 use std::cell::RefCell;
 use std::future::poll_fn;
 use std::pin::Pin;
 use std::task::{Poll, ready};
-use std::time::Instant;
 
 use futures_util::FutureExt as _;
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
@@ -103,7 +103,7 @@ pub async fn receive(
                         Err(Fail::eof())
                     });
                 }
-                let now = Instant::now();
+                let now = Tick::now();
                 first_byte.get_or_insert(now);
                 last_read = Some(now);
                 let before = conn.carry.len();
@@ -125,6 +125,6 @@ pub async fn receive(
         bytes_in,
         first_byte,
         // Completed from `carry` alone: the bytes were there before this request.
-        done: last_read.unwrap_or_else(Instant::now),
+        done: last_read.unwrap_or_else(Tick::now),
     })
 }

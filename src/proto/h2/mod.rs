@@ -5,8 +5,8 @@
 
 mod counted;
 
+use crate::clock::Tick;
 use std::future::poll_fn;
-use std::time::Instant;
 
 use bytes::Bytes;
 use h2::client::{self, Connection, ResponseFuture, SendRequest};
@@ -106,7 +106,7 @@ pub async fn send(sender: &mut SendRequest<Bytes>, req: &Prepared) -> Result<Res
 /// Reads the response to a request queued by `send`.
 pub async fn receive(response: ResponseFuture) -> Result<Response, Fail> {
     let response = response.await.map_err(Fail::h2)?;
-    let first_byte = Instant::now();
+    let first_byte = Tick::now();
     let status = response.status().as_u16();
     let mut body = response.into_body();
     let mut body_bytes = 0u64;
@@ -122,6 +122,6 @@ pub async fn receive(response: ResponseFuture) -> Result<Response, Fail> {
         body_bytes,
         bytes_in: 0,
         first_byte: Some(first_byte),
-        done: Instant::now(),
+        done: Tick::now(),
     })
 }
