@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Exit status after an interrupt (128 + SIGINT), as shells expect.
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-#[cfg(unix)]
 pub fn install(stop: Arc<AtomicBool>) -> io::Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     for signal in [SIGINT, SIGTERM] {
@@ -29,14 +28,8 @@ pub fn install(stop: Arc<AtomicBool>) -> io::Result<()> {
     Ok(())
 }
 
-#[cfg(not(unix))]
-pub fn install(_stop: Arc<AtomicBool>) -> io::Result<()> {
-    Ok(())
-}
-
 /// A flag that SIGINT or SIGTERM sets, for `spate serve` to report before it exits. Install it
 /// before announcing readiness, so that no signal can arrive in between and kill the process.
-#[cfg(unix)]
 pub fn interrupt_flag() -> io::Result<Arc<AtomicBool>> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let got = Arc::new(AtomicBool::new(false));
@@ -44,9 +37,4 @@ pub fn interrupt_flag() -> io::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(signal, got.clone())?;
     }
     Ok(got)
-}
-
-#[cfg(not(unix))]
-pub fn interrupt_flag() -> io::Result<Arc<AtomicBool>> {
-    Err(io::Error::other("signals are not supported here"))
 }
