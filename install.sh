@@ -40,7 +40,12 @@ done
 os="$(uname -s)"
 cpu="$(uname -m)"
 case "$os" in
-    Linux) os_part="unknown-linux-musl" ;;
+    Linux)
+        os_part="unknown-linux-gnu"
+        # The Linux builds link glibc (2.17 or newer); musl's allocator made them slower.
+        case "$(ldd --version 2>&1)" in
+            *musl*) fail "this system uses musl libc (Alpine?); the release binaries need glibc: cargo install --locked --git $repo" 2 ;;
+        esac ;;
     Darwin) os_part="apple-darwin" ;;
     MINGW*|MSYS*|CYGWIN*|Windows_NT)
         fail "Windows: download spate-x86_64-pc-windows-msvc.zip from $repo/releases" 2 ;;

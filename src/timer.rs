@@ -73,10 +73,13 @@ mod imp {
             let ahead = deadline - now;
             let base = monotonic_now();
             let nanos = base.tv_nsec as u128 + ahead.subsec_nanos() as u128;
+            // `as _`: the seconds field's type, whatever the libc calls it (musl deprecates the
+            // name `time_t`).
+            let tv_sec = base
+                .tv_sec
+                .saturating_add((ahead.as_secs() + (nanos / 1_000_000_000) as u64) as _);
             let value = libc::timespec {
-                tv_sec: base.tv_sec
-                    + ahead.as_secs() as libc::time_t
-                    + (nanos / 1_000_000_000) as libc::time_t,
+                tv_sec,
                 tv_nsec: (nanos % 1_000_000_000) as libc::c_long,
             };
             let spec = libc::itimerspec {

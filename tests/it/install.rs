@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 /// What every run of install.sh may use besides a downloader and `uname`.
-const TOOLS: [&str; 12] = [
+const TOOLS: [&str; 13] = [
     "mktemp",
     "tar",
     "gzip",
@@ -25,6 +25,7 @@ const TOOLS: [&str; 12] = [
     "mv",
     "rm",
     "cat",
+    "ldd",
 ];
 
 /// An HTTP/1.0-style file server on 127.0.0.1:0 that logs the paths asked for.
@@ -194,7 +195,7 @@ fn text(bytes: &[u8]) -> String {
 /// The archive install.sh must choose on this machine.
 fn native_archive() -> String {
     let os = match std::env::consts::OS {
-        "linux" => "unknown-linux-musl",
+        "linux" => "unknown-linux-gnu",
         "macos" => "apple-darwin",
         other => panic!("install.sh has no build for {other}"),
     };
@@ -335,6 +336,27 @@ fn unsupported_platforms_are_named() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(release.asked().is_empty());
     }
+}
+
+#[test]
+fn a_musl_system_is_told_to_build_from_source() {
+    let root = Scratch::new("musl");
+    let release = Release::serve(HashMap::new());
+    let path = tools_dir(&root.0, &[any_downloader()], Some(("Linux", "x86_64")));
+    std::fs::remove_file(path.join("ldd")).ok();
+    write_exec(
+        &path.join("ldd"),
+        "#!/bin/sh\necho 'musl libc (x86_64)' >&2\necho 'Version 1.2.4' >&2\nexit 1\n",
+    );
+    let out = install(&root.0, &path, &release.url, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("musl libc") && err.contains("cargo install"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(release.asked().is_empty());
 }
 
 #[test]
