@@ -192,6 +192,16 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// install.sh stopped with `code` and one line on stderr containing `needle`, before asking the
+/// release server for anything.
+fn refused_before_download(out: &Output, release: &Release, code: i32, needle: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert!(err.contains(needle), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(release.asked().is_empty(), "{:?}", release.asked());
+}
+
 /// The archive install.sh must choose on this machine.
 fn native_archive() -> String {
     let os = match std::env::consts::OS {
@@ -330,11 +340,7 @@ fn unsupported_platforms_are_named() {
         let release = Release::serve(HashMap::new());
         let path = tools_dir(&root.0, &[any_downloader()], Some((kernel, machine)));
         let out = install(&root.0, &path, &release.url, &[]);
-        assert_eq!(out.status.code(), Some(2), "{kernel} {machine}");
-        let err = text(&out.stderr);
-        assert!(err.contains(expect), "{err}");
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(release.asked().is_empty());
+        refused_before_download(&out, &release, 2, expect);
     }
 }
 
@@ -349,14 +355,12 @@ fn a_musl_system_is_told_to_build_from_source() {
         "#!/bin/sh\necho 'musl libc (x86_64)' >&2\necho 'Version 1.2.4' >&2\nexit 1\n",
     );
     let out = install(&root.0, &path, &release.url, &[]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
-    assert!(
-        err.contains("musl libc") && err.contains("cargo install"),
-        "{err}"
+    refused_before_download(
+        &out,
+        &release,
+        2,
+        "musl libc (Alpine?); the release binaries need glibc: cargo install",
     );
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(release.asked().is_empty());
 }
 
 #[test]
@@ -365,13 +369,9 @@ fn without_curl_or_wget_it_says_so() {
     let release = Release::serve(HashMap::new());
     let path = tools_dir(&root.0, &[], None);
     let out = install(&root.0, &path, &release.url, &[]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = text(&out.stderr);
-    assert_eq!(
-        err,
-        "spate install: neither curl nor wget is installed; install one of them and run this again\n"
-    );
-    assert!(release.asked().is_empty());
+    let line =
+        "spate install: neither curl nor wget is installed; install one of them and run this again";
+    refused_before_download(&out, &release, 1, line);
 }
 
 #[test]
