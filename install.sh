@@ -105,9 +105,11 @@ if ! mkdir -p "$bin" 2>/dev/null || [ ! -w "$bin" ]; then
     fail "cannot write to $bin: run with sudo, or choose another --prefix"
 fi
 # Copy beside the destination, then rename: a running spate is never overwritten in place.
-cp "$tmp/x/spate" "$bin/.spate.new.$$"
-chmod 755 "$bin/.spate.new.$$"
-mv -f "$bin/.spate.new.$$" "$bin/spate"
+partial="$bin/.spate.new.$$"
+if ! { cp "$tmp/x/spate" "$partial" && chmod 755 "$partial" && mv -f "$partial" "$bin/spate"; }; then
+    rm -f "$partial"
+    fail "cannot install $bin/spate"
+fi
 if [ -f "$tmp/x/spate.1" ] && mkdir -p "$prefix/share/man/man1" 2>/dev/null; then
     cp "$tmp/x/spate.1" "$prefix/share/man/man1/spate.1" 2>/dev/null || true
 fi
