@@ -158,13 +158,13 @@ fn shape(f: &Facts<'_>, out: &mut Vec<String>) {
         notable = true;
         out.push(format!("The tail is long: p99 is {t:.1}x p95, so about 1 request in 100 is much slower than the rest."));
     }
-    if f.latency_count >= OUTLIER_MIN_SAMPLES {
-        if let Some(o) = ratio(p.p99_9, p.p99).filter(|&o| o > OUTLIERS) {
-            notable = true;
-            out.push(format!(
-                "There are rare outliers: p99.9 is {o:.1}x p99 (about 1 request in 1,000)."
-            ));
-        }
+    if f.latency_count >= OUTLIER_MIN_SAMPLES
+        && let Some(o) = ratio(p.p99_9, p.p99).filter(|&o| o > OUTLIERS)
+    {
+        notable = true;
+        out.push(format!(
+            "There are rare outliers: p99.9 is {o:.1}x p99 (about 1 request in 1,000)."
+        ));
     }
     if !notable {
         out.push(format!(

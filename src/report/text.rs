@@ -150,14 +150,14 @@ fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
         )?;
     }
     let g = &s.generator;
-    if let (Some(ms), Some(at)) = (g.longest_stall_ms, g.longest_stall_at_s) {
-        if ms >= crate::analysis::STALL_MS {
-            writeln!(
-                o,
-                "  spate stalled   {} (a load thread did not run), from {at:.1} s",
-                millis(ms)
-            )?;
-        }
+    if let (Some(ms), Some(at)) = (g.longest_stall_ms, g.longest_stall_at_s)
+        && ms >= crate::analysis::STALL_MS
+    {
+        writeln!(
+            o,
+            "  spate stalled   {} (a load thread did not run), from {at:.1} s",
+            millis(ms)
+        )?;
     }
     if s.config.warmup_s > 0.0 {
         writeln!(

@@ -175,10 +175,10 @@ impl Stats {
 
     /// Keeps the longer of the recorded stall and this one.
     pub fn note_stall(&mut self, stall: Option<(Instant, Duration)>) {
-        if let Some(p) = stall {
-            if self.stall.is_none_or(|(_, longest)| p.1 > longest) {
-                self.stall = Some(p);
-            }
+        if let Some(p) = stall
+            && self.stall.is_none_or(|(_, longest)| p.1 > longest)
+        {
+            self.stall = Some(p);
         }
     }
 

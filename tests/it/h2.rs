@@ -75,11 +75,11 @@ impl ScriptedH2 {
                             if script.goaway_after == Some(n) {
                                 conn.graceful_shutdown();
                             }
-                            if script.reset_every.is_some_and(|k| n % k == 0) {
+                            if script.reset_every.is_some_and(|k| n.is_multiple_of(k)) {
                                 respond.send_reset(Reason::REFUSED_STREAM);
                                 continue;
                             }
-                            if script.silent_every.is_some_and(|k| n % k == 0) {
+                            if script.silent_every.is_some_and(|k| n.is_multiple_of(k)) {
                                 tokio::task::spawn_local(async move {
                                     tokio::time::sleep(Duration::from_secs(60)).await;
                                     drop(respond);

@@ -623,10 +623,10 @@ fn h2c(server: &Scripted, n: u64, c: u32, streams: u32) -> Plan {
 #[test]
 fn h2_goaway_with_an_error_on_the_first_request() {
     let s = Scripted::start(|p| {
-        if let Some(mut h) = H2::accept(p, &[]) {
-            if h.request().is_some() {
-                h.goaway(0, 1);
-            }
+        if let Some(mut h) = H2::accept(p, &[])
+            && h.request().is_some()
+        {
+            h.goaway(0, 1);
         }
     });
     expect(
@@ -743,15 +743,14 @@ fn h2_a_header_block_larger_than_the_limit() {
 #[test]
 fn h2_endless_continuation_frames() {
     let s = Scripted::start(|p| {
-        if let Some(mut h) = H2::accept(p, &[]) {
-            if let Some(id) = h.request() {
-                h.send(HEADERS, 0, id, STATUS_200);
-                let t = Instant::now();
-                while t.elapsed() < Duration::from_secs(3)
-                    && h.send(CONTINUATION, 0, id, &[0x40, 0x01, b'x', 0x01, b'y'])
-                {
-                }
-            }
+        if let Some(mut h) = H2::accept(p, &[])
+            && let Some(id) = h.request()
+        {
+            h.send(HEADERS, 0, id, STATUS_200);
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_secs(3)
+                && h.send(CONTINUATION, 0, id, &[0x40, 0x01, b'x', 0x01, b'y'])
+            {}
         }
     });
     expect(
@@ -791,11 +790,11 @@ fn h2_a_stream_window_of_zero() {
 #[test]
 fn h2_data_on_a_stream_that_was_never_opened() {
     let s = Scripted::start(|p| {
-        if let Some(mut h) = H2::accept(p, &[]) {
-            if h.request().is_some() {
-                h.send(DATA, END_STREAM, 99, b"stray");
-                h.drain();
-            }
+        if let Some(mut h) = H2::accept(p, &[])
+            && h.request().is_some()
+        {
+            h.send(DATA, END_STREAM, 99, b"stray");
+            h.drain();
         }
     });
     expect(
@@ -808,12 +807,12 @@ fn h2_data_on_a_stream_that_was_never_opened() {
 #[test]
 fn h2_a_frame_larger_than_allowed() {
     let s = Scripted::start(|p| {
-        if let Some(mut h) = H2::accept(p, &[]) {
-            if let Some(id) = h.request() {
-                h.send(HEADERS, END_HEADERS, id, STATUS_200);
-                h.send(DATA, END_STREAM, id, &vec![0u8; 100_000]);
-                h.drain();
-            }
+        if let Some(mut h) = H2::accept(p, &[])
+            && let Some(id) = h.request()
+        {
+            h.send(HEADERS, END_HEADERS, id, STATUS_200);
+            h.send(DATA, END_STREAM, id, &vec![0u8; 100_000]);
+            h.drain();
         }
     });
     expect(

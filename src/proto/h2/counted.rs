@@ -39,12 +39,12 @@ impl<S> Counted<S> {
     }
 
     fn note<T>(&self, r: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
-        if let Poll::Ready(Err(e)) = &r {
-            if let Some(tls) = crate::net::tls_cause(e) {
-                self.tls_failure
-                    .borrow_mut()
-                    .get_or_insert_with(|| format!("TLS: {tls}"));
-            }
+        if let Poll::Ready(Err(e)) = &r
+            && let Some(tls) = crate::net::tls_cause(e)
+        {
+            self.tls_failure
+                .borrow_mut()
+                .get_or_insert_with(|| format!("TLS: {tls}"));
         }
         r
     }
