@@ -109,12 +109,19 @@ pub fn h2_prepared(plan: &Plan) -> Result<Prepared, String> {
     if !plan.body.is_empty() || expects_body {
         put("content-length", &plan.body.len().to_string())?;
     }
-    Ok(Prepared {
-        method,
-        uri,
-        headers,
-        body: Bytes::from(plan.body.clone()),
-    })
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut fields: Vec<(&[u8], &[u8])> = vec![
+        (b":method", method.as_str().as_bytes()),
+        (b":scheme", plan.target.scheme().as_bytes()),
+        (b":path", path.as_bytes()),
+        (b":authority", authority.as_bytes()),
+    ];
+    fields.extend(
+        headers
+            .iter()
+            .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes())),
+    );
+    Ok(Prepared::new(&fields, Bytes::from(plan.body.clone())))
 }
 
 #[cfg(test)]
@@ -196,15 +203,28 @@ mod tests {
             ("X-Custom".into(), "1".into()),
         ];
         let r = h2_prepared(&p).unwrap();
-        assert_eq!(r.method, Method::POST);
-        assert_eq!(r.uri.to_string(), "https://virtual.test/a?b=1");
-        assert_eq!(r.headers["x-custom"], "1");
-        assert_eq!(r.headers["content-length"], "3");
-        assert_eq!(r.headers["user-agent"], USER_AGENT);
-        assert!(r.headers.get("connection").is_none() && r.headers.get("host").is_none());
+        let fields = r.fields();
+        let get = |name: &str| {
+            fields
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.as_str())
+        };
+        let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names[..4], [":method", ":scheme", ":path", ":authority"]);
+        assert_eq!(get(":method"), Some("POST"));
+        assert_eq!(get(":scheme"), Some("https"));
+        assert_eq!(get(":path"), Some("/a?b=1"));
+        assert_eq!(get(":authority"), Some("virtual.test"));
+        assert_eq!(get("x-custom"), Some("1"));
+        assert_eq!(get("content-length"), Some("3"));
+        assert_eq!(get("user-agent"), Some(USER_AGENT));
+        assert!(get("connection").is_none() && get("host").is_none());
         assert_eq!(&r.body[..], b"xyz");
         let plain = h2_prepared(&plan("http://127.0.0.1:8080/")).unwrap();
-        assert_eq!(plain.uri.to_string(), "http://127.0.0.1:8080/");
+        let fields = plain.fields();
+        assert!(fields.contains(&(":authority".into(), "127.0.0.1:8080".into())));
+        assert!(fields.contains(&(":path".into(), "/".into())));
     }
 
     #[test]

@@ -1,15 +1,12 @@
 //! HOT: the life of one connection. A connection owns a group of slots: one for HTTP/1.1, one
 //! per stream for HTTP/2. Every request goes through `Shared::next_attempt` (closed or open
 //! model) and `attempt`; only how it is exchanged differs. No allocation, lock, timer or
-//! formatting per HTTP/1.1 request (HTTP/2 allocates inside the h2 crate).
+//! formatting per request.
 
 use std::cell::Cell;
-use std::future::poll_fn;
 use std::pin::pin;
 use std::time::Duration;
 
-use ::h2::client::SendRequest;
-use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
@@ -136,7 +133,7 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
                 Reopen::Over => break,
             },
         };
-        let OpenH2 { send, max_streams } = open;
+        let OpenH2 { lane, max_streams } = open;
         {
             let mut s = ctx.stats.borrow_mut();
             // HTTP/2 allows at most 2^31-1; more means the server announced no limit.
@@ -147,10 +144,10 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
             };
         }
         let n = ctx.setup.streams.max(1).min(max_streams.max(1));
-        let mut streams: FuturesUnordered<_> = (base..base + n)
-            .map(|index| stream_loop(ctx, index, send.clone(), &used))
+        // Declared after `lane`, so dropped before it: dropping the lane closes the connection.
+        let mut streams: FuturesUnordered<_> = (0..n)
+            .map(|k| stream_loop(ctx, base, k, &lane, &used))
             .collect();
-        drop(send);
         let mut goaway = false;
         let mut over = false;
         while let Some(end) = streams.next().await {
@@ -194,9 +191,10 @@ async fn reopen(ctx: &Shared, index: usize, delay: &mut Duration) -> Reopen {
                 return Err(switched());
             };
             let open = opened.insert(open);
-            let response = h2::send(&mut open.send, &ctx.setup.h2_request).await?;
+            let mut exchange = open.lane.exchange(0);
+            exchange.send().await?;
             marks.written.set(Some(Tick::now()));
-            h2::receive(response).await
+            exchange.receive().await
         });
         attempt(ctx, slot, adm, &marks, exchange).await
     };
@@ -224,25 +222,23 @@ async fn reopen(ctx: &Shared, index: usize, delay: &mut Duration) -> Reopen {
     }
 }
 
-/// One stream of a connection: request after request until the run is over or the connection
-/// takes no more streams.
+/// Stream slot `k` of the connection whose first slot is `base`: request after request until
+/// the run is over or the connection takes no more streams.
 async fn stream_loop(
     ctx: &Shared,
-    index: usize,
-    mut send: SendRequest<Bytes>,
+    base: usize,
+    k: usize,
+    lane: &h2::Lane,
     used: &Cell<u64>,
 ) -> StreamEnd {
+    let index = base + k;
     let slot: &Slot = &ctx.slots[index];
     loop {
-        // Also how GOAWAY and a dead connection show: the handle is no longer ready.
-        match guarded(slot, pin!(poll_fn(|cx| send.poll_ready(cx)))).await {
+        // Also how GOAWAY and a dead connection show: the connection is gone.
+        match guarded(slot, pin!(lane.ready())).await {
             Err(_) => return StreamEnd::Over,
-            Ok(Err(e)) => {
-                return StreamEnd::Gone {
-                    goaway: e.is_go_away(),
-                };
-            }
-            Ok(Ok(())) => {}
+            Ok(h2::Ready::Gone { goaway }) => return StreamEnd::Gone { goaway },
+            Ok(_) => {}
         }
         if ctx.setup.rpc.is_some_and(|n| used.get() >= n) {
             return StreamEnd::Gone { goaway: false };
@@ -254,9 +250,10 @@ async fn stream_loop(
         let marks = Marks::default();
         let ended = {
             let exchange = pin!(async {
-                let response = h2::send(&mut send, &ctx.setup.h2_request).await?;
+                let mut exchange = lane.exchange(k);
+                exchange.send().await?;
                 marks.written.set(Some(Tick::now()));
-                h2::receive(response).await
+                exchange.receive().await
             });
             attempt(ctx, slot, adm, &marks, exchange).await
         };

@@ -13,7 +13,6 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use h2::client::{Connection, SendRequest};
 
 use super::pace::{Pacer, Take};
 use super::slot::{Slot, guarded};
@@ -21,7 +20,7 @@ use crate::clock::Tick;
 use crate::net::{self, Stream, TlsClient};
 use crate::proto::h1::Conn;
 use crate::proto::h2::{
-    self as lane_h2, Counted, Counters as ByteCounters, Io, Prepared, TlsFailure,
+    self as lane_h2, Counted, Counters as ByteCounters, Driver, Lane, Prepared,
 };
 use crate::proto::{Cause, Fail};
 use crate::stats::{Counters, Failure, Live, LiveHist, Stats, is_fd_exhaustion};
@@ -114,7 +113,7 @@ pub struct OpenConn {
 /// An open HTTP/2 connection: the handle that starts streams. The connection itself runs as a
 /// task of its own on this thread (never on another), holding the open-connection guard.
 pub struct OpenH2 {
-    pub send: SendRequest<Bytes>,
+    pub lane: Lane,
     /// The server's MAX_CONCURRENT_STREAMS, known before the first request.
     pub max_streams: usize,
 }
@@ -338,18 +337,9 @@ impl Shared {
             LaneChoice::Http2 => true,
         };
         let connected = if h2 {
-            let tls_failure = TlsFailure::default();
-            match self.open_h2(stream, tls_failure.clone()).await {
+            match self.open_h2(stream).await {
                 Ok(open) => Connected::H2(open),
                 Err(fail) => {
-                    // A TLS alert (client certificate refused) reaches h2 as a broken pipe.
-                    let fail = match tls_failure.borrow_mut().take() {
-                        Some(msg) => Fail {
-                            class: Failure::Tls,
-                            cause: Cause::Message(msg),
-                        },
-                        None => fail,
-                    };
                     self.stats.borrow_mut().connect_failed(|| fail.to_string());
                     return Err(fail);
                 }
@@ -374,18 +364,14 @@ impl Shared {
     }
 
     /// The HTTP/2 handshake, the connection task, and the server's SETTINGS.
-    async fn open_h2(&self, stream: Stream, tls_failure: TlsFailure) -> Result<OpenH2, Fail> {
-        let io = Counted::new(stream, self.h2_bytes.clone(), tls_failure);
-        let (send, mut connection) = lane_h2::handshake(io, self.setup.h2).await?;
-        let ping = connection.ping_pong();
-        spawn_driver(connection, self.guard());
-        if let Some(ping) = ping {
-            lane_h2::settle(ping).await?;
-        }
-        Ok(OpenH2 {
-            max_streams: send.current_max_send_streams(),
-            send,
-        })
+    async fn open_h2(&self, stream: Stream) -> Result<OpenH2, Fail> {
+        let io = Counted::new(stream, self.h2_bytes.clone());
+        let slots = self.setup.streams.max(1);
+        let (lane, driver) =
+            lane_h2::connect(io, self.setup.h2, slots, self.setup.h2_request.clone());
+        spawn_driver(driver, self.guard());
+        let max_streams = lane.settled().await?;
+        Ok(OpenH2 { lane, max_streams })
     }
 
     fn guard(&self) -> OpenGuard {
@@ -422,10 +408,10 @@ impl Shared {
 
 /// Runs an HTTP/2 connection as a task of this thread until it closes; the guard counts it as
 /// open meanwhile.
-fn spawn_driver(connection: Connection<Io, Bytes>, guard: OpenGuard) {
+fn spawn_driver(driver: Driver, guard: OpenGuard) {
     tokio::task::spawn_local(async move {
         let _open = guard;
-        // How it ended reaches the streams through their own errors.
-        let _ = connection.await;
+        // How it ended reaches the streams through their own outcomes.
+        driver.await;
     });
 }

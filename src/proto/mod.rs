@@ -39,7 +39,6 @@ pub struct Fail {
 pub enum Cause {
     Io(io::Error),
     Parse(h1::ParseError),
-    H2(::h2::Error),
     /// A plain message (a protocol rule spate enforces itself).
     Other(&'static str),
     /// A message kept from an error that could not be passed on whole.
@@ -83,39 +82,6 @@ impl Fail {
             cause: Cause::Eof,
         }
     }
-
-    /// An HTTP/2 error: socket errors as for HTTP/1.1, a stream reset by the server as `Reset`,
-    /// a stream refused by a graceful GOAWAY as `Closed`, anything else as `H2`.
-    pub fn h2(e: ::h2::Error) -> Fail {
-        if e.is_io() {
-            return match e.into_io() {
-                Some(io) => Fail::io(Failure::Read, io),
-                None => Fail {
-                    class: Failure::Closed,
-                    cause: Cause::Eof,
-                },
-            };
-        }
-        // A graceful GOAWAY (NO_ERROR) refuses the streams above its last stream id: the server
-        // closed the connection before answering them, which is what `closed` means.
-        if e.is_go_away() && e.is_remote() && e.reason() == Some(::h2::Reason::NO_ERROR) {
-            return Fail {
-                class: Failure::Closed,
-                cause: Cause::Other(
-                    "the server's graceful GOAWAY came before it processed this stream",
-                ),
-            };
-        }
-        let class = if e.is_reset() && e.is_remote() {
-            Failure::Reset
-        } else {
-            Failure::H2
-        };
-        Fail {
-            class,
-            cause: Cause::H2(e),
-        }
-    }
 }
 
 impl fmt::Display for Fail {
@@ -126,7 +92,6 @@ impl fmt::Display for Fail {
                 None => write!(f, "{e}"),
             },
             Cause::Parse(e) => write!(f, "{e}"),
-            Cause::H2(e) => write!(f, "{e}"),
             Cause::Other(m) => f.write_str(m),
             Cause::Message(m) => f.write_str(m),
             Cause::Eof => f.write_str("connection closed before the response was complete"),

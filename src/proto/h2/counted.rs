@@ -1,9 +1,8 @@
 //! Byte counting under an HTTP/2 connection: its frames carry all streams at once, so bytes are
-//! counted per connection, at the I/O, into the thread's totals (single-threaded cells). It also
-//! keeps the first TLS error the connection met: h2 passes on only the kind of an I/O error, so
-//! the alert that explains a failure would otherwise be lost.
+//! counted per connection, at the I/O, into the thread's totals (single-threaded cells). Counts
+//! only: errors pass through untouched.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::io;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -18,42 +17,16 @@ pub struct Counters {
     pub written: Cell<u64>,
 }
 
-/// The first TLS error of one connection, as a message.
-pub type TlsFailure = Rc<RefCell<Option<String>>>;
-
 /// `S` with every byte read and written added to `Counters`.
 #[derive(Debug)]
 pub struct Counted<S> {
     inner: S,
     counters: Rc<Counters>,
-    tls_failure: TlsFailure,
 }
 
 impl<S> Counted<S> {
-    pub fn new(inner: S, counters: Rc<Counters>, tls_failure: TlsFailure) -> Self {
-        Counted {
-            inner,
-            counters,
-            tls_failure,
-        }
-    }
-
-    fn note<T>(&self, r: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
-        if let Poll::Ready(Err(e)) = &r
-            && let Some(tls) = crate::net::tls_cause(e)
-        {
-            self.tls_failure
-                .borrow_mut()
-                .get_or_insert_with(|| format!("TLS: {tls}"));
-        }
-        r
-    }
-
-    fn wrote(&self, r: &Poll<io::Result<usize>>) {
-        if let Poll::Ready(Ok(n)) = r {
-            let w = &self.counters.written;
-            w.set(w.get() + *n as u64);
-        }
+    pub fn new(inner: S, counters: Rc<Counters>) -> Self {
+        Counted { inner, counters }
     }
 }
 
@@ -68,7 +41,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
         let r = Pin::new(&mut this.inner).poll_read(cx, buf);
         let read = &this.counters.read;
         read.set(read.get() + (buf.filled().len() - before) as u64);
-        this.note(r)
+        r
     }
 }
 
@@ -80,29 +53,15 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let r = Pin::new(&mut this.inner).poll_write(cx, buf);
-        this.wrote(&r);
-        this.note(r)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let r = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
-        this.wrote(&r);
-        this.note(r)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
+        if let Poll::Ready(Ok(n)) = &r {
+            let w = &this.counters.written;
+            w.set(w.get() + *n as u64);
+        }
+        r
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let r = Pin::new(&mut this.inner).poll_flush(cx);
-        this.note(r)
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -1,22 +1,32 @@
-//! HOT: the HTTP/2 client lane on the h2 crate: the handshake with our window and frame
-//! settings, and one request/response on an open connection: `send` queues the prepared head
-//! and body, `receive` reads the response and releases flow-control capacity at once. The same
-//! shape as `proto::h1`, so the engine drives both the same way.
+//! HOT: the HTTP/2 client lane, spate's own: one task per connection does the I/O (`Driver`),
+//! the sans-IO `conn::Conn` keeps the protocol state, and each stream slot exchanges the request
+//! encoded once before the run (`Prepared`) for a response. The same shape as `proto::h1` for
+//! the engine: `Exchange::send`, then `Exchange::receive`. Must not allocate or encode per
+//! request; one clock read per socket read stamps every frame in it.
 
+mod conn;
 mod counted;
+mod frame;
+mod hpack;
+mod huffman;
+pub mod props;
 
-use crate::clock::Tick;
-use std::future::poll_fn;
+use std::cell::RefCell;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use h2::client::{self, Connection, ResponseFuture, SendRequest};
-use h2::{Ping, PingPong};
-use http::{HeaderMap, Method, Request, Uri};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-pub use counted::{Counted, Counters, TlsFailure};
+pub use conn::Ready;
+pub use counted::{Counted, Counters};
 
+use crate::clock::Tick;
 use crate::net::Stream;
-use crate::proto::{Cause, Fail, Response};
+use crate::proto::{Fail, Response};
 use crate::stats::Failure;
 
 /// The I/O under an HTTP/2 connection: the stream, with its bytes counted.
@@ -30,98 +40,226 @@ pub struct Settings {
     pub max_frame: u32,
 }
 
-/// The request as HTTP/2 needs it, built once: h2 takes an owned head per request, made from
-/// these parts; the body is shared, never copied. The default is a placeholder for runs that
-/// cannot speak HTTP/2.
+/// The request as HTTP/2 sends it, built once: its fields (pseudo-headers first, names in lower
+/// case), from which each connection encodes its two header blocks once (`conn`), and the body,
+/// shared by every stream. The default is a placeholder for runs that cannot speak HTTP/2.
 #[derive(Debug, Clone, Default)]
 pub struct Prepared {
-    pub method: Method,
-    pub uri: Uri,
-    pub headers: HeaderMap,
+    pub fields: Arc<[(Bytes, Bytes)]>,
     pub body: Bytes,
 }
 
 impl Prepared {
-    fn head(&self) -> Request<()> {
-        let mut r = Request::new(());
-        *r.method_mut() = self.method.clone();
-        *r.uri_mut() = self.uri.clone();
-        *r.headers_mut() = self.headers.clone();
+    pub fn new(fields: &[(&[u8], &[u8])], body: Bytes) -> Prepared {
+        Prepared {
+            fields: fields
+                .iter()
+                .map(|&(n, v)| (Bytes::copy_from_slice(n), Bytes::copy_from_slice(v)))
+                .collect(),
+            body,
+        }
+    }
+
+    pub(crate) fn field_slices(&self) -> Vec<(&[u8], &[u8])> {
+        self.fields.iter().map(|(n, v)| (&n[..], &v[..])).collect()
+    }
+
+    /// The header block decoded again, for tests.
+    #[cfg(test)]
+    pub fn fields(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        hpack::Decoder::default()
+            .decode(&hpack::encode(&self.field_slices()), |n, v| {
+                out.push((
+                    String::from_utf8_lossy(n).into_owned(),
+                    String::from_utf8_lossy(v).into_owned(),
+                ));
+            })
+            .expect("our own block decodes");
+        out
+    }
+}
+
+/// The handle to one HTTP/2 connection, held by the connection's stream loops. Dropping it
+/// closes the connection once its open streams are done.
+#[derive(Debug)]
+pub struct Lane {
+    conn: Rc<RefCell<conn::Conn>>,
+}
+
+impl Drop for Lane {
+    fn drop(&mut self) {
+        let mut c = self.conn.borrow_mut();
+        c.closing = true;
+        c.notify();
+    }
+}
+
+/// Starts HTTP/2 on `io` (prior knowledge, or after ALPN h2) with `slots` stream slots: the
+/// preface and SETTINGS are queued, and the returned `Driver` must run (as its own task) for
+/// anything to happen. `Lane::settled` then waits for the server's SETTINGS.
+pub fn connect(io: Io, s: Settings, slots: usize, request: Prepared) -> (Lane, Driver) {
+    let cfg = conn::Config {
+        stream_window: s.stream_window,
+        conn_window: s.conn_window,
+        max_frame: s.max_frame,
+        max_header_bytes: crate::proto::h1::MAX_HEAD_BYTES,
+        slots,
+    };
+    let conn = Rc::new(RefCell::new(conn::Conn::new(cfg, request)));
+    let driver = Driver {
+        conn: conn.clone(),
+        io,
+        buf: vec![0; READ_BUFFER],
+        start: 0,
+        end: 0,
+        written: 0,
+    };
+    (Lane { conn }, driver)
+}
+
+impl Lane {
+    /// Waits for one PING round trip. Servers send their SETTINGS before anything else, so
+    /// afterwards `max_streams` holds the server's limit.
+    pub async fn settled(&self) -> Result<usize, Fail> {
+        poll_fn(|cx| self.conn.borrow_mut().poll_settled(cx)).await?;
+        Ok(self.conn.borrow().max_streams())
+    }
+
+    /// Waits until a stream may be opened, or the connection takes no more.
+    pub async fn ready(&self) -> Ready {
+        poll_fn(|cx| self.conn.borrow_mut().poll_ready(cx)).await
+    }
+
+    /// One request/response on stream slot `k` (each slot has one stream at a time).
+    pub fn exchange(&self, k: usize) -> Exchange<'_> {
+        Exchange {
+            conn: &self.conn,
+            k,
+            open: false,
+        }
+    }
+}
+
+/// A request on one stream slot. Dropped before its response, it resets the stream.
+pub struct Exchange<'a> {
+    conn: &'a RefCell<conn::Conn>,
+    k: usize,
+    open: bool,
+}
+
+impl Exchange<'_> {
+    /// Opens the stream (waiting for a place under the server's limit) and queues the request.
+    pub async fn send(&mut self) -> Result<(), Fail> {
+        poll_fn(|cx| self.conn.borrow_mut().poll_open(self.k, cx)).await?;
+        self.open = true;
+        Ok(())
+    }
+
+    /// The response, read in full.
+    pub async fn receive(&mut self) -> Result<Response, Fail> {
+        let r = poll_fn(|cx| self.conn.borrow_mut().poll_response(self.k, cx)).await;
+        self.open = false;
         r
     }
 }
 
-/// Opens HTTP/2 on `io` (prior knowledge, or after ALPN h2). The returned `Connection` must be
-/// polled for anything to happen.
-pub async fn handshake(
+impl Drop for Exchange<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            self.conn.borrow_mut().cancel(self.k);
+        }
+    }
+}
+
+/// Room for a full frame at the default size, and a few small ones after it.
+const READ_BUFFER: usize = 32 * 1024;
+
+/// The I/O task of one connection: writes what the state machine queued, reads frames into it,
+/// until the connection ends or its `Lane` is dropped and no stream is open.
+pub struct Driver {
+    conn: Rc<RefCell<conn::Conn>>,
     io: Io,
-    s: Settings,
-) -> Result<(SendRequest<Bytes>, Connection<Io, Bytes>), Fail> {
-    client::Builder::new()
-        .initial_window_size(s.stream_window)
-        .initial_connection_window_size(s.conn_window)
-        .max_frame_size(s.max_frame)
-        // The same limit as an HTTP/1.1 head: a server cannot make spate hold megabytes of
-        // headers per stream (h2's default is 16 MiB).
-        .max_header_list_size(crate::proto::h1::MAX_HEAD_BYTES as u32)
-        // One stream until the server's SETTINGS say how many it allows: a server with a
-        // limit of 1 must never see two.
-        .initial_max_send_streams(1)
-        .enable_push(false)
-        .handshake(io)
-        .await
-        .map_err(Fail::h2)
+    buf: Vec<u8>,
+    /// The unprocessed bytes are `buf[start..end]`.
+    start: usize,
+    end: usize,
+    /// Bytes of `Conn::out` already written.
+    written: usize,
 }
 
-/// Waits for one PING round trip. Servers send their SETTINGS before anything else, so
-/// afterwards `SendRequest::current_max_send_streams` holds the server's limit. The connection
-/// must be polled meanwhile.
-pub async fn settle(mut ping: PingPong) -> Result<(), Fail> {
-    ping.ping(Ping::opaque())
-        .await
-        .map(|_| ())
-        .map_err(Fail::h2)
-}
+impl Future for Driver {
+    type Output = ();
 
-/// Queues the request's head and body on a `SendRequest` that is ready (see `SendRequest::ready`).
-pub async fn send(sender: &mut SendRequest<Bytes>, req: &Prepared) -> Result<ResponseFuture, Fail> {
-    let end = req.body.is_empty();
-    let (response, mut body) = sender.send_request(req.head(), end).map_err(Fail::h2)?;
-    let mut rest = req.body.clone();
-    while !rest.is_empty() {
-        body.reserve_capacity(rest.len());
-        let granted = poll_fn(|cx| body.poll_capacity(cx))
-            .await
-            .ok_or(Fail {
-                class: Failure::H2,
-                cause: Cause::Other("stream closed while sending the body"),
-            })?
-            .map_err(Fail::h2)?;
-        let chunk = rest.split_to(granted.min(rest.len()));
-        body.send_data(chunk, rest.is_empty()).map_err(Fail::h2)?;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        let conn = this.conn.clone();
+        let mut c = conn.borrow_mut();
+        if !c.driver.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            c.driver = Some(cx.waker().clone());
+        }
+        c.notified = false;
+        loop {
+            while this.written < c.out.len() {
+                match Pin::new(&mut this.io).poll_write(cx, &c.out[this.written..]) {
+                    Poll::Ready(Ok(n)) if n > 0 => this.written += n,
+                    Poll::Ready(Ok(_)) => {
+                        c.end_io(Fail::io(
+                            Failure::Write,
+                            std::io::ErrorKind::WriteZero.into(),
+                        ));
+                        return Poll::Ready(());
+                    }
+                    Poll::Ready(Err(e)) => {
+                        c.end_io(Fail::io(Failure::Write, e));
+                        return Poll::Ready(());
+                    }
+                    Poll::Pending => break,
+                }
+            }
+            if this.written > 0 && this.written == c.out.len() {
+                c.out.clear();
+                this.written = 0;
+                if let Poll::Ready(Err(e)) = Pin::new(&mut this.io).poll_flush(cx) {
+                    c.end_io(Fail::io(Failure::Write, e));
+                    return Poll::Ready(());
+                }
+            }
+            if c.is_ended() {
+                return Poll::Ready(());
+            }
+            if c.closing && c.active() == 0 {
+                c.close();
+                continue;
+            }
+            if this.end == this.buf.len() {
+                this.buf.copy_within(this.start..this.end, 0);
+                this.end -= this.start;
+                this.start = 0;
+                let want = c.wanted(&this.buf[..this.end]);
+                if want > this.buf.len() {
+                    this.buf.resize(want, 0);
+                }
+            }
+            let mut rb = ReadBuf::new(&mut this.buf[this.end..]);
+            match Pin::new(&mut this.io).poll_read(cx, &mut rb) {
+                Poll::Ready(Ok(())) => {
+                    let n = rb.filled().len();
+                    if n == 0 {
+                        c.end_io(Fail::eof());
+                        continue;
+                    }
+                    this.end += n;
+                    let used = c.receive(&this.buf[this.start..this.end], Tick::now());
+                    this.start += used;
+                    if this.start == this.end {
+                        this.start = 0;
+                        this.end = 0;
+                    }
+                }
+                Poll::Ready(Err(e)) => c.end_io(Fail::io(Failure::Read, e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
     }
-    Ok(response)
-}
-
-/// Reads the response to a request queued by `send`.
-pub async fn receive(response: ResponseFuture) -> Result<Response, Fail> {
-    let response = response.await.map_err(Fail::h2)?;
-    let first_byte = Tick::now();
-    let status = response.status().as_u16();
-    let mut body = response.into_body();
-    let mut body_bytes = 0u64;
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.map_err(Fail::h2)?;
-        body_bytes += chunk.len() as u64;
-        // Give the window back at once, so that flow control never throttles the server.
-        let _ = body.flow_control().release_capacity(chunk.len());
-    }
-    Ok(Response {
-        status,
-        keep_alive: true,
-        body_bytes,
-        bytes_in: 0,
-        first_byte: Some(first_byte),
-        done: Tick::now(),
-    })
 }
