@@ -1,13 +1,18 @@
 //! The hot-path rule "nothing allocates per request", checked by counting: the same run with
 //! 11 times more requests must not make more allocations. The count is global to the process,
-//! so the probe runs alone, in a child process of this test binary.
+//! so the probe runs alone, in a child process of this test binary. HTTP/1.1 runs against the
+//! built-in server in the probe (it allocates nothing per request either); HTTP/2 against
+//! `spate serve --h2c` in a process of its own, since the h2 crate under it allocates.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use spate::engine;
 use spate::serve::{ServeConfig, Server};
+
+use spate::plan::Protocol;
 
 use crate::support::{plan, requests};
 
@@ -37,9 +42,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations made by a whole count-mode run of `n` requests on 4 connections, 2 threads.
-fn allocations_for(url: &str, n: u64) -> u64 {
-    let p = plan(url, 4, requests(n));
+/// Allocations made by a whole count-mode run of `n` requests on 4 connections, 2 threads
+/// (HTTP/2: 4 streams each).
+fn allocations_for(url: &str, n: u64, h2: bool) -> u64 {
+    let mut p = plan(url, 4, requests(n));
+    if h2 {
+        p.protocol = Protocol::Http2;
+        p.h2.streams = 4;
+    }
     let before = ALLOCATIONS.load(Ordering::SeqCst);
     let out = engine::run(&p).expect("run");
     let after = ALLOCATIONS.load(Ordering::SeqCst);
@@ -56,10 +66,27 @@ fn probe() {
     })
     .unwrap();
     let url = server.url();
-    allocations_for(&url, 1_000); // warm-up: lazily built process-wide state
-    let small = allocations_for(&url, 2_000);
-    let large = allocations_for(&url, 22_000);
+    allocations_for(&url, 1_000, false); // warm-up: lazily built process-wide state
+    let small = allocations_for(&url, 2_000, false);
+    let large = allocations_for(&url, 22_000, false);
     println!("ALLOCATIONS small={small} large={large}");
+
+    let mut h2c = Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args(["serve", "--port", "0", "--h2c"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(h2c.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+    allocations_for(&url, 1_000, true);
+    let small = allocations_for(&url, 2_000, true);
+    let large = allocations_for(&url, 22_000, true);
+    let _ = h2c.kill();
+    let _ = h2c.wait();
+    println!("H2 small={small} large={large}");
 }
 
 #[test]
@@ -80,20 +107,22 @@ fn no_allocation_per_request() {
         "probe failed:\n{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let line = text
-        .lines()
-        .find_map(|l| l.split_once("ALLOCATIONS ").map(|(_, rest)| rest))
-        .expect("probe output");
-    let num = |key: &str| -> u64 {
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix(key)?.parse().ok())
-            .unwrap()
-    };
-    let (small, large) = (num("small="), num("large="));
-    // 20,000 more requests; one allocation per request would add 20,000.
-    assert!(
-        large <= small + 100,
-        "allocations grew with requests: {small} for 2,000 vs {large} for 22,000"
-    );
-    assert!(small > 0, "the counter counts");
+    for tag in ["ALLOCATIONS ", "H2 "] {
+        let line = text
+            .lines()
+            .find_map(|l| l.split_once(tag).map(|(_, rest)| rest))
+            .expect("probe output");
+        let num = |key: &str| -> u64 {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(key)?.parse().ok())
+                .unwrap()
+        };
+        let (small, large) = (num("small="), num("large="));
+        // 20,000 more requests; one allocation per request would add 20,000.
+        assert!(
+            large <= small + 100,
+            "{tag}allocations grew with requests: {small} for 2,000 vs {large} for 22,000"
+        );
+        assert!(small > 0, "the counter counts");
+    }
 }
