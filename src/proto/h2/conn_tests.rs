@@ -441,3 +441,19 @@ fn a_server_that_does_not_start_with_settings_is_refused() {
         }
     }
 }
+
+#[test]
+fn an_http1_answer_after_a_settings_ack_is_the_same_error_however_split() {
+    // Found by the fuzzer: the HTTP/1.x check once looked only at the start of a read.
+    let mut bytes = Script::default().frame(SETTINGS, ACK, 0, &[]).0;
+    bytes.extend(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+    for seed in [0, 2, 0x51, 0x1234] {
+        crate::proto::h2::props::check_stream(&bytes, seed & !2);
+    }
+    let mut c = Conn::new(cfg(1), request(b""));
+    feed(&mut c, &bytes, &[]);
+    match c.poll_settled(&mut cx()) {
+        Poll::Ready(Err(e)) => assert!(e.to_string().contains("HTTP/1.x"), "{e}"),
+        _ => panic!("not refused"),
+    }
+}
