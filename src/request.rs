@@ -99,7 +99,9 @@ pub fn h2_prepared(plan: &Plan) -> Result<Prepared, String> {
         put("accept-encoding", ACCEPT_ENCODING)?;
     }
     for (name, value) in &plan.headers {
-        if !NOT_IN_H2.iter().any(|h| name.eq_ignore_ascii_case(h)) {
+        // TE is allowed in HTTP/2 with the value "trailers" only (RFC 9113, 8.2.2).
+        let te = name.eq_ignore_ascii_case("te") && !value.trim().eq_ignore_ascii_case("trailers");
+        if !te && !NOT_IN_H2.iter().any(|h| name.eq_ignore_ascii_case(h)) {
             put(name, value)?;
         }
     }
@@ -201,6 +203,7 @@ mod tests {
             ("Host".into(), "virtual.test".into()),
             ("Connection".into(), "close".into()),
             ("X-Custom".into(), "1".into()),
+            ("TE".into(), "gzip".into()),
         ];
         let r = h2_prepared(&p).unwrap();
         let fields = r.fields();
@@ -219,7 +222,7 @@ mod tests {
         assert_eq!(get("x-custom"), Some("1"));
         assert_eq!(get("content-length"), Some("3"));
         assert_eq!(get("user-agent"), Some(USER_AGENT));
-        assert!(get("connection").is_none() && get("host").is_none());
+        assert!(get("connection").is_none() && get("host").is_none() && get("te").is_none());
         assert_eq!(&r.body[..], b"xyz");
         let plain = h2_prepared(&plan("http://127.0.0.1:8080/")).unwrap();
         let fields = plain.fields();
