@@ -110,9 +110,7 @@ pub fn connect(io: Io, s: Settings, slots: usize, request: Prepared) -> (Lane, D
     let driver = Driver {
         conn: conn.clone(),
         io,
-        buf: vec![0; READ_BUFFER],
-        start: 0,
-        end: 0,
+        carry: Vec::new(),
         written: 0,
     };
     (Lane { conn }, driver)
@@ -172,18 +170,23 @@ impl Drop for Exchange<'_> {
     }
 }
 
-/// Room for a full frame at the default size, and a few small ones after it.
-const READ_BUFFER: usize = 32 * 1024;
+/// The thread's read buffer, shared by its HTTP/2 connections (each reads, parses and is done
+/// before the next): room for several frames at the default size. A connection keeps only the
+/// start of a frame that a read cut (`Driver::carry`), so 10,000 connections do not hold 10,000
+/// buffers.
+const READ_BUFFER: usize = 64 * 1024;
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<u8>> = RefCell::new(vec![0; READ_BUFFER]);
+}
 
 /// The I/O task of one connection: writes what the state machine queued, reads frames into it,
 /// until the connection ends or its `Lane` is dropped and no stream is open.
 pub struct Driver {
     conn: Rc<RefCell<conn::Conn>>,
     io: Io,
-    buf: Vec<u8>,
-    /// The unprocessed bytes are `buf[start..end]`.
-    start: usize,
-    end: usize,
+    /// The incomplete frame at the end of the last read, kept for the next.
+    carry: Vec<u8>,
     /// Bytes of `Conn::out` already written.
     written: usize,
 }
@@ -232,31 +235,31 @@ impl Future for Driver {
                 c.close();
                 continue;
             }
-            if this.end == this.buf.len() {
-                this.buf.copy_within(this.start..this.end, 0);
-                this.end -= this.start;
-                this.start = 0;
-                let want = c.wanted(&this.buf[..this.end]);
-                if want > this.buf.len() {
-                    this.buf.resize(want, 0);
+            let read = SCRATCH.with_borrow_mut(|buf| {
+                let have = this.carry.len();
+                let want = c.wanted(&this.carry).max(have + 1);
+                if want > buf.len() {
+                    buf.resize(want, 0);
                 }
-            }
-            let mut rb = ReadBuf::new(&mut this.buf[this.end..]);
-            match Pin::new(&mut this.io).poll_read(cx, &mut rb) {
-                Poll::Ready(Ok(())) => {
-                    let n = rb.filled().len();
-                    if n == 0 {
-                        c.end_io(Fail::eof());
-                        continue;
-                    }
-                    this.end += n;
-                    let used = c.receive(&this.buf[this.start..this.end], Tick::now());
-                    this.start += used;
-                    if this.start == this.end {
-                        this.start = 0;
-                        this.end = 0;
-                    }
+                buf[..have].copy_from_slice(&this.carry);
+                let mut rb = ReadBuf::new(&mut buf[have..]);
+                let r = Pin::new(&mut this.io).poll_read(cx, &mut rb);
+                let n = rb.filled().len();
+                if let Poll::Ready(Ok(())) = r
+                    && n > 0
+                {
+                    let used = c.receive(&buf[..have + n], Tick::now());
+                    this.carry.clear();
+                    this.carry.extend_from_slice(&buf[used..have + n]);
                 }
+                r.map_ok(|()| n)
+            });
+            match read {
+                Poll::Ready(Ok(0)) => {
+                    c.end_io(Fail::eof());
+                    continue;
+                }
+                Poll::Ready(Ok(_)) => {}
                 Poll::Ready(Err(e)) => c.end_io(Fail::io(Failure::Read, e)),
                 Poll::Pending => return Poll::Pending,
             }
