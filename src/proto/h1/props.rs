@@ -171,7 +171,7 @@ pub fn check_chunked(data: &[u8], seed: u64) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Seeds for the mutations: valid streams of every framing, from the parser's fixtures.
@@ -186,15 +186,16 @@ mod tests {
     ];
     const BYTES: &[u8] = b"\r\n :;0123456789abcdefABCDEF HTTP/1.1 chunked Content-Length\x00\xff\t";
 
-    struct Rng(u64);
+    /// A xorshift generator for the mutation tests (of both HTTP versions).
+    pub(crate) struct Rng(pub u64);
     impl Rng {
-        fn next(&mut self) -> u64 {
+        pub fn next(&mut self) -> u64 {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
             self.0
         }
-        fn below(&mut self, n: usize) -> usize {
+        pub fn below(&mut self, n: usize) -> usize {
             (self.next() % n.max(1) as u64) as usize
         }
     }

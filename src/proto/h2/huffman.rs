@@ -138,14 +138,7 @@ pub fn encode(src: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::proto::h2::hpack::tests::hex;
 
     fn dec(src: &[u8]) -> Result<Vec<u8>, HpackError> {
         let mut out = Vec::new();

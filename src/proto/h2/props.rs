@@ -104,6 +104,7 @@ pub fn check_stream(data: &[u8], seed: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::proto::h1::props::tests::Rng;
     use crate::proto::h2::frame::*;
 
     fn frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
@@ -152,19 +153,6 @@ mod tests {
         frame(&mut c, PRIORITY, 0, 3, &[0, 0, 0, 0, 1]);
         frame(&mut c, 0xfe, 0, 0, b"unknown");
         vec![a, b, c]
-    }
-
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::task::{Context, Poll, Waker};
 use bytes::Bytes;
 
 use super::*;
+use crate::proto::h2::frame::Head;
 use crate::proto::h2::frame::*;
 
 fn cfg(slots: usize) -> Config {
@@ -56,6 +57,13 @@ impl Script {
     fn pong(self) -> Self {
         self.frame(PING, ACK, 0, &PING_PAYLOAD)
     }
+}
+
+/// A whole response (status 200, no body) on `stream`.
+fn ok(stream: u32) -> Vec<u8> {
+    Script::default()
+        .frame(HEADERS, END_HEADERS | END_STREAM, stream, &[0x88])
+        .0
 }
 
 /// Feeds `bytes` in pieces cut at `cuts`, keeping what `receive` leaves as a real driver does.
@@ -225,13 +233,7 @@ fn a_smaller_server_table_gets_a_size_update_and_a_change_empties_it() {
         &[],
     );
     c.out.clear();
-    feed(
-        &mut c,
-        &Script::default()
-            .frame(HEADERS, END_HEADERS | END_STREAM, 1, &[0x88])
-            .0,
-        &[],
-    );
+    feed(&mut c, &ok(1), &[]);
     assert!(outcome(&mut c, 0).unwrap().is_ok());
     open(&mut c, 0);
     open(&mut c, 1);
@@ -356,13 +358,7 @@ fn the_server_limit_holds_streams_back() {
     open(&mut c, 0);
     assert_eq!(c.ready(), Ready::Wait);
     assert!(c.poll_open(1, &mut cx()).is_pending());
-    feed(
-        &mut c,
-        &Script::default()
-            .frame(HEADERS, END_HEADERS | END_STREAM, 1, &[0x88])
-            .0,
-        &[],
-    );
+    feed(&mut c, &ok(1), &[]);
     assert_eq!(c.ready(), Ready::Yes);
     open(&mut c, 1);
 }
