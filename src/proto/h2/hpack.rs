@@ -1,7 +1,8 @@
-//! HPACK (RFC 7541) for a client that only reads header blocks: the decoder with its dynamic
-//! table, and the encoding of spate's one request, done once before the run. The request uses
-//! the static table and plain literals only, so the server's decoder state never changes and the
-//! same bytes can be sent on every stream. Must not allocate per header once the table is warm.
+//! HPACK (RFC 7541) for a client: the decoder with its dynamic table (entries in one byte
+//! arena, so that a server indexing a field in every response costs no allocation), and the
+//! encoding of spate's one request, done once per connection: the first block indexes the
+//! request's fields in the server's table, later ones refer to them. Must not allocate per
+//! header once the arena has grown, nor encode per request.
 
 use std::collections::VecDeque;
 
@@ -93,27 +94,44 @@ pub const TABLE_SIZE: usize = 4096;
 /// Per-entry overhead in the table's size (RFC 7541, 4.1).
 const ENTRY_OVERHEAD: usize = 32;
 
-/// A dynamic table entry: name and value.
-type Entry = (Box<[u8]>, Box<[u8]>);
+/// A dynamic table entry: where its name and value lie in `Decoder::bytes`.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    start: usize,
+    name: usize,
+    value: usize,
+}
 
-/// The HPACK decoding state of one connection.
+/// How many bytes the arena may hold before it is compacted: live entries take at most
+/// `TABLE_SIZE`, and evicted ones stay until then, so a compaction copies at most half of what
+/// was inserted since the last one.
+const ARENA: usize = 2 * TABLE_SIZE;
+
+/// The HPACK decoding state of one connection. Entries live in one byte arena, appended as they
+/// are inserted and compacted now and then, so that a server that indexes a field in every
+/// response (nginx does, for `date` and `server`) costs no allocation.
 #[derive(Debug)]
 pub struct Decoder {
     /// Newest first: dynamic index 62 is `table[0]`.
     table: VecDeque<Entry>,
+    bytes: Vec<u8>,
     size: usize,
     max: usize,
     /// Huffman-decoded strings of the field being read.
     scratch: Vec<u8>,
+    /// The entry being inserted: name then value.
+    stage: Vec<u8>,
 }
 
 impl Default for Decoder {
     fn default() -> Self {
         Decoder {
             table: VecDeque::new(),
+            bytes: Vec::new(),
             size: 0,
             max: TABLE_SIZE,
             scratch: Vec::new(),
+            stage: Vec::new(),
         }
     }
 }
@@ -167,21 +185,25 @@ impl Decoder {
                     Name::Index(index)
                 };
                 let value = self.string(block, &mut at)?;
-                let value = self.resolve(block, value);
                 if indexed {
-                    let name: Box<[u8]> = match name {
-                        Name::Index(i) => self.entry(i)?.0.into(),
-                        Name::Literal(s) => self.resolve(block, s).into(),
-                    };
-                    let value: Box<[u8]> = value.into();
-                    field(&name, &value);
-                    self.insert(name, value);
+                    // Staged first: the name may be an entry that this insertion evicts.
+                    let mut stage = std::mem::take(&mut self.stage);
+                    stage.clear();
+                    match name {
+                        Name::Index(i) => stage.extend_from_slice(self.entry(i)?.0),
+                        Name::Literal(s) => stage.extend_from_slice(self.resolve(block, s)),
+                    }
+                    let name_len = stage.len();
+                    stage.extend_from_slice(self.resolve(block, value));
+                    field(&stage[..name_len], &stage[name_len..]);
+                    self.insert(&stage, name_len);
+                    self.stage = stage;
                 } else {
                     let name = match name {
                         Name::Index(i) => self.entry(i)?.0,
                         Name::Literal(s) => self.resolve(block, s),
                     };
-                    field(name, value);
+                    field(name, self.resolve(block, value));
                 }
             }
             fields += 1;
@@ -198,7 +220,13 @@ impl Decoder {
             _ => index
                 .checked_sub(62)
                 .and_then(|i| self.table.get(i))
-                .map(|(n, v)| (&n[..], &v[..]))
+                .map(|e| {
+                    let name_end = e.start + e.name;
+                    (
+                        &self.bytes[e.start..name_end],
+                        &self.bytes[name_end..name_end + e.value],
+                    )
+                })
                 .ok_or(HpackError::Index(index)),
         }
     }
@@ -225,26 +253,57 @@ impl Decoder {
         }
     }
 
-    fn insert(&mut self, name: Box<[u8]>, value: Box<[u8]>) {
-        let size = name.len() + value.len() + ENTRY_OVERHEAD;
+    /// Inserts `entry` (the name is its first `name` bytes) as the newest entry.
+    fn insert(&mut self, entry: &[u8], name: usize) {
+        let size = entry.len() + ENTRY_OVERHEAD;
         if size > self.max {
             // An entry larger than the table empties it and is not added (RFC 7541, 4.4).
             self.table.clear();
+            self.bytes.clear();
             self.size = 0;
             return;
         }
         self.evict(size);
+        if self.bytes.len() + entry.len() > ARENA {
+            self.compact();
+        }
+        let need = self.bytes.len() + entry.len();
+        if need > self.bytes.capacity() {
+            // Grown by hand, so that it never holds more than `ARENA`.
+            let to = need.max(self.bytes.capacity() * 2).min(ARENA);
+            self.bytes.reserve_exact(to - self.bytes.len());
+        }
+        self.table.push_front(Entry {
+            start: self.bytes.len(),
+            name,
+            value: entry.len() - name,
+        });
+        self.bytes.extend_from_slice(entry);
         self.size += size;
-        self.table.push_front((name, value));
+    }
+
+    /// Moves the live entries to the front of the arena, oldest first, dropping evicted bytes.
+    fn compact(&mut self) {
+        let mut to = 0;
+        for e in self.table.iter_mut().rev() {
+            let len = e.name + e.value;
+            self.bytes.copy_within(e.start..e.start + len, to);
+            e.start = to;
+            to += len;
+        }
+        self.bytes.truncate(to);
     }
 
     /// Evicts the oldest entries until `room` more bytes fit.
     fn evict(&mut self, room: usize) {
         while self.size + room > self.max {
-            let Some((n, v)) = self.table.pop_back() else {
+            let Some(e) = self.table.pop_back() else {
                 break;
             };
-            self.size -= n.len() + v.len() + ENTRY_OVERHEAD;
+            self.size -= e.name + e.value + ENTRY_OVERHEAD;
+        }
+        if self.table.is_empty() {
+            self.bytes.clear();
         }
     }
 }
@@ -529,6 +588,45 @@ pub(crate) mod tests {
         for cut in 0..block.len() {
             let _ = fields(&mut Decoder::default(), &block[..cut]);
         }
+    }
+
+    #[test]
+    fn a_server_that_indexes_every_response_is_decoded_in_a_bounded_arena() {
+        // As nginx does: `server` and `date` with incremental indexing in every response, the
+        // name from the static table (and every tenth response a new name, to cover names
+        // referring to dynamic entries as well).
+        let mut d = Decoder::default();
+        for i in 0..5_000u32 {
+            let date = format!("Sat, 21 Nov 2026 20:{:02}:{:02} GMT", i / 60 % 60, i % 60);
+            let mut block = vec![0x88, 0x76, 0x05];
+            block.extend(b"nginx");
+            block.push(0x61);
+            let coded = crate::proto::h2::huffman::encode(date.as_bytes());
+            block.push(0x80 | coded.len() as u8);
+            block.extend(&coded);
+            if i % 10 == 0 {
+                block.extend([0x40, 0x05]);
+                block.extend(b"x-new");
+                block.extend([0x01, b'0' + (i / 10 % 10) as u8]);
+                // The same name again, from the entry just inserted (index 62).
+                block.extend([0x7e, 0x01, b'!']);
+            }
+            let got = fields(&mut d, &block).unwrap();
+            assert_eq!(got[1], ("server".into(), "nginx".into()));
+            assert_eq!(got[2], ("date".into(), date.clone()));
+            if i % 10 == 0 {
+                assert_eq!(got[4], ("x-new".into(), "!".into()), "response {i}");
+            }
+            // Every entry is still readable, and the table within its size.
+            assert!(d.size <= d.max && d.bytes.len() <= ARENA, "response {i}");
+            let newest = d.entry(62).unwrap();
+            if i % 10 == 0 {
+                assert_eq!(newest, (&b"x-new"[..], &b"!"[..]));
+            } else {
+                assert_eq!(newest, (&b"date"[..], date.as_bytes()));
+            }
+        }
+        assert!(d.bytes.capacity() <= ARENA, "{}", d.bytes.capacity());
     }
 
     #[test]
