@@ -5,6 +5,7 @@
 //! not allocate per request: frames are parsed in place and a response's head is decoded without
 //! copying unless the server uses Huffman literals or the dynamic table grows.
 
+mod control;
 mod inbound;
 
 use std::task::{Context, Poll, Waker};
