@@ -75,8 +75,11 @@ where
         }
         Err(Cancel::Timeout) => {
             let t = ctx.setup.timeout;
-            ctx.fail(Failure::Timeout, || {
-                format!("no complete response within {t:?}")
+            // Not written: the server did not read it, or (HTTP/2) allowed no stream for it.
+            let sent = marks.written.get().is_some();
+            ctx.fail(Failure::Timeout, || match sent {
+                true => format!("no complete response within {t:?}"),
+                false => format!("the request could not be sent within {t:?}"),
             });
             Ended::Failed(Failure::Timeout)
         }

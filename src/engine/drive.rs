@@ -138,10 +138,7 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
             let mut s = ctx.stats.borrow_mut();
             // HTTP/2 allows at most 2^31-1; more means the server announced no limit.
             let limit = (max_streams as u64).min(u64::from(u32::MAX));
-            s.conns.server_streams = match s.conns.server_streams {
-                0 => limit,
-                seen => seen.min(limit),
-            };
+            s.conns.server_streams = Some(s.conns.server_streams.map_or(limit, |n| n.min(limit)));
         }
         let n = ctx.setup.streams.max(1).min(max_streams.max(1));
         // Declared after `lane`, so dropped before it: dropping the lane closes the connection.
@@ -235,7 +232,14 @@ async fn stream_loop(
     let slot: &Slot = &ctx.slots[index];
     loop {
         // Also how GOAWAY and a dead connection show: the connection is gone.
-        match guarded(slot, pin!(lane.ready())).await {
+        // A server that allows no stream (MAX_CONCURRENT_STREAMS 0) while none of ours is open
+        // frees no place: the attempt then waits for one inside, under its timeout, so that
+        // the wait shows as failures and a count run still ends.
+        let ready = match lane.starved() {
+            true => Ok(h2::Ready::Wait),
+            false => guarded(slot, pin!(lane.ready())).await,
+        };
+        match ready {
             Err(_) => return StreamEnd::Over,
             Ok(h2::Ready::Gone { goaway }) => return StreamEnd::Gone { goaway },
             Ok(_) => {}

@@ -51,9 +51,8 @@ pub fn connections(plan: &Plan, run: &RunOutput) -> Connections {
         tls_resumed: s.conns.tls_resumed,
         http1: s.conns.h1,
         http2: s.conns.h2,
-        server_max_streams: (1..=u64::from(i32::MAX as u32))
-            .contains(&s.conns.server_streams)
-            .then_some(s.conns.server_streams),
+        // HTTP/2 allows at most 2^31-1; more means the server announced no limit.
+        server_max_streams: s.conns.server_streams.filter(|&n| n <= i32::MAX as u64),
         goaways: s.conns.goaways,
         requests_per_connection: Fairness::of(&s.per_connection),
     }

@@ -49,11 +49,7 @@ fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
         let mean_s = s.latency.inner().mean() / 1e9;
         // HTTP/2 multiplexes: every stream in use is a request in flight.
         let streams = if s.conns.h2 > 0 {
-            let limit = if s.conns.server_streams > 0 {
-                s.conns.server_streams
-            } else {
-                u64::MAX
-            };
+            let limit = s.conns.server_streams.unwrap_or(u64::MAX);
             u64::from(plan.h2.streams).min(limit).max(1)
         } else {
             1

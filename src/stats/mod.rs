@@ -114,8 +114,8 @@ pub struct ConnCounts {
     pub tls_resumed: u64,
     /// HTTP/2 connections the server ended with GOAWAY.
     pub goaways: u64,
-    /// The lowest MAX_CONCURRENT_STREAMS an HTTP/2 server announced (0: none seen).
-    pub server_streams: u64,
+    /// The lowest MAX_CONCURRENT_STREAMS an HTTP/2 server announced (`u32::MAX`: no limit).
+    pub server_streams: Option<u64>,
     /// Connected before the clock started.
     pub established: u64,
     /// Connected during the run to replace one that closed.
@@ -238,9 +238,8 @@ impl AddAssign<&Stats> for Stats {
         self.conns.tls_resumed += o.conns.tls_resumed;
         self.conns.goaways += o.conns.goaways;
         self.conns.server_streams = match (self.conns.server_streams, o.conns.server_streams) {
-            (0, b) => b,
-            (a, 0) => a,
-            (a, b) => a.min(b),
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         };
         self.bytes_out += o.bytes_out;
         self.bytes_in += o.bytes_in;

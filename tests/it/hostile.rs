@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use spate::engine::{self, RunError};
@@ -38,10 +39,20 @@ fn expect(mut p: Plan, done: Done, classes: &[Failure]) -> Option<Summary> {
         spate::plan::Stop::Requests(n) => n.div_ceil(u64::from(p.connections)),
         spate::plan::Stop::Duration(_) => 1,
     };
-    let t = Instant::now();
-    let result = engine::run(&p);
-    let took = t.elapsed();
     let bound = TIMEOUT * u32::try_from(per_connection).unwrap() + Duration::from_secs(1);
+    // On its own thread, so that a run that hangs fails the test instead of stalling the suite.
+    let (tx, rx) = mpsc::channel();
+    let q = p.clone();
+    let t = Instant::now();
+    std::thread::spawn(move || {
+        let _ = tx.send(engine::run(&q));
+    });
+    let result = match rx.recv_timeout(bound + Duration::from_secs(10)) {
+        Ok(result) => result,
+        Err(RecvTimeoutError::Timeout) => panic!("the run did not end within {bound:?} + 10 s"),
+        Err(RecvTimeoutError::Disconnected) => panic!("the run panicked"),
+    };
+    let took = t.elapsed();
     assert!(took <= bound, "the run took {took:?}, more than {bound:?}");
     let out = match result {
         Ok(out) => out,
@@ -711,6 +722,28 @@ fn h2_a_stream_limit_of_one() {
     });
     let summary = expect(h2c(&s, 20, 1, 8), Done::All, &[]).unwrap();
     assert_eq!(summary.requests.completed, 20);
+}
+
+#[test]
+fn h2_a_stream_limit_of_zero() {
+    // RFC 9113 allows MAX_CONCURRENT_STREAMS 0; with none of spate's streams open, nothing but
+    // new SETTINGS would free a place. Each attempt waits for one under its timeout.
+    let s = Scripted::start(|p| {
+        if let Some(mut h) = H2::accept(p, &[(3, 0)]) {
+            // Reads until a HEADERS frame beyond the limit, then closes: never answers one.
+            let _ = h.request();
+        }
+    });
+    let summary = expect(h2c(&s, 4, 2, 2), Done::None, &[Failure::Timeout]).unwrap();
+    assert_eq!(summary.requests.failed, 4);
+    assert_eq!(summary.connections.server_max_streams, Some(0));
+    let timeouts = summary
+        .errors
+        .iter()
+        .find(|e| e.class == "timeout")
+        .unwrap();
+    let example = timeouts.example.as_deref().unwrap_or_default();
+    assert!(example.contains("could not be sent"), "{timeouts:?}");
 }
 
 #[test]

@@ -129,6 +129,13 @@ impl Lane {
         poll_fn(|cx| self.conn.borrow_mut().poll_ready(cx)).await
     }
 
+    /// The server allows no stream at all (MAX_CONCURRENT_STREAMS 0) and none is open, so no
+    /// stream's end will free a place: only new SETTINGS from the server can.
+    pub fn starved(&self) -> bool {
+        let c = self.conn.borrow();
+        c.ready() == Ready::Wait && c.active() == 0
+    }
+
     /// One request/response on stream slot `k` (each slot has one stream at a time).
     pub fn exchange(&self, k: usize) -> Exchange<'_> {
         Exchange {
