@@ -41,10 +41,11 @@ os="$(uname -s)"
 cpu="$(uname -m)"
 case "$os" in
     Linux)
+        # glibc systems get the build linked against glibc 2.17; musl systems (Alpine) the
+        # static one.
         os_part="unknown-linux-gnu"
-        # The Linux builds link glibc (2.17 or newer); musl's allocator made them slower.
         case "$(ldd --version 2>&1)" in
-            *musl*) fail "this system uses musl libc (Alpine?); the release binaries need glibc: cargo install --locked --git $repo" 2 ;;
+            *musl*) os_part="unknown-linux-musl" ;;
         esac ;;
     Darwin) os_part="apple-darwin" ;;
     MINGW*|MSYS*|CYGWIN*|Windows_NT)

@@ -40,6 +40,8 @@ fn the_release_builds_every_archive_install_sh_asks_for() {
     for (os, cpu) in [
         ("unknown-linux-gnu", "x86_64"),
         ("unknown-linux-gnu", "aarch64"),
+        ("unknown-linux-musl", "x86_64"),
+        ("unknown-linux-musl", "aarch64"),
         ("apple-darwin", "x86_64"),
         ("apple-darwin", "aarch64"),
     ] {
