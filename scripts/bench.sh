@@ -17,7 +17,10 @@
 #   scripts/bench.sh soak            one long run (SOAK, default 10m) at c = 1000: throughput per
 #                                    10 s from spate's status lines, RSS sampled every 10 s
 #   scripts/bench.sh size            release binary size
-#   scripts/bench.sh all             every row above, then the tables (about 35 minutes)
+#   scripts/bench.sh floor           the cost floor: CPU us per request of scripts/floor, a client
+#                                    that does no work (epoll and io_uring), beside spate and wrk,
+#                                    alternating, at c = 50 and 1000 (REPS, default 5)
+#   scripts/bench.sh all             every row above, then the tables (about 40 minutes)
 #
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
 # DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena), SPATE (the binary to
@@ -220,6 +223,61 @@ PY
   [ -n "$spid" ] || stop_target
 }
 
+# The floor: what the kernel charges any client. scripts/floor is a client that does no work
+# in user space (fixed request, no parsing, no clock per request), through epoll and through
+# io_uring; it runs alternating with spate and wrk, and the medians say how far above the floor
+# each tool is, and whether io_uring lowers the floor on this machine.
+floor_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
+  local tool=$1 c=$2 d=$3 n tmp; tmp=$(mktemp -d)
+  case $tool in
+    epoll|uring)
+      taskset -c 0 "$FLOOR" "$tool" "$c" "$d" > "$tmp/out"
+      sed -n 's/.*cpu_us_per_req=\([0-9.]*\) user_us_per_req=\([0-9.]*\).*/\1 \2/p' "$tmp/out" ;;
+    spate|wrk)
+      if [ "$tool" = spate ]; then
+        /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 "$SPATE" --threads 1 -c "$c" \
+          -z "${d}s" --no-progress --format json http://127.0.0.1:18081/ > "$tmp/out.json" 2>/dev/null
+        n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"]["completed"])' "$tmp/out.json")
+      else
+        /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 wrk -t1 -c"$c" -d"${d}s" \
+          http://127.0.0.1:18081/ > "$tmp/out"
+        n=$(awk '/requests in/{print $1; exit}' "$tmp/out")
+      fi
+      python3 -c 'import sys; u, s = map(float, open(sys.argv[1]).read().split()[-2:]); n = int(sys.argv[2]); print(f"{(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f}")' "$tmp/time" "$n" ;;
+  esac
+  rm -rf "$tmp"
+}
+
+mode_floor() {
+  cargo build --release --locked -q --manifest-path "$ROOT/scripts/floor/Cargo.toml"
+  FLOOR="$ROOT/scripts/floor/target/release/spate-floor"
+  start_target
+  local tools="epoll uring spate wrk" c tool
+  for c in ${CONCS:-50 1000}; do
+    declare -A got=()
+    for _ in $(seq 1 "${REPS:-5}"); do
+      for tool in $tools; do
+        got[$tool]+="$(floor_run "$tool" "$c" "${DURATION:-4}" | tr ' ' '/') "
+        sleep 1
+      done
+    done
+    for tool in $tools; do
+      # shellcheck disable=SC2086  # the runs are separate arguments
+      python3 - "$c" "$tool" ${got[$tool]} <<'PY'
+import statistics, sys
+c, tool, runs = sys.argv[1], sys.argv[2], [tuple(map(float, r.split("/"))) for r in sys.argv[3:]]
+name = {"epoll": "floor (epoll)", "uring": "floor (io_uring)"}.get(tool, tool)
+cpu = statistics.median(r[0] for r in runs)
+user = statistics.median(r[1] for r in runs)
+print(f"c={c} {name:16} median {cpu:.2f} us/request, user {user:.2f}  "
+      f"(runs: {', '.join(f'{r[0]:.2f}' for r in runs)})")
+PY
+    done
+    unset got
+  done
+  stop_target
+}
+
 mode_size() {
   local bytes; bytes=$(stat -c %s "$SPATE")
   python3 -c "print(f'release binary: {$bytes / 1048576:.2f} MiB ({$bytes:,} bytes, TLS and HTTP/2 included)')"
@@ -246,16 +304,18 @@ case "${1:-h1}" in
   display) mode_display ;;
   soak) mode_soak ;;
   size) mode_size ;;
+  floor) mode_floor ;;
   all)
     label=${LABEL:-spate-all-$(date +%Y%m%d-%H%M%S)}
     mode_size
     mode_h1 "$label-h1"
     TOOLS="h2load oha" mode_h2 "$label-h2"
     mode_syscalls
+    mode_floor
     mode_display
     mode_soak
     python3 "$ROOT/scripts/bench-table.py" "/tmp/arena/results/$label-h1/results.csv" \
       "/tmp/arena/results/$label-h2/results.csv"
     ;;
-  *) echo "bench.sh: unknown mode '$1' (h1 h2 syscalls instructions display soak size all)" >&2; exit 2 ;;
+  *) echo "bench.sh: unknown mode '$1' (h1 h2 syscalls instructions display soak size floor all)" >&2; exit 2 ;;
 esac
