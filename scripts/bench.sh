@@ -19,7 +19,8 @@
 #   scripts/bench.sh size            release binary size
 #   scripts/bench.sh floor           the cost floor: CPU us per request of scripts/floor, a client
 #                                    that does no work (epoll and io_uring), beside spate and wrk,
-#                                    alternating, at c = 50 and 1000 (REPS, default 5)
+#                                    alternating, at c = 50 and 1000 (REPS, default 5); then the
+#                                    p99/p50 a first-come-first-served client sees at c = 10000
 #   scripts/bench.sh all             every row above, then the tables (about 40 minutes)
 #
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
@@ -275,6 +276,34 @@ PY
     done
     unset got
   done
+  # The tail a strictly first-come-first-served client sees at c = 10000 (the floor's latency
+  # mode reads the clock per request), beside spate's and wrk's.
+  local tc=${TAIL_CONNS:-10000} ratios="" r
+  for _ in $(seq 1 "${TAIL_REPS:-3}"); do
+    for tool in latency spate wrk; do
+      case $tool in
+        latency) r=$(taskset -c 0 "$FLOOR" latency "$tc" 5 | sed -n 's/.*p99\/p50=\([0-9.]*\).*/\1/p') ;;
+        spate) r=$(taskset -c 0 "$SPATE" --threads 1 -c "$tc" -z 5s --no-progress --format json \
+                 http://127.0.0.1:18081/ 2>/dev/null | python3 -c 'import json,sys; p=json.load(sys.stdin)["latency"]["percentiles"]; print("%.2f" % (p["p99"] / p["p50"]))') ;;
+        wrk) r=$(taskset -c 0 wrk -t1 -c"$tc" -d5s --latency http://127.0.0.1:18081/ | python3 -c '
+import re, sys
+t = sys.stdin.read()
+ms = lambda q: (lambda m: float(m[1]) * {"us": 1e-3, "ms": 1, "s": 1e3}[m[2]])(re.search(rf"^\s+{q}%\s+([0-9.]+)(us|ms|s)$", t, re.M))
+print(f"{ms(99) / ms(50):.2f}")') ;;
+      esac
+      ratios+="$tool=$r "
+      sleep 1
+    done
+  done
+  # shellcheck disable=SC2086  # the runs are separate arguments
+  python3 - "$tc" $ratios <<'PY'
+import statistics, sys
+c, runs = sys.argv[1], [a.split("=") for a in sys.argv[2:]]
+for tool, name in (("latency", "floor (FIFO epoll)"), ("spate", "spate"), ("wrk", "wrk")):
+    v = [float(r) for t, r in runs if t == tool and r]
+    if v:
+        print(f"c={c} {name:18} p99/p50 median {statistics.median(v):.2f}  (runs: {', '.join(f'{x:.2f}' for x in v)})")
+PY
   stop_target
 }
 

@@ -4,7 +4,10 @@
 //! is what the kernel charges any load generator on this machine. It must not grow features:
 //! it is a yardstick, not a load generator.
 //!
-//! Usage: spate-floor epoll|uring C SECONDS [ADDR]   (ADDR: a loopback address, default
+//! `latency` is the epoll client with a clock read at each send and each completion, for the
+//! tail a strictly first-come-first-served client sees (p99/p50); its CPU figure is not the floor.
+//!
+//! Usage: spate-floor epoll|uring|latency C SECONDS [ADDR]   (ADDR: a loopback address, default
 //! 127.0.0.1:18081, the arena's HTTP/1.1 target). Prints requests/s and CPU µs per request.
 
 use std::net::{SocketAddr, TcpStream};
@@ -40,8 +43,10 @@ fn send(fd: i32) {
     unsafe { libc::send(fd, REQUEST.as_ptr().cast(), REQUEST.len(), 0) };
 }
 
-/// Level-triggered epoll: one epoll_wait per batch, then one recv and one send per response.
-fn epoll(conns: &[TcpStream], until: Instant) -> u64 {
+/// Level-triggered epoll: one epoll_wait per batch, then one recv and one send per response,
+/// in the order the kernel reports readiness. With `lat`, each request's latency in ns.
+fn epoll(conns: &[TcpStream], until: Instant, mut lat: Option<&mut Vec<u64>>) -> u64 {
+    let mut sent = vec![until; conns.len()];
     // SAFETY: plain system calls on descriptors this process owns.
     let ep = unsafe { libc::epoll_create1(0) };
     for (i, s) in conns.iter().enumerate() {
@@ -52,6 +57,9 @@ fn epoll(conns: &[TcpStream], until: Instant) -> u64 {
         };
         // SAFETY: as above.
         unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, s.as_raw_fd(), &mut ev) };
+        if lat.is_some() {
+            sent[i] = Instant::now();
+        }
         send(s.as_raw_fd());
     }
     let mut have = vec![0usize; conns.len()];
@@ -74,6 +82,11 @@ fn epoll(conns: &[TcpStream], until: Instant) -> u64 {
             if complete(&bufs[i][..have[i]]) {
                 have[i] = 0;
                 done += 1;
+                if let Some(lat) = lat.as_deref_mut() {
+                    let now = Instant::now();
+                    lat.push((now - sent[i]).as_nanos() as u64);
+                    sent[i] = now;
+                }
                 send(fd);
             }
         }
@@ -143,7 +156,7 @@ fn uring(conns: &[TcpStream], until: Instant) -> u64 {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let usage = || {
-        eprintln!("usage: spate-floor epoll|uring CONNECTIONS SECONDS [LOOPBACK_ADDR]");
+        eprintln!("usage: spate-floor epoll|uring|latency CONNECTIONS SECONDS [LOOPBACK_ADDR]");
         ExitCode::from(2)
     };
     let (Some(mode), Some(Ok(c)), Some(Ok(secs))) = (
@@ -163,7 +176,7 @@ fn main() -> ExitCode {
     if !addr.ip().is_loopback()
         || c == 0
         || secs == 0
-        || !matches!(mode.as_str(), "epoll" | "uring")
+        || !matches!(mode.as_str(), "epoll" | "uring" | "latency")
     {
         return usage();
     }
@@ -180,10 +193,11 @@ fn main() -> ExitCode {
     let (u0, s0) = cpu();
     let start = Instant::now();
     let until = start + Duration::from_secs(secs);
-    let done = if mode == "epoll" {
-        epoll(&conns, until)
-    } else {
-        uring(&conns, until)
+    let mut lat = Vec::with_capacity(if mode == "latency" { 20_000_000 } else { 0 });
+    let done = match mode.as_str() {
+        "epoll" => epoll(&conns, until, None),
+        "latency" => epoll(&conns, until, Some(&mut lat)),
+        _ => uring(&conns, until),
     };
     let elapsed = start.elapsed().as_secs_f64();
     let (u1, s1) = cpu();
@@ -194,5 +208,17 @@ fn main() -> ExitCode {
         per(u1 - u0 + s1 - s0),
         per(u1 - u0)
     );
+    if !lat.is_empty() {
+        lat.sort_unstable();
+        let q = |p: f64| lat[((lat.len() - 1) as f64 * p) as usize] as f64 / 1e6;
+        println!(
+            "latency_ms p50={:.3} p90={:.3} p99={:.3} p99.9={:.3} p99/p50={:.2}",
+            q(0.5),
+            q(0.9),
+            q(0.99),
+            q(0.999),
+            q(0.99) / q(0.5)
+        );
+    }
     ExitCode::SUCCESS
 }
