@@ -202,6 +202,18 @@ fn refused_before_download(out: &Output, release: &Release, code: i32, needle: &
     assert!(release.asked().is_empty(), "{:?}", release.asked());
 }
 
+/// install.sh succeeded, put spate in the default prefix (~/.local) and fetched `name` first.
+fn installed_by_default(out: &Output, root: &Path, release: &Release, name: &str) {
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(root.join("home/.local/bin/spate").is_file());
+    assert_eq!(release.asked()[0], format!("/dl/{name}"));
+}
+
 /// The archive install.sh must choose on this machine.
 fn native_archive() -> String {
     let os = match std::env::consts::OS {
@@ -278,14 +290,7 @@ fn the_default_prefix_is_dot_local_and_macos_arm_gets_its_archive() {
     let release = Release::serve(release_files(&root.0, name, None));
     let path = tools_dir(&root.0, &[any_downloader()], Some(("Darwin", "arm64")));
     let out = install(&root.0, &path, &release.url, &[]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    assert!(root.0.join("home/.local/bin/spate").is_file());
-    assert_eq!(release.asked()[0], format!("/dl/{name}"));
+    installed_by_default(&out, &root.0, &release, name);
 }
 
 #[test]
@@ -357,14 +362,7 @@ fn a_musl_system_gets_the_static_build() {
         "#!/bin/sh\necho 'musl libc (x86_64)' >&2\necho 'Version 1.2.4' >&2\nexit 1\n",
     );
     let out = install(&root.0, &path, &release.url, &[]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    assert!(root.0.join("home/.local/bin/spate").is_file());
-    assert_eq!(release.asked()[0], format!("/dl/{name}"));
+    installed_by_default(&out, &root.0, &release, name);
 }
 
 #[test]
