@@ -1,6 +1,6 @@
 //! What the connections of one thread share: the prepared request, the stop rule, the slots the
-//! sweeper watches, the scratch read buffer, the thread's `Stats`, and opening a connection (TCP,
-//! TLS, then the lane the server agreed to). Single-threaded by construction (`Rc`, `Cell`,
+//! sweeper watches, the read space (buffer and head memory), the thread's `Stats`, and opening a
+//! connection (TCP, TLS, then the lane the server agreed to). Single-threaded by construction (`Rc`, `Cell`,
 //! `RefCell`): nothing here is locked or atomic.
 
 use std::cell::{Cell, OnceCell, RefCell};
@@ -18,7 +18,7 @@ use super::pace::{Pacer, Take};
 use super::slot::{Slot, guarded};
 use crate::clock::Tick;
 use crate::net::{self, Stream, TlsClient};
-use crate::proto::h1::Conn;
+use crate::proto::h1::{Conn, ReadSpace};
 use crate::proto::h2::{
     self as lane_h2, Counted, Counters as ByteCounters, Driver, Lane, Prepared,
 };
@@ -26,7 +26,7 @@ use crate::proto::{Cause, Fail};
 use crate::stats::{Counters, Failure, Live, LiveHist, Stats, is_fd_exhaustion};
 
 /// Size of the per-thread read buffer every HTTP/1.1 connection of the thread reads into.
-const SCRATCH_BYTES: usize = 64 * 1024;
+const READ_BYTES: usize = 64 * 1024;
 
 /// When a thread stops admitting new request attempts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,7 +129,7 @@ pub struct Shared {
     /// `connections x streams` slots; connection `g` owns slots `g*streams ..(g+1)*streams`.
     pub slots: Box<[Slot]>,
     pub stats: RefCell<Stats>,
-    pub scratch: RefCell<Box<[u8]>>,
+    pub read_space: RefCell<ReadSpace>,
     /// Set when the drain is over: nothing new starts.
     pub stop: Cell<bool>,
     pub limit: Cell<Limit>,
@@ -167,7 +167,7 @@ impl Shared {
         Shared {
             slots,
             stats: RefCell::new(Stats::default()),
-            scratch: RefCell::new(vec![0; SCRATCH_BYTES].into_boxed_slice()),
+            read_space: RefCell::new(ReadSpace::new(READ_BYTES)),
             stop: Cell::new(false),
             limit: Cell::new(Limit::Closed),
             drain_end: Cell::new(None),

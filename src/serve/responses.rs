@@ -105,11 +105,11 @@ fn build(cfg: &ServeConfig, persist: Persist, head_only: bool) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::h1::ResponseParser;
+    use crate::proto::h1::{HeadMemo, ResponseParser};
 
     fn parse(raw: &[u8], head: bool) -> (u16, u64, bool) {
         let mut p = ResponseParser::new(head);
-        let progress = p.feed(raw).unwrap();
+        let progress = p.feed(raw, &mut HeadMemo::default()).unwrap();
         assert_eq!(progress.consumed(), raw.len(), "exactly one response");
         (p.status(), p.body_bytes(), p.keep_alive())
     }

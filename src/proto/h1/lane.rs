@@ -1,6 +1,6 @@
 //! The HTTP/1.1 lane: write the prepared request bytes, then read one response through the
-//! thread's shared scratch buffer, feeding the sans-IO parser inside `poll`. A connection keeps
-//! no read buffer of its own unless a head straddles reads or the server sent bytes early.
+//! thread's shared read space, feeding the sans-IO parser inside `poll`. A connection keeps no
+//! read buffer of its own unless a head straddles reads or the server sent bytes early.
 
 use crate::clock::Tick;
 use std::cell::RefCell;
@@ -11,8 +11,8 @@ use std::task::{Poll, ready};
 use futures_util::FutureExt as _;
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
 
-use super::ResponseParser;
 use super::response::feed_with_carry;
+use super::{HeadMemo, ResponseParser};
 use crate::net::Stream;
 use crate::proto::{Fail, Response};
 use crate::stats::Failure;
@@ -23,6 +23,23 @@ pub struct Conn {
     stream: Stream,
     /// Bytes read but not yet consumed: an incomplete head, or the start of a later response.
     carry: Vec<u8>,
+}
+
+/// What all connections of a thread read through, one at a time: the read buffer, and the memory
+/// of the last response head (the next one is usually identical).
+#[derive(Debug)]
+pub struct ReadSpace {
+    pub buf: Box<[u8]>,
+    pub heads: HeadMemo,
+}
+
+impl ReadSpace {
+    pub fn new(bytes: usize) -> ReadSpace {
+        ReadSpace {
+            buf: vec![0; bytes].into_boxed_slice(),
+            heads: HeadMemo::default(),
+        }
+    }
 }
 
 impl Conn {
@@ -52,12 +69,12 @@ pub fn early_answer(
     conn: &mut Conn,
     failed: Fail,
     head_request: bool,
-    scratch: &RefCell<Box<[u8]>>,
+    space: &RefCell<ReadSpace>,
 ) -> Result<Response, Fail> {
     if failed.class != Failure::Closed {
         return Err(failed);
     }
-    match receive(conn, head_request, scratch).now_or_never() {
+    match receive(conn, head_request, space).now_or_never() {
         Some(Ok(response)) => Ok(Response {
             keep_alive: false,
             ..response
@@ -66,12 +83,12 @@ pub fn early_answer(
     }
 }
 
-/// Reads one response. `scratch` is the thread's read buffer; it is borrowed only inside a
-/// poll, never across an await.
+/// Reads one response. `space` is the thread's; it is borrowed only inside a poll, never across
+/// an await.
 pub async fn receive(
     conn: &mut Conn,
     head_request: bool,
-    scratch: &RefCell<Box<[u8]>>,
+    space: &RefCell<ReadSpace>,
 ) -> Result<Response, Fail> {
     let mut parser = ResponseParser::new(head_request);
     let mut bytes_in = 0u64;
@@ -83,14 +100,16 @@ pub async fn receive(
     // The server may have answered before we asked (or sent two responses to one request).
     if !conn.carry.is_empty() {
         bytes_in = conn.carry.len() as u64;
-        done = feed_with_carry(&mut parser, &mut conn.carry, &[]).map_err(Fail::parse)?;
+        let heads = &mut space.borrow_mut().heads;
+        done = feed_with_carry(&mut parser, &mut conn.carry, &[], heads).map_err(Fail::parse)?;
         bytes_in -= conn.carry.len() as u64;
     }
     if !done {
         poll_fn(|cx| {
-            let mut scratch = scratch.borrow_mut();
+            let mut space = space.borrow_mut();
+            let ReadSpace { buf, heads } = &mut *space;
             loop {
-                let mut buf = ReadBuf::new(&mut scratch[..]);
+                let mut buf = ReadBuf::new(&mut buf[..]);
                 ready!(Pin::new(&mut conn.stream).poll_read(cx, &mut buf))
                     .map_err(|e| Fail::io(Failure::Read, e))?;
                 let data = buf.filled();
@@ -107,8 +126,8 @@ pub async fn receive(
                 first_byte.get_or_insert(now);
                 last_read = Some(now);
                 let before = conn.carry.len();
-                let complete =
-                    feed_with_carry(&mut parser, &mut conn.carry, data).map_err(Fail::parse)?;
+                let complete = feed_with_carry(&mut parser, &mut conn.carry, data, heads)
+                    .map_err(Fail::parse)?;
                 // Bytes that stay in `carry` for a later response are not this one's.
                 bytes_in += (before + data.len()).saturating_sub(conn.carry.len()) as u64;
                 if complete {

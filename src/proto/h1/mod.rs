@@ -5,6 +5,7 @@ mod body;
 mod chunked;
 mod head;
 mod lane;
+mod memo;
 #[doc(hidden)]
 pub mod props;
 mod response;
@@ -12,7 +13,8 @@ mod response;
 pub use body::{Body, Decoded};
 pub use chunked::Chunked;
 pub use head::{Framing, Head, MAX_HEADERS, parse_head};
-pub use lane::{Conn, early_answer, receive, send};
+pub use lane::{Conn, ReadSpace, early_answer, receive, send};
+pub use memo::{HeadMemo, MEMO_MAX_BYTES};
 pub use response::{Progress, ResponseParser};
 
 /// Largest response head (status line + headers) accepted before the response is rejected.

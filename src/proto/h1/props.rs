@@ -3,7 +3,7 @@
 //! reads. Checked by the cargo-fuzz targets in fuzz/ and by a short randomized test in
 //! `cargo test`; not used at run time. A violated property panics with what differed.
 
-use super::{Chunked, MAX_HEAD_BYTES, ParseError, ResponseParser, parse_head};
+use super::{Chunked, HeadMemo, MAX_HEAD_BYTES, ParseError, ResponseParser, parse_head};
 use crate::proto::h1::response::feed_with_carry;
 
 /// What a stream of responses parsed to: each response (status, body bytes, keep-alive), then
@@ -47,8 +47,16 @@ pub fn splits(len: usize, seed: u64, max: usize) -> Vec<usize> {
 }
 
 /// Parses `data` as a response stream on one connection, fed in the chunks ending at `cuts`,
-/// the way the lane does: one parser per response, the carry between reads.
+/// the way the lane does: one parser per response, the carry between reads, one memory of the
+/// last head for the stream.
 pub fn parse_stream(data: &[u8], cuts: &[usize], head_request: bool) -> Outcome {
+    parse_stream_with(data, cuts, head_request, true)
+}
+
+/// [`parse_stream`], with the head memory forgotten before every feed when `remember` is false:
+/// every head is parsed.
+fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: bool) -> Outcome {
+    let mut heads = HeadMemo::default();
     let mut responses = Vec::new();
     let mut parser = ResponseParser::new(head_request);
     let mut carry = Vec::new();
@@ -61,7 +69,10 @@ pub fn parse_stream(data: &[u8], cuts: &[usize], head_request: bool) -> Outcome 
         loop {
             let before = carry.len() + chunk.len();
             started |= before > 0;
-            match feed_with_carry(&mut parser, &mut carry, chunk) {
+            if !remember {
+                heads = HeadMemo::default();
+            }
+            match feed_with_carry(&mut parser, &mut carry, chunk, &mut heads) {
                 Err(e) => {
                     return Outcome {
                         responses,
@@ -102,10 +113,13 @@ pub fn parse_stream(data: &[u8], cuts: &[usize], head_request: bool) -> Outcome 
     }
 }
 
-/// The stream property: the same outcome whole, byte by byte and in `seed`'s splits.
+/// The stream property: the same outcome whole, byte by byte and in `seed`'s splits, and with
+/// every head parsed rather than recalled.
 pub fn check_stream(data: &[u8], seed: u64) {
     let head_request = seed & 1 == 1;
     let whole = parse_stream(data, &[], head_request);
+    let parsed = parse_stream_with(data, &[], head_request, false);
+    assert_eq!(whole, parsed, "the head memory changed the outcome");
     for cuts in [splits(data.len(), seed, 64), splits(data.len(), 0, 1)] {
         let split = parse_stream(data, &cuts, head_request);
         assert_eq!(whole, split, "split at {cuts:?}");
@@ -115,8 +129,9 @@ pub fn check_stream(data: &[u8], seed: u64) {
     }
 }
 
-/// The head property: a complete head lies within the input and has a three-digit status;
-/// incomplete input stays incomplete or fails, never succeeds differently.
+/// The head property: a complete head lies within the input, has a three-digit status and parses
+/// the same without what follows it (what makes `HeadMemo` sound); incomplete input stays
+/// incomplete or fails, never succeeds differently.
 pub fn check_head(data: &[u8]) {
     let head_request = data.first().is_some_and(|b| b & 1 == 1);
     match parse_head(data, head_request) {
@@ -183,6 +198,8 @@ pub(crate) mod tests {
         b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\nHTTP/1.1 500 E\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n",
+        // The same head twice: a mutation of one copy must not be answered from the memory.
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
     ];
     const BYTES: &[u8] = b"\r\n :;0123456789abcdefABCDEF HTTP/1.1 chunked Content-Length\x00\xff\t";
 

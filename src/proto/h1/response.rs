@@ -1,7 +1,7 @@
 //! Sans-IO state machine of one HTTP/1.x response: skips interim 1xx heads, parses the final head,
 //! then frames the body. Also the carry rule for bytes that straddle reads. No IO, no clock.
 
-use super::{Body, MAX_HEAD_BYTES, ParseError, parse_head};
+use super::{Body, HeadMemo, MAX_HEAD_BYTES, ParseError};
 
 /// How far [`ResponseParser::feed`] got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,13 +59,15 @@ impl ResponseParser {
         self.body_bytes
     }
 
-    pub fn feed(&mut self, buf: &[u8]) -> Result<Progress, ParseError> {
+    /// Feeds the bytes that follow what was consumed so far. `heads` is the thread's memory of
+    /// the last head, which spares parsing a head identical to it.
+    pub fn feed(&mut self, buf: &[u8], heads: &mut HeadMemo) -> Result<Progress, ParseError> {
         let mut off = 0;
         loop {
             match &mut self.body {
                 // The parser sees at most MAX_HEAD_BYTES of a head, so that the verdict on a
                 // head does not depend on how its bytes were split across reads.
-                None => match parse_head(
+                None => match heads.parse(
                     &buf[off..buf.len().min(off + MAX_HEAD_BYTES)],
                     self.head_request,
                 )? {
@@ -111,14 +113,15 @@ pub fn feed_with_carry(
     parser: &mut ResponseParser,
     carry: &mut Vec<u8>,
     data: &[u8],
+    heads: &mut HeadMemo,
 ) -> Result<bool, ParseError> {
     if carry.is_empty() {
-        let progress = parser.feed(data)?;
+        let progress = parser.feed(data, heads)?;
         carry.extend_from_slice(&data[progress.consumed()..]);
         return Ok(matches!(progress, Progress::Complete { .. }));
     }
     carry.extend_from_slice(data);
-    let progress = parser.feed(carry)?;
+    let progress = parser.feed(carry, heads)?;
     carry.drain(..progress.consumed());
     // A head that straddled a large read may have grown the buffer; do not keep that memory
     // for the life of the connection.
@@ -208,13 +211,18 @@ mod tests {
 
         let mut got = Vec::new();
         let mut carry = Vec::new();
+        // One memory for the whole stream, as the lane keeps one per thread.
+        let mut heads = HeadMemo::default();
         for _ in 0..f.want.len() {
             let mut p = ResponseParser::new(f.head_request);
             // Bytes left over from the previous response come first.
-            let mut done = !carry.is_empty() && feed_with_carry(&mut p, &mut carry, &[]).unwrap();
+            let mut done =
+                !carry.is_empty() && feed_with_carry(&mut p, &mut carry, &[], &mut heads).unwrap();
             while !done {
                 match reads.next() {
-                    Some(data) => done = feed_with_carry(&mut p, &mut carry, data).unwrap(),
+                    Some(data) => {
+                        done = feed_with_carry(&mut p, &mut carry, data, &mut heads).unwrap()
+                    }
                     None => {
                         assert!(f.ends_at_eof, "{}: ran out of input", f.name);
                         assert!(p.finish_at_eof(), "{}: eof did not complete", f.name);
@@ -269,15 +277,27 @@ mod tests {
 
     #[test]
     fn eof_before_or_inside_a_response_is_not_completion() {
+        let mut heads = HeadMemo::default();
         let mut p = ResponseParser::new(false);
         assert!(!p.finish_at_eof(), "no bytes at all");
         let mut p = ResponseParser::new(false);
         let mut carry = Vec::new();
-        assert!(!feed_with_carry(&mut p, &mut carry, b"HTTP/1.1 200 OK\r\nContent-Le").unwrap());
+        assert!(
+            !feed_with_carry(
+                &mut p,
+                &mut carry,
+                b"HTTP/1.1 200 OK\r\nContent-Le",
+                &mut heads
+            )
+            .unwrap()
+        );
         assert!(!p.finish_at_eof(), "inside the head");
         let mut p = ResponseParser::new(false);
         let progress = p
-            .feed(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc")
+            .feed(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc",
+                &mut heads,
+            )
             .unwrap();
         assert_eq!(progress, Progress::NeedMore { consumed: 41 });
         assert!(!p.finish_at_eof(), "inside a fixed-length body");
@@ -285,13 +305,22 @@ mod tests {
 
     #[test]
     fn head_without_end_is_rejected_once_too_large() {
+        let mut heads = HeadMemo::default();
         let mut p = ResponseParser::new(false);
         let mut carry = Vec::new();
-        assert!(!feed_with_carry(&mut p, &mut carry, b"HTTP/1.1 200 OK\r\nX-Filler: ").unwrap());
+        assert!(
+            !feed_with_carry(
+                &mut p,
+                &mut carry,
+                b"HTTP/1.1 200 OK\r\nX-Filler: ",
+                &mut heads
+            )
+            .unwrap()
+        );
         let block = [b'a'; 1024];
         let mut result = Ok(false);
         for _ in 0..=MAX_HEAD_BYTES / block.len() {
-            result = feed_with_carry(&mut p, &mut carry, &block);
+            result = feed_with_carry(&mut p, &mut carry, &block, &mut heads);
             if result.is_err() {
                 break;
             }
@@ -302,7 +331,11 @@ mod tests {
     #[test]
     fn body_errors_surface() {
         let mut p = ResponseParser::new(false);
-        let r = p.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+        let mut heads = HeadMemo::default();
+        let r = p.feed(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            &mut heads,
+        );
         assert_eq!(r, Err(ParseError::ChunkSize));
     }
 }
