@@ -46,7 +46,7 @@ fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
         && elapsed >= 1.0
         && s.conns.established > 0;
     usable.then(|| {
-        let mean_s = s.latency.inner().mean() / 1e9;
+        let mean_s = s.latency.hdr().mean() / 1e9;
         // HTTP/2 multiplexes: every stream in use is a request in flight.
         let streams = if s.conns.h2 > 0 {
             let limit = s.conns.server_streams.unwrap_or(u64::MAX);

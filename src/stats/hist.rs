@@ -12,12 +12,38 @@ pub const HIST_LOW_NS: u64 = 1;
 pub const HIST_HIGH_NS: u64 = 3_600 * 1_000_000_000;
 pub const HIST_SIGFIG: u8 = 3;
 
-/// A latency histogram in nanoseconds.
-#[derive(Debug, Clone)]
+/// A latency histogram in nanoseconds, recorded into HdrHistogram's own bucket layout for this
+/// configuration (exact below 2,048, then 1,024 buckets per power of two) with one array add, and
+/// turned into an `hdrhistogram::Histogram` only when read. Recording through the crate cost
+/// about 60 instructions per value, four values per request; the result is the same histogram.
+#[derive(Clone)]
 pub struct Hist {
-    h: Histogram<u64>,
+    /// `COUNTS` buckets, indexed as HdrHistogram indexes them.
+    counts: Box<[u64]>,
+    total: u64,
     /// Values above the range, recorded as the highest trackable value.
     clamped: u64,
+}
+
+/// HdrHistogram's layout for 1 ns to 1 h at 3 significant digits: 2,048 sub-buckets (the values
+/// below it are exact), the upper 1,024 of which repeat per power of two.
+const SUB_BITS: u32 = 11;
+const HALF_BITS: u32 = SUB_BITS - 1;
+/// The length of HdrHistogram's counts array for this configuration (checked by a test).
+const COUNTS: usize = 33 << HALF_BITS;
+
+/// HdrHistogram's counts index of `v` (its `index_for`, with unit magnitude 0).
+#[inline]
+fn index(v: u64) -> usize {
+    let bucket = (u64::BITS - SUB_BITS) - (v | ((1 << SUB_BITS) - 1)).leading_zeros();
+    (((bucket + 1) as usize) << HALF_BITS) + (v >> bucket) as usize - (1 << HALF_BITS)
+}
+
+/// The lowest value whose index is `i`.
+fn lowest(i: usize) -> u64 {
+    let bucket = ((i >> HALF_BITS) as u32).saturating_sub(1);
+    let sub = (i - ((bucket as usize) << HALF_BITS)) as u64;
+    sub << bucket
 }
 
 impl Default for Hist {
@@ -26,18 +52,35 @@ impl Default for Hist {
     }
 }
 
+impl std::fmt::Debug for Hist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hist")
+            .field("len", &self.total)
+            .field("clamped", &self.clamped)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Hist {
     pub fn new() -> Self {
-        let h = Histogram::new_with_bounds(HIST_LOW_NS, HIST_HIGH_NS, HIST_SIGFIG)
-            .expect("constant histogram bounds are valid");
-        Hist { h, clamped: 0 }
+        Hist {
+            counts: vec![0; COUNTS].into_boxed_slice(),
+            total: 0,
+            clamped: 0,
+        }
     }
 
+    #[inline]
     pub fn record(&mut self, ns: u64) {
         if ns > HIST_HIGH_NS {
             self.clamped += 1;
         }
-        self.h.saturating_record(ns);
+        // As `Histogram::saturating_record`: a value past the last bucket counts as the highest
+        // trackable one; one past the range but inside the last bucket stays where it falls.
+        let i = index(ns);
+        let i = if i < COUNTS { i } else { index(HIST_HIGH_NS) };
+        self.counts[i] += 1;
+        self.total += 1;
     }
 
     pub fn record_duration(&mut self, d: Duration) {
@@ -45,19 +88,26 @@ impl Hist {
     }
 
     pub fn len(&self) -> u64 {
-        self.h.len()
+        self.total
     }
 
     pub fn is_empty(&self) -> bool {
-        self.h.is_empty()
+        self.total == 0
     }
 
     pub fn clamped(&self) -> u64 {
         self.clamped
     }
 
-    pub fn inner(&self) -> &Histogram<u64> {
-        &self.h
+    /// The recorded values as an HdrHistogram, for quantiles, mean and iteration. Builds it: call
+    /// once per report, not per request.
+    pub fn hdr(&self) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(HIST_LOW_NS, HIST_HIGH_NS, HIST_SIGFIG)
+            .expect("constant histogram bounds are valid");
+        for (i, &n) in self.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+            h.saturating_record_n(lowest(i), n);
+        }
+        h
     }
 
     /// The histogram in the HdrHistogram V2 encoding, base64: readable by every HdrHistogram
@@ -65,7 +115,10 @@ impl Hist {
     pub fn to_base64_v2(&self) -> String {
         let mut bytes = Vec::new();
         // Writing into a Vec cannot fail for a histogram of this configuration.
-        if V2Serializer::new().serialize(&self.h, &mut bytes).is_err() {
+        if V2Serializer::new()
+            .serialize(&self.hdr(), &mut bytes)
+            .is_err()
+        {
             return String::new();
         }
         base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -74,14 +127,10 @@ impl Hist {
 
 impl AddAssign<&Hist> for Hist {
     fn add_assign(&mut self, o: &Hist) {
-        if self.h.add(&o.h).is_err() {
-            // Unreachable with one configuration; fall back to re-recording rather than losing
-            // counts.
-            for v in o.h.iter_recorded() {
-                self.h
-                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
-            }
+        for (a, b) in self.counts.iter_mut().zip(o.counts.iter()) {
+            *a += b;
         }
+        self.total += o.total;
         self.clamped += o.clamped;
     }
 }
@@ -91,6 +140,49 @@ mod tests {
     use super::*;
     use hdrhistogram::serialization::Deserializer;
 
+    /// Values spread over the whole range, its edges and past it.
+    fn values() -> Vec<u64> {
+        let mut v: Vec<u64> = (0..5_000).collect();
+        for shift in 0..64 {
+            let p = 1u64 << shift;
+            v.extend([p - 1, p, p + 1, p.saturating_mul(3) / 2]);
+        }
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.push(x >> (x % 64));
+        }
+        v.extend([HIST_HIGH_NS - 1, HIST_HIGH_NS, HIST_HIGH_NS + 1, u64::MAX]);
+        v
+    }
+
+    #[test]
+    fn the_layout_is_hdrhistograms() {
+        let h = Histogram::<u64>::new_with_bounds(HIST_LOW_NS, HIST_HIGH_NS, HIST_SIGFIG).unwrap();
+        assert_eq!(h.distinct_values(), COUNTS);
+        for v in values().into_iter().filter(|&v| index(v) < COUNTS) {
+            assert_eq!(lowest(index(v)), h.lowest_equivalent(v), "{v}");
+            assert_eq!(index(lowest(index(v))), index(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn recording_gives_the_histogram_hdrhistogram_records() {
+        let mut want =
+            Histogram::<u64>::new_with_bounds(HIST_LOW_NS, HIST_HIGH_NS, HIST_SIGFIG).unwrap();
+        let mut got = Hist::new();
+        for v in values() {
+            want.saturating_record(v);
+            got.record(v);
+        }
+        let got = got.hdr();
+        assert!(got == want, "counts, total, min and max agree");
+        assert_eq!(got.value_at_quantile(0.5), want.value_at_quantile(0.5));
+        assert_eq!(got.mean(), want.mean());
+    }
+
     #[test]
     fn out_of_range_values_are_clamped_and_counted() {
         let mut h = Hist::new();
@@ -99,7 +191,7 @@ mod tests {
         h.record(u64::MAX);
         assert_eq!(h.len(), 3);
         assert_eq!(h.clamped(), 2);
-        assert!(h.inner().max() >= HIST_HIGH_NS);
+        assert!(h.hdr().max() >= HIST_HIGH_NS);
     }
 
     #[test]
@@ -112,8 +204,8 @@ mod tests {
         a += &b;
         assert_eq!(a.len(), 4);
         assert_eq!(
-            a.inner().value_at_quantile(1.0),
-            a.inner().highest_equivalent(5_000_000)
+            a.hdr().value_at_quantile(1.0),
+            a.hdr().highest_equivalent(5_000_000)
         );
     }
 
@@ -130,10 +222,7 @@ mod tests {
             .deserialize(&mut bytes.as_slice())
             .unwrap();
         assert_eq!(back.len(), h.len());
-        assert_eq!(
-            back.value_at_quantile(0.5),
-            h.inner().value_at_quantile(0.5)
-        );
+        assert_eq!(back.value_at_quantile(0.5), h.hdr().value_at_quantile(0.5));
         assert_eq!(back.high(), HIST_HIGH_NS);
     }
 }

@@ -2,6 +2,7 @@
 //! as it is (described by docs/output-schema.json); the text report is rendered from it, so both
 //! always show the same numbers.
 
+use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use super::config::config;
@@ -177,19 +178,19 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
-fn quantile(h: &Hist, q: f64) -> Option<f64> {
-    (!h.is_empty()).then(|| ms(h.inner().value_at_quantile(q)))
+fn quantile(h: &Histogram<u64>, q: f64) -> Option<f64> {
+    (!h.is_empty()).then(|| ms(h.value_at_quantile(q)))
 }
 
 impl Phase {
     pub(super) fn of(h: &Hist) -> Phase {
-        let inner = h.inner();
+        let inner = h.hdr();
         let some = !h.is_empty();
         Phase {
             count: h.len(),
             mean_ms: some.then(|| inner.mean() / 1e6),
-            p50_ms: quantile(h, 0.5),
-            p99_ms: quantile(h, 0.99),
+            p50_ms: quantile(&inner, 0.5),
+            p99_ms: quantile(&inner, 0.99),
             max_ms: some.then(|| ms(inner.max())),
             hdr_base64: h.to_base64_v2(),
         }
@@ -198,8 +199,7 @@ impl Phase {
 
 /// Geometric bins from the fastest to the slowest latency, so that a long tail does not squash
 /// the body of the distribution into one bar.
-fn bins(h: &Hist, n: usize) -> Vec<Bin> {
-    let inner = h.inner();
+fn bins(h: &Hist, inner: &Histogram<u64>, n: usize) -> Vec<Bin> {
     if h.is_empty() || n == 0 {
         return Vec::new();
     }
@@ -240,7 +240,7 @@ impl Summary {
             }
         };
         let lat = &s.latency;
-        let li = lat.inner();
+        let li = lat.hdr();
         let some = !lat.is_empty();
         let mut summary = Summary {
             schema_version: SCHEMA_VERSION,
@@ -274,20 +274,20 @@ impl Summary {
                 stdev_ms: some.then(|| li.stdev() / 1e6),
                 max_ms: some.then(|| ms(li.max())),
                 percentiles: Percentiles {
-                    p10: quantile(lat, 0.10),
-                    p25: quantile(lat, 0.25),
-                    p50: quantile(lat, 0.50),
-                    p75: quantile(lat, 0.75),
-                    p90: quantile(lat, 0.90),
-                    p95: quantile(lat, 0.95),
-                    p99: quantile(lat, 0.99),
-                    p99_9: quantile(lat, 0.999),
-                    p99_99: quantile(lat, 0.9999),
+                    p10: quantile(&li, 0.10),
+                    p25: quantile(&li, 0.25),
+                    p50: quantile(&li, 0.50),
+                    p75: quantile(&li, 0.75),
+                    p90: quantile(&li, 0.90),
+                    p95: quantile(&li, 0.95),
+                    p99: quantile(&li, 0.99),
+                    p99_9: quantile(&li, 0.999),
+                    p99_99: quantile(&li, 0.9999),
                 },
                 clamped: lat.clamped(),
                 hdr_base64: lat.to_base64_v2(),
             },
-            histogram: bins(lat, opts.hist_bins),
+            histogram: bins(lat, &li, opts.hist_bins),
             status_codes: s
                 .statuses()
                 .map(|(code, count)| StatusRow { code, count })
@@ -374,7 +374,7 @@ mod tests {
         for v in [1_000u64, 10_000, 12_000, 1_000_000, 50_000_000] {
             h.record(v);
         }
-        let b = bins(&h, 11);
+        let b = bins(&h, &h.hdr(), 11);
         assert_eq!(b.len(), 11);
         assert_eq!(b.iter().map(|x| x.count).sum::<u64>(), 5);
         assert_eq!(b[0].count, 1, "the fastest value is in the first bin");
@@ -387,10 +387,10 @@ mod tests {
     #[test]
     fn one_value_is_one_bin_and_no_values_none() {
         let mut h = Hist::new();
-        assert!(bins(&h, 11).is_empty());
+        assert!(bins(&h, &h.hdr(), 11).is_empty());
         h.record(5_000);
         h.record(5_000);
-        let b = bins(&h, 11);
+        let b = bins(&h, &h.hdr(), 11);
         assert_eq!(b.len(), 1);
         assert_eq!(b[0].count, 2);
     }

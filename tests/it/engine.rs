@@ -458,9 +458,9 @@ fn builtin_server_delay_is_applied_to_every_response() {
     let (out, _) = run(&plan(&server.url(), 2, requests(6)));
     // A lower bound only: the server sleeps at least this long before each response.
     assert!(
-        out.stats.latency.inner().min() >= 30_000_000,
+        out.stats.latency.hdr().min() >= 30_000_000,
         "{}",
-        out.stats.latency.inner().min()
+        out.stats.latency.hdr().min()
     );
     assert_eq!(out.stats.completed, 6);
 }

@@ -114,7 +114,7 @@ fn max_lag_drops_and_counts_what_cannot_leave_in_time() {
     assert_eq!(o.sent + o.dropped + o.missed, o.scheduled);
     assert_eq!(o.scheduled, 100);
     assert!(
-        out.stats.lag.inner().max() <= 6_000_000,
+        out.stats.lag.hdr().max() <= 6_000_000,
         "nothing sent later than --max-lag"
     );
     assert!(
@@ -177,7 +177,7 @@ fn a_server_stall_in_the_open_model_matches_the_analytic_percentiles() {
         let closed = d + stall_for * (q - (1.0 - f)) / f;
         assert!((model[(q * f64::from(n)) as usize] - closed).abs() < 0.01);
     }
-    let h = out.stats.latency.inner();
+    let h = out.stats.latency.hdr();
     for q in [0.9, 0.95, 0.99] {
         let expected = model[(q * f64::from(n)) as usize];
         let got = h.value_at_quantile(q) as f64 / 1e9;
