@@ -109,20 +109,17 @@ impl Hist {
         }
         h
     }
+}
 
-    /// The histogram in the HdrHistogram V2 encoding, base64: readable by every HdrHistogram
-    /// implementation, so results can be merged and re-analysed later.
-    pub fn to_base64_v2(&self) -> String {
-        let mut bytes = Vec::new();
-        // Writing into a Vec cannot fail for a histogram of this configuration.
-        if V2Serializer::new()
-            .serialize(&self.hdr(), &mut bytes)
-            .is_err()
-        {
-            return String::new();
-        }
-        base64::engine::general_purpose::STANDARD.encode(bytes)
+/// `h` in the HdrHistogram V2 encoding, base64: readable by every HdrHistogram implementation,
+/// so results can be merged and re-analysed later.
+pub fn base64_v2(h: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    // Writing into a Vec cannot fail for a histogram of this configuration.
+    if V2Serializer::new().serialize(h, &mut bytes).is_err() {
+        return String::new();
     }
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 impl AddAssign<&Hist> for Hist {
@@ -216,7 +213,7 @@ mod tests {
             h.record(v * 1_000);
         }
         let bytes = base64::engine::general_purpose::STANDARD
-            .decode(h.to_base64_v2())
+            .decode(base64_v2(&h.hdr()))
             .unwrap();
         let back: Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::config::config;
 use super::connections::connections;
 use super::generator::generator;
+use super::hist::base64_v2;
 use super::open_model::open_model;
 use super::{Config, Connections, Failure, Generator, Hist, OpenModel, RunOutput, Stats};
 use crate::analysis::{self, Facts, Levels, Measured, SloSpec, Verdict};
@@ -192,7 +193,7 @@ impl Phase {
             p50_ms: quantile(&inner, 0.5),
             p99_ms: quantile(&inner, 0.99),
             max_ms: some.then(|| ms(inner.max())),
-            hdr_base64: h.to_base64_v2(),
+            hdr_base64: base64_v2(&inner),
         }
     }
 }
@@ -285,7 +286,7 @@ impl Summary {
                     p99_99: quantile(&li, 0.9999),
                 },
                 clamped: lat.clamped(),
-                hdr_base64: lat.to_base64_v2(),
+                hdr_base64: base64_v2(&li),
             },
             histogram: bins(lat, &li, opts.hist_bins),
             status_codes: s
