@@ -1,7 +1,7 @@
 //! What the connections of one thread share: the prepared request, the stop rule, the slots the
 //! sweeper watches, the read space (buffer and head memory), the thread's `Stats`, and opening a
-//! connection (TCP, TLS, then the lane the server agreed to). Single-threaded by construction (`Rc`, `Cell`,
-//! `RefCell`): nothing here is locked or atomic.
+//! connection (TCP, TLS, then the lane the server agreed to). Single-threaded by construction
+//! (`Rc`, `Cell`, `RefCell`): nothing here is locked or atomic.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::future::poll_fn;

@@ -51,7 +51,7 @@ impl HeadMemo {
 
     /// The remembered head, when `buf` begins with its bytes.
     #[inline]
-    pub fn recall(&self, buf: &[u8], head_request: bool) -> Option<Head> {
+    fn recall(&self, buf: &[u8], head_request: bool) -> Option<Head> {
         match self.head {
             Some((head, hr)) if hr == head_request && buf.starts_with(&self.bytes) => Some(head),
             _ => None,

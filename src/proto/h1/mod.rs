@@ -14,7 +14,7 @@ pub use body::{Body, Decoded};
 pub use chunked::Chunked;
 pub use head::{Framing, Head, MAX_HEADERS, parse_head};
 pub use lane::{Conn, ReadSpace, early_answer, receive, send};
-pub use memo::{HeadMemo, MEMO_MAX_BYTES};
+pub use memo::HeadMemo;
 pub use response::{Progress, ResponseParser};
 
 /// Largest response head (status line + headers) accepted before the response is rejected.
