@@ -21,6 +21,10 @@
 #                                    that does no work (epoll and io_uring), beside spate and wrk,
 #                                    alternating, at c = 50 and 1000 (REPS, default 5); then the
 #                                    p99/p50 a first-come-first-served client sees at c = 10000
+#   BASE=<spate binary> scripts/bench.sh compare
+#                                    before and after a change: CPU and user us per request of
+#                                    BASE, this build and wrk, alternating (REPS, default 5) at
+#                                    CONCS (default 50 1000); not part of `all`
 #   scripts/bench.sh all             every row above, then the tables (about 40 minutes)
 #
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
@@ -224,19 +228,17 @@ PY
   [ -n "$spid" ] || stop_target
 }
 
-# The floor: what the kernel charges any client. scripts/floor is a client that does no work
-# in user space (fixed request, no parsing, no clock per request), through epoll and through
-# io_uring; it runs alternating with spate and wrk, and the medians say how far above the floor
-# each tool is, and whether io_uring lowers the floor on this machine.
-floor_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
+cpu_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
   local tool=$1 c=$2 d=$3 n tmp; tmp=$(mktemp -d)
   case $tool in
     epoll|uring)
       taskset -c 0 "$FLOOR" "$tool" "$c" "$d" > "$tmp/out"
       sed -n 's/.*cpu_us_per_req=\([0-9.]*\) user_us_per_req=\([0-9.]*\).*/\1 \2/p' "$tmp/out" ;;
-    spate|wrk)
-      if [ "$tool" = spate ]; then
-        /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 "$SPATE" --threads 1 -c "$c" \
+    spate|base|wrk)
+      if [ "$tool" != wrk ]; then
+        local bin=$SPATE
+        [ "$tool" = base ] && bin=$BASE
+        /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 "$bin" --threads 1 -c "$c" \
           -z "${d}s" --no-progress --format json http://127.0.0.1:18081/ > "$tmp/out.json" 2>/dev/null
         n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"]["completed"])' "$tmp/out.json")
       else
@@ -249,16 +251,13 @@ floor_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
   rm -rf "$tmp"
 }
 
-mode_floor() {
-  cargo build --release --locked -q --manifest-path "$ROOT/scripts/floor/Cargo.toml"
-  FLOOR="$ROOT/scripts/floor/target/release/spate-floor"
-  start_target
-  local tools="epoll uring spate wrk" c tool
+alternate() { # TOOLS -> per c, the median CPU and user us per request of each tool
+  local tools=$1 c tool
   for c in ${CONCS:-50 1000}; do
     declare -A got=()
     for _ in $(seq 1 "${REPS:-5}"); do
       for tool in $tools; do
-        got[$tool]+="$(floor_run "$tool" "$c" "${DURATION:-4}" | tr ' ' '/') "
+        got[$tool]+="$(cpu_run "$tool" "$c" "${DURATION:-4}" | tr ' ' '/') "
         sleep 1
       done
     done
@@ -267,7 +266,7 @@ mode_floor() {
       python3 - "$c" "$tool" ${got[$tool]} <<'PY'
 import statistics, sys
 c, tool, runs = sys.argv[1], sys.argv[2], [tuple(map(float, r.split("/"))) for r in sys.argv[3:]]
-name = {"epoll": "floor (epoll)", "uring": "floor (io_uring)"}.get(tool, tool)
+name = {"epoll": "floor (epoll)", "uring": "floor (io_uring)", "base": "spate (BASE)"}.get(tool, tool)
 cpu = statistics.median(r[0] for r in runs)
 user = statistics.median(r[1] for r in runs)
 print(f"c={c} {name:16} median {cpu:.2f} us/request, user {user:.2f}  "
@@ -276,6 +275,18 @@ PY
     done
     unset got
   done
+}
+
+# The floor: what the kernel charges any client. scripts/floor is a client that does no work
+# in user space (fixed request, no parsing, no clock per request), through epoll and through
+# io_uring; it runs alternating with spate and wrk, and the medians say how far above the floor
+# each tool is, and whether io_uring lowers the floor on this machine.
+mode_floor() {
+  cargo build --release --locked -q --manifest-path "$ROOT/scripts/floor/Cargo.toml"
+  FLOOR="$ROOT/scripts/floor/target/release/spate-floor"
+  start_target
+  alternate "epoll uring spate wrk"
+  local tool
   # The tail a strictly first-come-first-served client sees at c = 10000 (the floor's latency
   # mode reads the clock per request), beside spate's and wrk's.
   local tc=${TAIL_CONNS:-10000} ratios="" r
@@ -307,6 +318,15 @@ PY
   stop_target
 }
 
+# Before and after a change: BASE (another spate build) against this one, with wrk as the
+# yardstick, alternating, so that the VM's drift falls on all three alike.
+mode_compare() {
+  [ -x "${BASE:-}" ] || { echo "bench.sh compare: set BASE to another spate binary" >&2; exit 2; }
+  start_target
+  alternate "base spate wrk"
+  stop_target
+}
+
 mode_size() {
   local bytes; bytes=$(stat -c %s "$SPATE")
   python3 -c "print(f'release binary: {$bytes / 1048576:.2f} MiB ({$bytes:,} bytes, TLS and HTTP/2 included)')"
@@ -334,6 +354,7 @@ case "${1:-h1}" in
   soak) mode_soak ;;
   size) mode_size ;;
   floor) mode_floor ;;
+  compare) mode_compare ;;
   all)
     label=${LABEL:-spate-all-$(date +%Y%m%d-%H%M%S)}
     mode_size
