@@ -85,7 +85,7 @@ start_target() { # the arena's hyper target on CPU 1, stopped when this script e
 
 stop_target() { kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null || true; trap - EXIT; }
 
-display_run() { # MODE C DUR -> CPU us per request
+display_run() { # MODE C DUR -> "cpu_us_per_req user_us_per_req"
   local mode=$1 c=$2 d=$3 tmp; tmp=$(mktemp -d)
   local cmd="/usr/bin/time -o $tmp/time -f '%U %S' taskset -c 0 $SPATE --threads 1 -c $c -z ${d}s --format json"
   case $mode in
@@ -102,7 +102,7 @@ if os.path.exists(f"{d}/out.json"):
     n = json.load(open(f"{d}/out.json"))["requests"]["completed"]
 else:
     n = int(re.search(r"([0-9,]+) completed", open(f"{d}/out.txt").read())[1].replace(",", ""))
-print(f"{(u + s) / n * 1e6:.3f}")
+print(f"{(u + s) / n * 1e6:.3f} {u / n * 1e6:.3f}")
 PY
   rm -rf "$tmp"
 }
@@ -110,21 +110,7 @@ PY
 mode_display() {
   command -v script >/dev/null || { echo "bench.sh: script(1) is required" >&2; exit 2; }
   start_target
-  local modes="tty plain off text"
-  for c in ${CONCS:-50 1000}; do
-    declare -A got=()
-    for _ in $(seq 1 "${REPS:-5}"); do
-      for mode in $modes; do
-        got[$mode]+="$(display_run "$mode" "$c" "${DURATION:-5}") "
-        sleep 1
-      done
-    done
-    for mode in $modes; do
-      # shellcheck disable=SC2086  # the runs are separate arguments
-      python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[2:]]; print(f'c={$c} {sys.argv[1]:5} median {statistics.median(v):.2f} us/request  (runs: {\", \".join(f\"{x:.2f}\" for x in v)})')" "$mode" ${got[$mode]}
-    done
-    unset got
-  done
+  alternate display_run "tty plain off text" 5
   stop_target
 }
 
@@ -251,13 +237,15 @@ cpu_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
   rm -rf "$tmp"
 }
 
-alternate() { # TOOLS -> per c, the median CPU and user us per request of each tool
-  local tools=$1 c tool
+# RUNNER TOOLS DUR -> per c, the median CPU and user us per request of each tool, the tools
+# alternating within each repetition. RUNNER TOOL C DUR prints "cpu_us user_us".
+alternate() {
+  local run=$1 tools=$2 dur=${DURATION:-$3} c tool
   for c in ${CONCS:-50 1000}; do
     declare -A got=()
     for _ in $(seq 1 "${REPS:-5}"); do
       for tool in $tools; do
-        got[$tool]+="$(cpu_run "$tool" "$c" "${DURATION:-4}" | tr ' ' '/') "
+        got[$tool]+="$("$run" "$tool" "$c" "$dur" | tr ' ' '/') "
         sleep 1
       done
     done
@@ -285,7 +273,7 @@ mode_floor() {
   cargo build --release --locked -q --manifest-path "$ROOT/scripts/floor/Cargo.toml"
   FLOOR="$ROOT/scripts/floor/target/release/spate-floor"
   start_target
-  alternate "epoll uring spate wrk"
+  alternate cpu_run "epoll uring spate wrk" 4
   local tool
   # The tail a strictly first-come-first-served client sees at c = 10000 (the floor's latency
   # mode reads the clock per request), beside spate's and wrk's.
@@ -323,7 +311,7 @@ PY
 mode_compare() {
   [ -x "${BASE:-}" ] || { echo "bench.sh compare: set BASE to another spate binary" >&2; exit 2; }
   start_target
-  alternate "base spate wrk"
+  alternate cpu_run "base spate wrk" 4
   stop_target
 }
 
