@@ -43,7 +43,13 @@ async fn h1_loop(ctx: &Shared, index: usize, mut conn: Option<OpenConn>) {
     let slot = &ctx.slots[index];
     let mut delay = BACKOFF_MIN;
     let mut served = 0u64;
-    while let Some(adm) = ctx.next_attempt(index).await {
+    loop {
+        // The closed model admits without awaiting: an await costs even when it is ready.
+        let admitted = match ctx.pacer.get() {
+            None => ctx.admit(),
+            Some(_) => ctx.next_attempt(index).await,
+        };
+        let Some(adm) = admitted else { break };
         let last = ctx.setup.rpc.is_some_and(|n| served + 1 >= n);
         let request = if last {
             &ctx.setup.request_close

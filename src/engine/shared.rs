@@ -230,7 +230,7 @@ impl Shared {
     }
 
     /// Closed model: admits an attempt that starts now, if the run admits any more.
-    fn admit(&self) -> Option<Admitted> {
+    pub fn admit(&self) -> Option<Admitted> {
         if self.stop.get() {
             return None;
         }
