@@ -74,12 +74,8 @@ async fn h1_loop(ctx: &Shared, index: usize, mut conn: Option<OpenConn>) {
                         }
                     }
                 };
-                if let Err(failed) = h1::send(&mut c.conn, request).await {
-                    let head = ctx.setup.head_request;
-                    return h1::early_answer(&mut c.conn, failed, head, &ctx.read_space);
-                }
-                marks.written.set(Some(Tick::now()));
-                h1::receive(&mut c.conn, ctx.setup.head_request, &ctx.read_space).await
+                let head = ctx.setup.head_request;
+                h1::Exchange::new(&mut c.conn, request, head, &ctx.read_space, &marks.written).await
             });
             attempt(ctx, slot, adm, &marks, exchange).await
         };

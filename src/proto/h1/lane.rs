@@ -2,13 +2,13 @@
 //! thread's shared read space, feeding the sans-IO parser inside `poll`. A connection keeps no
 //! read buffer of its own unless a head straddles reads or the server sent bytes early.
 
-use crate::clock::Tick;
-use std::cell::RefCell;
-use std::future::poll_fn;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
 use std::io;
-use std::task::{Poll, ready};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
-use futures_util::FutureExt as _;
+use crate::clock::Tick;
 
 use super::response::feed_with_carry;
 use super::{HeadMemo, ResponseParser};
@@ -50,138 +50,223 @@ impl Conn {
     }
 }
 
-/// Writes the prepared request bytes as they are.
-pub async fn send(conn: &mut Conn, request: &[u8]) -> Result<(), Fail> {
-    let mut rest = request;
-    poll_fn(|cx| {
-        while !rest.is_empty() {
-            match ready!(conn.stream.poll_send(cx, rest)) {
-                Ok(0) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
-                Ok(n) => rest = &rest[n..],
-                Err(e) => return Poll::Ready(Err(e)),
+/// One request and its response on an open connection, as one hand-written future: write the
+/// prepared bytes, then read until the parser says the response is complete. One state and one
+/// `poll` rather than an `async fn` per step, because each layer of `async` costs its own resume
+/// and a copy of its result on every request.
+pub struct Exchange<'a> {
+    conn: &'a mut Conn,
+    /// What is left to write.
+    rest: &'a [u8],
+    /// Set when the request has been handed over in full.
+    written: &'a Cell<Option<Tick>>,
+    space: &'a RefCell<ReadSpace>,
+    parser: ResponseParser,
+    bytes_in: u64,
+    first_byte: Option<Tick>,
+    /// When the bytes that completed the response were read: one clock read per read serves as
+    /// both first byte and end when a response arrives whole, as it almost always does.
+    last_read: Option<Tick>,
+    phase: Phase,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Write,
+    /// Reading; `waited` once the socket had nothing and the reactor was asked.
+    Read {
+        waited: bool,
+    },
+    /// Complete without having waited (answered ahead, or from `carry`): passes once the task
+    /// budget allows, so that a server answering ahead cannot starve the thread's other
+    /// connections. The socket calls spend no budget; this is where the lane spends it.
+    Yield,
+    Done,
+}
+
+/// How reading went this poll.
+enum Read {
+    Complete,
+    Pending,
+    Failed(Fail),
+}
+
+impl<'a> Exchange<'a> {
+    pub fn new(
+        conn: &'a mut Conn,
+        request: &'a [u8],
+        head_request: bool,
+        space: &'a RefCell<ReadSpace>,
+        written: &'a Cell<Option<Tick>>,
+    ) -> Exchange<'a> {
+        Exchange {
+            conn,
+            rest: request,
+            written,
+            space,
+            parser: ResponseParser::new(head_request),
+            bytes_in: 0,
+            first_byte: None,
+            last_read: None,
+            phase: Phase::Write,
+        }
+    }
+
+    /// Writes what is left of the request.
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Fail>> {
+        while !self.rest.is_empty() {
+            match ready!(self.conn.stream.poll_send(cx, self.rest)) {
+                Ok(0) => {
+                    return Poll::Ready(Err(Fail::io(
+                        Failure::Write,
+                        io::ErrorKind::WriteZero.into(),
+                    )));
+                }
+                Ok(n) => self.rest = &self.rest[n..],
+                Err(e) => return Poll::Ready(Err(Fail::io(Failure::Write, e))),
             }
         }
         Poll::Ready(Ok(()))
-    })
-    .await
-    .map_err(|e| Fail::io(Failure::Write, e))
+    }
+
+    /// The bytes the connection already holds (the server may have answered before we asked,
+    /// or sent two responses to one request). True if they complete the response.
+    fn feed_carry(&mut self) -> Result<bool, Fail> {
+        if self.conn.carry.is_empty() {
+            return Ok(false);
+        }
+        let before = self.conn.carry.len();
+        let heads = &mut self.space.borrow_mut().heads;
+        let done = feed_with_carry(&mut self.parser, &mut self.conn.carry, &[], heads)
+            .map_err(Fail::parse)?;
+        self.bytes_in += (before - self.conn.carry.len()) as u64;
+        Ok(done)
+    }
+
+    /// Reads and parses until the response is complete or the socket has nothing more. The read
+    /// space is borrowed only inside this call, never across a `Pending`.
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Read {
+        let mut space = self.space.borrow_mut();
+        let ReadSpace { buf, heads } = &mut *space;
+        loop {
+            let n = match self.conn.stream.poll_recv(cx, buf) {
+                Poll::Ready(Ok(n)) => n,
+                Poll::Ready(Err(e)) => return Read::Failed(Fail::io(Failure::Read, e)),
+                Poll::Pending => return Read::Pending,
+            };
+            if n == 0 {
+                // A body delimited by the close ends now, not at its last bytes.
+                self.last_read = None;
+                return match self.parser.finish_at_eof() {
+                    true => Read::Complete,
+                    false => Read::Failed(Fail::eof()),
+                };
+            }
+            let data = &buf[..n];
+            let now = Tick::now();
+            self.first_byte.get_or_insert(now);
+            self.last_read = Some(now);
+            let carry = &mut self.conn.carry;
+            let before = carry.len();
+            let complete = match feed_with_carry(&mut self.parser, carry, data, heads) {
+                Ok(complete) => complete,
+                Err(e) => return Read::Failed(Fail::parse(e)),
+            };
+            // Bytes that stay in `carry` for a later response are not this one's.
+            self.bytes_in += (before + n).saturating_sub(carry.len()) as u64;
+            if complete {
+                return Read::Complete;
+            }
+        }
+    }
+
+    fn response(&self) -> Response {
+        Response {
+            status: self.parser.status(),
+            keep_alive: self.parser.keep_alive(),
+            body_bytes: self.parser.body_bytes(),
+            bytes_in: self.bytes_in,
+            first_byte: self.first_byte,
+            // Completed from `carry` alone: the bytes were there before this request.
+            done: self.last_read.unwrap_or_else(Tick::now),
+        }
+    }
+
+    /// After a write that failed because the server closed or reset the connection: a server may
+    /// answer before it has read the whole request (a 413 to a large upload) and close. What it
+    /// sent is already in the socket's buffer and stays readable after the reset (Linux), so one
+    /// read finds it; a complete response is the answer, and the connection is not reused.
+    /// Otherwise the write's failure stands.
+    fn early_answer(&mut self, cx: &mut Context<'_>, failed: Fail) -> Result<Response, Fail> {
+        if failed.class != Failure::Closed {
+            return Err(failed);
+        }
+        let complete = match self.feed_carry() {
+            Ok(true) => true,
+            Ok(false) => matches!(self.poll_read(cx), Read::Complete),
+            Err(_) => false,
+        };
+        match complete {
+            true => Ok(Response {
+                keep_alive: false,
+                ..self.response()
+            }),
+            false => Err(failed),
+        }
+    }
 }
 
-/// After a write that failed because the server closed or reset the connection: a server may
-/// answer before it has read the whole request (a 413 to a large upload) and close. What it sent
-/// is already in the socket's buffer and stays readable after the reset (Linux), so one poll of
-/// `receive` finds it; a complete response is the answer, and the connection is not reused.
-/// Otherwise the write's failure stands. Synchronous, so that this rare path adds no state to
-/// the connection's future.
-pub fn early_answer(
-    conn: &mut Conn,
-    failed: Fail,
-    head_request: bool,
-    space: &RefCell<ReadSpace>,
-) -> Result<Response, Fail> {
-    if failed.class != Failure::Closed {
-        return Err(failed);
-    }
-    match read_response(conn, head_request, space).now_or_never() {
-        Some(Ok((response, _))) => Ok(Response {
-            keep_alive: false,
-            ..response
-        }),
-        _ => Err(failed),
-    }
-}
+impl Future for Exchange<'_> {
+    type Output = Result<Response, Fail>;
 
-/// Reads one response. `space` is the thread's; it is borrowed only inside a poll, never across
-/// an await.
-pub async fn receive(
-    conn: &mut Conn,
-    head_request: bool,
-    space: &RefCell<ReadSpace>,
-) -> Result<Response, Fail> {
-    let (response, waited) = read_response(conn, head_request, space).await?;
-    if !waited {
-        // The response was there before we looked (early bytes, or a server that answers ahead
-        // of its requests): nothing made this connection wait, so give the thread's other
-        // connections their turn once the task budget is spent. The socket calls spend none.
-        tokio::task::coop::consume_budget().await;
-    }
-    Ok(response)
-}
-
-/// One response, and whether reading it had to wait for the socket.
-async fn read_response(
-    conn: &mut Conn,
-    head_request: bool,
-    space: &RefCell<ReadSpace>,
-) -> Result<(Response, bool), Fail> {
-    let mut parser = ResponseParser::new(head_request);
-    let mut bytes_in = 0u64;
-    let mut first_byte = None;
-    // When the bytes that completed the response were read: one clock read per read serves as
-    // both first byte and end when a response arrives whole, as it almost always does.
-    let mut last_read = None;
-    let mut done = false;
-    let mut waited = false;
-    // The server may have answered before we asked (or sent two responses to one request).
-    if !conn.carry.is_empty() {
-        bytes_in = conn.carry.len() as u64;
-        let heads = &mut space.borrow_mut().heads;
-        done = feed_with_carry(&mut parser, &mut conn.carry, &[], heads).map_err(Fail::parse)?;
-        bytes_in -= conn.carry.len() as u64;
-    }
-    if !done {
-        poll_fn(|cx| {
-            let mut space = space.borrow_mut();
-            let ReadSpace { buf, heads } = &mut *space;
-            loop {
-                let n = match conn.stream.poll_recv(cx, buf) {
-                    Poll::Ready(r) => r.map_err(|e| Fail::io(Failure::Read, e))?,
-                    Poll::Pending => {
-                        waited = true;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            match this.phase {
+                Phase::Write => {
+                    if let Err(failed) = ready!(this.poll_write(cx)) {
+                        this.phase = Phase::Done;
+                        return Poll::Ready(this.early_answer(cx, failed));
+                    }
+                    this.written.set(Some(Tick::now()));
+                    this.phase = match this.feed_carry() {
+                        Ok(true) => Phase::Yield,
+                        Ok(false) => Phase::Read { waited: false },
+                        Err(fail) => {
+                            this.phase = Phase::Done;
+                            return Poll::Ready(Err(fail));
+                        }
+                    };
+                }
+                Phase::Read { waited } => match this.poll_read(cx) {
+                    Read::Pending => {
+                        this.phase = Phase::Read { waited: true };
                         return Poll::Pending;
                     }
-                };
-                let data = &buf[..n];
-                if data.is_empty() {
-                    // A body delimited by the close ends now, not at its last bytes.
-                    last_read = None;
-                    return Poll::Ready(if parser.finish_at_eof() {
-                        Ok(())
-                    } else {
-                        Err(Fail::eof())
-                    });
+                    Read::Complete if !waited => this.phase = Phase::Yield,
+                    Read::Complete => {
+                        this.phase = Phase::Done;
+                        return Poll::Ready(Ok(this.response()));
+                    }
+                    Read::Failed(fail) => {
+                        this.phase = Phase::Done;
+                        return Poll::Ready(Err(fail));
+                    }
+                },
+                Phase::Yield => {
+                    ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
+                    this.phase = Phase::Done;
+                    return Poll::Ready(Ok(this.response()));
                 }
-                let now = Tick::now();
-                first_byte.get_or_insert(now);
-                last_read = Some(now);
-                let before = conn.carry.len();
-                let complete = feed_with_carry(&mut parser, &mut conn.carry, data, heads)
-                    .map_err(Fail::parse)?;
-                // Bytes that stay in `carry` for a later response are not this one's.
-                bytes_in += (before + data.len()).saturating_sub(conn.carry.len()) as u64;
-                if complete {
-                    return Poll::Ready(Ok(()));
-                }
+                Phase::Done => panic!("h1::Exchange polled after it completed"),
             }
-        })
-        .await?;
+        }
     }
-    let response = Response {
-        status: parser.status(),
-        keep_alive: parser.keep_alive(),
-        body_bytes: parser.body_bytes(),
-        bytes_in,
-        first_byte,
-        // Completed from `carry` alone: the bytes were there before this request.
-        done: last_read.unwrap_or_else(Tick::now),
-    };
-    Ok((response, waited))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cell::Cell;
     use std::rc::Rc;
 
     #[test]
@@ -196,16 +281,19 @@ mod tests {
             let client = tokio::net::TcpStream::connect(listener.local_addr().unwrap());
             let (client, _server) = futures_util::future::join(client, listener.accept()).await;
             let mut conn = Conn::new(Stream::Tcp(client.unwrap()));
-            // A server that answered 1,000 requests ahead: each receive completes from what is
-            // already read, without touching the socket.
+            // A server that answered 1,000 requests ahead: each exchange completes from what is
+            // already read, without reading the socket.
             conn.carry = b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n".repeat(1000);
             let space = RefCell::new(ReadSpace::new(1024));
             let other_ran = Rc::new(Cell::new(false));
             let flag = other_ran.clone();
             tokio::task::spawn_local(async move { flag.set(true) });
             let mut before_other = 0;
+            let written = Cell::new(None);
             for _ in 0..1000 {
-                let r = receive(&mut conn, false, &space).await.unwrap();
+                let request = b"GET / HTTP/1.1\r\nhost: a\r\n\r\n";
+                let exchange = Exchange::new(&mut conn, request, false, &space, &written);
+                let r = exchange.await.unwrap();
                 assert_eq!(r.status, 200);
                 if !other_ran.get() {
                     before_other += 1;

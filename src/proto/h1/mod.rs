@@ -13,7 +13,7 @@ mod response;
 pub use body::{Body, Decoded};
 pub use chunked::Chunked;
 pub use head::{Framing, Head, MAX_HEADERS, parse_head};
-pub use lane::{Conn, ReadSpace, early_answer, receive, send};
+pub use lane::{Conn, Exchange, ReadSpace};
 pub use memo::HeadMemo;
 pub use response::{Progress, ResponseParser};
 
