@@ -1,5 +1,6 @@
 //! The byte stream of one connection: plain TCP, or TLS over TCP. Boxed TLS keeps the plain case
-//! small; both read and write through the same `AsyncRead`/`AsyncWrite` calls.
+//! small. Both read and write through `AsyncRead`/`AsyncWrite`; the HTTP/1.1 lane's `poll_recv`
+//! and `poll_send` take plain TCP straight to the kernel. Nothing here parses or buffers.
 
 use std::io;
 use std::pin::Pin;
@@ -10,7 +11,9 @@ use rustix::{
     io::Errno,
     net::{RecvFlags, SendFlags},
 };
-use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
+#[cfg(any(target_os = "linux", target_os = "android"))]
+use tokio::io::Interest;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
@@ -33,30 +36,14 @@ impl Stream {
     pub fn poll_recv(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         match self {
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            Stream::Tcp(s) => loop {
-                // Set only if the socket was read: tokio skips the call when it knows the socket
-                // has nothing. Kept apart from `try_io`'s own result, whose error kind would
-                // cost a call to inspect.
-                let mut got = None;
-                let _ = s.try_io(Interest::READABLE, || {
-                    let r = rustix::net::recv(&*s, &mut *buf, RecvFlags::empty()).map(|(n, _)| n);
-                    let drained = match r {
-                        Ok(n) => n > 0 && n < buf.len(),
-                        Err(e) => e == Errno::AGAIN,
-                    };
-                    got = Some(r);
-                    // "Would block" makes tokio forget the readiness until the next event.
-                    match drained {
-                        true => Err(io::ErrorKind::WouldBlock.into()),
-                        false => Ok(()),
-                    }
-                });
-                match got {
-                    Some(Ok(n)) => return Poll::Ready(Ok(n)),
-                    Some(Err(e)) if e != Errno::AGAIN => return Poll::Ready(Err(e.into())),
-                    _ => ready!(s.poll_read_ready(cx))?,
-                }
-            },
+            Stream::Tcp(s) => raw_call(s, cx, Interest::READABLE, || {
+                let r = rustix::net::recv(&*s, &mut *buf, RecvFlags::empty()).map(|(n, _)| n);
+                let drained = match r {
+                    Ok(n) => n > 0 && n < buf.len(),
+                    Err(e) => e == Errno::AGAIN,
+                };
+                (r, drained)
+            }),
             _ => {
                 let mut rb = ReadBuf::new(buf);
                 ready!(Pin::new(self).poll_read(cx, &mut rb))?;
@@ -69,24 +56,43 @@ impl Stream {
     pub fn poll_send(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self {
             #[cfg(any(target_os = "linux", target_os = "android"))]
-            Stream::Tcp(s) => loop {
-                let mut sent = None;
-                let _ = s.try_io(Interest::WRITABLE, || {
-                    let r = rustix::net::send(&*s, buf, SendFlags::NOSIGNAL);
-                    let full = r == Err(Errno::AGAIN);
-                    sent = Some(r);
-                    match full {
-                        true => Err(io::ErrorKind::WouldBlock.into()),
-                        false => Ok(()),
-                    }
-                });
-                match sent {
-                    Some(Ok(n)) => return Poll::Ready(Ok(n)),
-                    Some(Err(e)) if e != Errno::AGAIN => return Poll::Ready(Err(e.into())),
-                    _ => ready!(s.poll_write_ready(cx))?,
-                }
-            },
+            Stream::Tcp(s) => raw_call(s, cx, Interest::WRITABLE, || {
+                let r = rustix::net::send(&*s, buf, SendFlags::NOSIGNAL);
+                let full = r == Err(Errno::AGAIN);
+                (r, full)
+            }),
             _ => Pin::new(self).poll_write(cx, buf),
+        }
+    }
+}
+
+/// One system call on a plain TCP socket under tokio's readiness for `interest`, waiting for the
+/// reactor while the socket has nothing (or no room). `call` makes the call and says whether the
+/// socket is now spent (drained, or full), so that tokio forgets the readiness until the next
+/// event. tokio skips `call` when it already knows the socket is not ready.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn raw_call(
+    s: &TcpStream,
+    cx: &mut Context<'_>,
+    interest: Interest,
+    mut call: impl FnMut() -> (rustix::io::Result<usize>, bool),
+) -> Poll<io::Result<usize>> {
+    loop {
+        // Kept apart from `try_io`'s own result, whose error kind would cost a call to inspect.
+        let mut got = None;
+        let _ = s.try_io(interest, || {
+            let (r, spent) = call();
+            got = Some(r);
+            match spent {
+                true => Err(io::ErrorKind::WouldBlock.into()),
+                false => Ok(()),
+            }
+        });
+        match got {
+            Some(Ok(n)) => return Poll::Ready(Ok(n)),
+            Some(Err(e)) if e != Errno::AGAIN => return Poll::Ready(Err(e.into())),
+            _ if interest.is_readable() => ready!(s.poll_read_ready(cx))?,
+            _ => ready!(s.poll_write_ready(cx))?,
         }
     }
 }
