@@ -10,7 +10,9 @@
 #   scripts/bench.sh syscalls        system calls per request (perf tracepoints) of spate, wrk and
 #                                    vastar at c = 50 and 1000
 #   scripts/bench.sh instructions    user-space instructions per request under callgrind
-#                                    (spate and wrk, c = 50): repeatable, unlike timings
+#                                    (spate and wrk, c = INSTR_C, default 50): repeatable, unlike
+#                                    timings; INSTR_C=1 shows the cost of a wake-up, since each
+#                                    then serves one request
 #   scripts/bench.sh display         CPU us per request of spate with the live display drawn on a
 #                                    terminal (a pty from script(1)), in plain mode (stderr not a
 #                                    terminal) and with --no-progress; modes alternate per rep
@@ -61,7 +63,7 @@ instructions() { # BIN-runner label -> marginal user-space instructions per requ
 
 spate_pair() { local d=$1
   for k in a:20000 b:40000; do
-    valgrind -q --tool=callgrind --callgrind-out-file="$d/${k%%:*}.cg" "$SPATE" --threads 1 -c 50 \
+    valgrind -q --tool=callgrind --callgrind-out-file="$d/${k%%:*}.cg" "$SPATE" --threads 1 -c "${INSTR_C:-50}" \
       -n "${k#*:}" --format json http://127.0.0.1:18081/ > "$d/${k%%:*}.json"
     echo "${k#*:}" > "$d/${k%%:*}.n"
   done
@@ -69,7 +71,7 @@ spate_pair() { local d=$1
 
 wrk_pair() { local d=$1
   for k in a:4 b:8; do
-    valgrind -q --tool=callgrind --callgrind-out-file="$d/${k%%:*}.cg" wrk -t1 -c50 -d"${k#*:}s" \
+    valgrind -q --tool=callgrind --callgrind-out-file="$d/${k%%:*}.cg" wrk -t1 -c"${INSTR_C:-50}" -d"${k#*:}s" \
       http://127.0.0.1:18081/ > "$d/${k%%:*}.out"
     awk '/requests in/{print $1; exit}' "$d/${k%%:*}.out" > "$d/${k%%:*}.n"
   done
