@@ -1,7 +1,8 @@
-//! Sleeps precise to tens of microseconds, for the open model's pacer and the built-in server's
-//! delays and stalls: a timerfd (Linux) registered with tokio's reactor, set to an absolute
-//! CLOCK_MONOTONIC deadline (the clock `Instant` uses). tokio's own timer rounds to the
-//! millisecond; it remains the fallback elsewhere. One `Timer` is reused for many sleeps.
+//! Sleeps precise to tens of microseconds, for the load threads' sweeper and pacer and the
+//! built-in server's delays and stalls: a timerfd (Linux) registered with tokio's reactor, set to
+//! an absolute CLOCK_MONOTONIC deadline (the clock `Instant` uses). It needs no time driver in the
+//! runtime, which the load threads do without. tokio's own timer rounds to the millisecond; it
+//! remains the fallback elsewhere. One `Timer` is reused for many sleeps.
 
 use std::time::Instant;
 
@@ -62,6 +63,14 @@ mod imp {
             Timer { fd: timerfd().ok() }
         }
 
+        /// A timer that needs no time driver in the runtime, or why there is none (out of file
+        /// descriptors). Must be called inside a tokio runtime.
+        pub fn exact() -> io::Result<Timer> {
+            Ok(Timer {
+                fd: Some(timerfd()?),
+            })
+        }
+
         pub async fn sleep_until(&mut self, deadline: Instant) {
             let Some(fd) = &self.fd else {
                 return tokio::time::sleep_until(deadline.into()).await;
@@ -98,12 +107,14 @@ mod imp {
                     std::ptr::null_mut(),
                 )
             };
+            // Neither fails short of a bug (the values are valid) or the runtime shutting down;
+            // the sleep then ends early, and every caller checks the clock when it wakes.
             if rc != 0 {
-                return tokio::time::sleep_until(deadline.into()).await;
+                return;
             }
             loop {
                 let Ok(mut guard) = fd.readable().await else {
-                    return tokio::time::sleep_until(deadline.into()).await;
+                    return;
                 };
                 let mut expirations = 0u64;
                 let read = guard.try_io(|inner| {
@@ -140,6 +151,11 @@ mod imp {
     impl Timer {
         pub fn new() -> Timer {
             Timer
+        }
+
+        /// Here tokio's timer: the load threads' runtimes keep their time driver.
+        pub fn exact() -> std::io::Result<Timer> {
+            Ok(Timer)
         }
 
         pub async fn sleep_until(&mut self, deadline: Instant) {

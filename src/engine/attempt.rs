@@ -134,9 +134,9 @@ pub const BACKOFF_MIN: Duration = Duration::from_millis(1);
 const BACKOFF_MAX: Duration = Duration::from_millis(100);
 
 /// After a failed attempt: in duration mode, a failed connect waits before the next try, so
-/// that spate does not spin on a target that refuses connections. False when the wait was
-/// interrupted (the run is over).
-pub async fn back_off(ctx: &Shared, slot: &Slot, class: Failure, delay: &mut Duration) -> bool {
+/// that spate does not spin on a target that refuses connections. The thread's sweeper ends the
+/// wait (`Backoffs`). False when the wait was interrupted (the run is over).
+pub async fn back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Duration) -> bool {
     // The open model's schedule paces retries by itself.
     if !matches!(class, Failure::Connect | Failure::Ports | Failure::Tls)
         || ctx.counts_down()
@@ -144,9 +144,8 @@ pub async fn back_off(ctx: &Shared, slot: &Slot, class: Failure, delay: &mut Dur
     {
         return true;
     }
-    let ok = guarded(slot, std::pin::pin!(tokio::time::sleep(*delay)))
-        .await
-        .is_ok();
+    ctx.backoffs.push(Tick::now().after(*delay), index);
+    let ok = ctx.slots[index].wait().await;
     *delay = (*delay * 2).min(BACKOFF_MAX);
     ok
 }

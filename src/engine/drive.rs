@@ -97,7 +97,7 @@ async fn h1_loop(ctx: &Shared, index: usize, mut conn: Option<OpenConn>) {
             Ended::Failed(class) => {
                 conn = None;
                 served = 0;
-                if !back_off(ctx, slot, class, &mut delay).await {
+                if !back_off(ctx, index, class, &mut delay).await {
                     break;
                 }
             }
@@ -212,7 +212,7 @@ async fn reopen(ctx: &Shared, index: usize, delay: &mut Duration) -> Reopen {
                 Ended::Failed(c) => c,
                 _ => Failure::Connect,
             };
-            if back_off(ctx, slot, class, delay).await {
+            if back_off(ctx, index, class, delay).await {
                 Reopen::Retry
             } else {
                 Reopen::Over

@@ -3,6 +3,7 @@
 //! releases all threads at once and merges their `Stats` when they finish. Never prints.
 
 mod attempt;
+mod backoff;
 mod control;
 mod cpu;
 mod drive;
@@ -11,6 +12,7 @@ mod pace;
 mod shared;
 mod slot;
 mod split;
+mod tasks;
 mod thread;
 
 use std::sync::Arc;
@@ -35,7 +37,6 @@ pub use limits::raise_nofile;
 pub fn check_nofile(sockets: u32, threads: u32, connections: u32) -> Result<(), String> {
     limits::check(sockets, threads).map_err(|(needed, l)| limits::advice(connections, needed, l))
 }
-pub use thread::WORKER_CONNECTIONS;
 
 /// Connects in flight at once across all threads while pre-connecting.
 pub const CONNECT_CONCURRENCY: usize = 256;

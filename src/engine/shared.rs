@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::backoff::Backoffs;
 use super::pace::{Pacer, Take};
 use super::slot::{Slot, guarded};
+use super::tasks::Spawner;
 use crate::clock::Tick;
 use crate::net::{self, Stream, TlsClient};
 use crate::proto::h1::{Conn, ReadSpace};
-use crate::proto::h2::{
-    self as lane_h2, Counted, Counters as ByteCounters, Driver, Lane, Prepared,
-};
+use crate::proto::h2::{self as lane_h2, Counted, Counters as ByteCounters, Lane, Prepared};
 use crate::proto::{Cause, Fail};
 use crate::stats::{Counters, Failure, Live, LiveHist, Stats, is_fd_exhaustion};
 
@@ -151,6 +151,10 @@ pub struct Shared {
     pub started: Cell<Option<Instant>>,
     /// Connections open right now.
     open: Rc<Cell<u64>>,
+    /// Tasks that run beside the connections: sweeper, pacer, HTTP/2 connection drivers.
+    pub tasks: Spawner,
+    /// Connections waiting between failed connects, for the sweeper to wake.
+    pub backoffs: Backoffs,
     /// Index into `addrs` of the address that accepted last.
     preferred: Cell<usize>,
 }
@@ -179,6 +183,8 @@ impl Shared {
             last_done: Cell::new(None),
             started: Cell::new(None),
             open: Rc::new(Cell::new(0)),
+            tasks: Spawner::default(),
+            backoffs: Backoffs::default(),
             preferred: Cell::new(0),
             setup,
         }
@@ -369,7 +375,12 @@ impl Shared {
         let slots = self.setup.streams.max(1);
         let (lane, driver) =
             lane_h2::connect(io, self.setup.h2, slots, self.setup.h2_request.clone());
-        spawn_driver(driver, self.guard());
+        let open = self.guard();
+        self.tasks.spawn(async move {
+            let _open = open;
+            // How it ended reaches the streams through their own outcomes.
+            driver.await;
+        });
         let max_streams = lane.settled().await?;
         Ok(OpenH2 { lane, max_streams })
     }
@@ -404,14 +415,4 @@ impl Shared {
     pub fn fail(&self, class: Failure, detail: impl FnOnce() -> String) {
         self.stats.borrow_mut().failures.add_with(class, detail);
     }
-}
-
-/// Runs an HTTP/2 connection as a task of this thread until it closes; the guard counts it as
-/// open meanwhile.
-fn spawn_driver(driver: Driver, guard: OpenGuard) {
-    tokio::task::spawn_local(async move {
-        let _open = guard;
-        // How it ended reaches the streams through their own outcomes.
-        driver.await;
-    });
 }

@@ -7,8 +7,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use futures_util::stream::{self, FuturesUnordered};
-use tokio::task::LocalSet;
+use futures_util::stream;
 
 use super::cpu::thread_cpu;
 use super::drive::{drive, preconnect};
@@ -17,9 +16,7 @@ use super::shared::{Connected, Limit, Setup, Shared};
 use super::slot::{Cancel, Slot};
 use crate::clock::Tick;
 use crate::stats::{Failure, Stats};
-
-/// Connections driven by one worker task.
-pub const WORKER_CONNECTIONS: usize = 128;
+use crate::timer::Timer;
 
 /// A thread's report after pre-connecting.
 #[derive(Debug)]
@@ -107,15 +104,32 @@ pub fn run(
         thread,
         tx: Some(ready),
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    // No time driver: it would cost every wake-up of the thread (its wheel and two clock reads
+    // per park). The sweeper and the pacer sleep on timers of their own (`crate::timer`), and the
+    // waits between failed connects on the sweeper's (`Backoffs`).
+    let mut builder = tokio::runtime::Builder::new_current_thread();
+    builder.enable_io();
+    // Elsewhere `Timer` is tokio's.
+    #[cfg(not(target_os = "linux"))]
+    builder.enable_time();
+    let rt = builder.build()?;
     crate::timer::tighten_timer_slack();
-    let local = LocalSet::new();
+    let (sweep_timer, pace_timer) = {
+        let _in = rt.enter();
+        let timer = || {
+            Timer::exact().map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!("cannot create a load thread's timer: {e}"),
+                )
+            })
+        };
+        (timer()?, timer()?)
+    };
     let ctx = Rc::new(Shared::new(setup));
     let mut cpu = None;
-    let end = local.block_on(&rt, async {
-        tokio::task::spawn_local(sweep(ctx.clone()));
+    let end = rt.block_on(super::tasks::run(&ctx.tasks, async {
+        ctx.tasks.spawn(sweep(ctx.clone(), sweep_timer));
 
         let groups = ctx.setup.connections;
         let mut conns: Vec<Option<Connected>> = Vec::with_capacity(groups);
@@ -157,10 +171,10 @@ pub fn run(
                 ctx.slots.len(),
             );
             let _ = ctx.pacer.set(pacer);
-            tokio::task::spawn_local(pace(ctx.clone()));
+            ctx.tasks.spawn(pace(ctx.clone(), pace_timer));
         }
         if ctx.setup.busy_poll {
-            tokio::task::spawn_local(spin(ctx.clone()));
+            ctx.tasks.spawn(spin(ctx.clone()));
         }
 
         // Connections that never opened are not counted as starved ones.
@@ -170,19 +184,12 @@ pub fn run(
             .enumerate()
             .filter_map(|(i, c)| c.map(|c| (i, c)))
             .collect();
-        let workers = live.len().div_ceil(WORKER_CONNECTIONS).max(1);
-        let mut parts: Vec<Vec<(usize, Connected)>> = (0..workers).map(|_| Vec::new()).collect();
-        for (k, item) in live.into_iter().enumerate() {
-            parts[k % workers].push(item);
+        for (g, c) in live {
+            let own = ctx.clone();
+            ctx.tasks
+                .spawn_joined(async move { drive(&own, g, c).await });
         }
-        let handles: Vec<_> = parts
-            .into_iter()
-            .map(|g| tokio::task::spawn_local(worker(ctx.clone(), g)))
-            .collect();
-        for h in handles {
-            // A worker cannot panic short of a bug; its stats are in `ctx` either way.
-            let _ = h.await;
-        }
+        ctx.tasks.all_joined().await;
         cpu = cpu_start
             .zip(thread_cpu())
             .map(|(a, b)| b.saturating_sub(a));
@@ -195,8 +202,7 @@ pub fn run(
         );
         drop(s);
         Instant::now()
-    });
-    drop(local);
+    }));
     let mut stats = ctx.stats.take();
     if let Some(pacer) = ctx.pacer.get() {
         stats.scheduled = pacer.scheduled();
@@ -212,17 +218,11 @@ pub fn run(
     })
 }
 
-async fn worker(ctx: Rc<Shared>, conns: Vec<(usize, Connected)>) {
-    let mut set: FuturesUnordered<_> = conns.into_iter().map(|(g, c)| drive(&ctx, g, c)).collect();
-    while set.next().await.is_some() {}
-}
-
 /// The open model's clock: while connections wait, sleep until the next request falls due
 /// (a precise timer, not tokio's millisecond one), then wake one waiting connection per due
 /// request. Idle when nobody waits: a connection that finishes takes a due request by itself.
-async fn pace(ctx: Rc<Shared>) {
+async fn pace(ctx: Rc<Shared>, mut timer: Timer) {
     let Some(pacer) = ctx.pacer.get() else { return };
-    let mut timer = crate::timer::Timer::new();
     loop {
         std::future::poll_fn(|cx| {
             if pacer.has_waiters() || pacer.is_over() {
@@ -279,12 +279,14 @@ fn honour_stop(ctx: &Shared, now: Instant) {
 }
 
 /// Enforces timeouts, outside stop requests and the end of the drain for every slot of the
-/// thread, and publishes progress to the display. One timer per thread instead of one per
-/// request. Being a timer, it also notices when the thread itself did not run: it then wakes
-/// late by that much.
-async fn sweep(ctx: Rc<Shared>) {
+/// thread, publishes progress to the display, and ends the waits between failed connects. One
+/// timer per thread instead of one per request. Being a timer, it also notices when the thread
+/// itself did not run: it then wakes late by that much.
+async fn sweep(ctx: Rc<Shared>, mut timer: Timer) {
     let tick = tick(&ctx);
+    // When the timer was set to wake the sweeper, if it did.
     let mut due: Option<Instant> = None;
+    let mut scan_at = Instant::now();
     loop {
         let now = Instant::now();
         if let (Some(due), Some(started)) = (due, ctx.started.get()) {
@@ -294,25 +296,40 @@ async fn sweep(ctx: Rc<Shared>) {
                 ctx.stats.borrow_mut().note_stall(Some((due, late)));
             }
         }
-        honour_stop(&ctx, now);
-        ctx.publish();
-        let mut next = now + tick;
-        match ctx.drain_end.get() {
-            Some(end) if now >= end => {
-                ctx.stop.set(true);
-                for slot in ctx.slots.iter() {
-                    slot.fire(Cancel::Interrupted);
-                }
+        if now >= scan_at {
+            scan(&ctx, now);
+            scan_at = now + tick;
+            if let Some(end) = ctx.drain_end.get().filter(|&end| end > now) {
+                scan_at = scan_at.min(end);
             }
-            Some(end) => next = next.min(end),
-            None => {}
         }
-        let now_tick = Tick::of(now);
+        ctx.backoffs.release(Tick::of(now), &ctx.slots);
+        let next = ctx
+            .backoffs
+            .earliest()
+            .map_or(scan_at, |t| t.to_instant().min(scan_at));
+        let fired = ctx
+            .backoffs
+            .sleep_until(Tick::of(next), timer.sleep_until(next))
+            .await;
+        due = fired.then_some(next);
+    }
+}
+
+/// One look at every slot: outside stop requests, the end of the drain, timeouts; and the
+/// progress for the display.
+fn scan(ctx: &Shared, now: Instant) {
+    honour_stop(ctx, now);
+    ctx.publish();
+    if ctx.drain_end.get().is_some_and(|end| now >= end) {
+        ctx.stop.set(true);
         for slot in ctx.slots.iter() {
-            slot.check(now_tick, ctx.setup.timeout, ctx.setup.connect_timeout);
+            slot.fire(Cancel::Interrupted);
         }
-        due = Some(next);
-        tokio::time::sleep_until(next.into()).await;
+    }
+    let now_tick = Tick::of(now);
+    for slot in ctx.slots.iter() {
+        slot.check(now_tick, ctx.setup.timeout, ctx.setup.connect_timeout);
     }
 }
 

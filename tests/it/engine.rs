@@ -464,3 +464,60 @@ fn builtin_server_delay_is_applied_to_every_response() {
     );
     assert_eq!(out.stats.completed, 6);
 }
+
+#[test]
+fn refused_reconnects_back_off_and_resume_when_the_target_returns() {
+    // The target answers 3 requests, closes, refuses connections for 300 ms, then serves
+    // again on the same port.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let serve = |s: std::net::TcpStream, close_after: Option<usize>| {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut r = std::io::BufReader::new(s.try_clone().unwrap());
+            let mut w = s;
+            let mut line = String::new();
+            for served in 1.. {
+                loop {
+                    line.clear();
+                    match std::io::BufRead::read_line(&mut r, &mut line) {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) if line == "\r\n" => break,
+                        Ok(_) => {}
+                    }
+                }
+                let close = close_after == Some(served);
+                let head = if close { "Connection: close\r\n" } else { "" };
+                let response = format!("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n{head}\r\nok");
+                if w.write_all(response.as_bytes()).is_err() || close {
+                    return;
+                }
+            }
+        };
+        let (first, _) = listener.accept().unwrap();
+        serve(first, Some(3));
+        drop(listener);
+        std::thread::sleep(Duration::from_millis(300));
+        let listener = std::net::TcpListener::bind(addr).unwrap();
+        for s in listener.incoming().flatten() {
+            std::thread::spawn(move || serve(s, None));
+        }
+    });
+    let (out, _) = run(&plan(
+        &format!("http://{addr}/"),
+        1,
+        Stop::Duration(Duration::from_millis(1200)),
+    ));
+    let refused = out.stats.failures.get(Failure::Connect);
+    // Waits of 1, 2, 4 ... 100 ms make about 8 tries in 300 ms; without them, thousands.
+    assert!(
+        (1..=40).contains(&refused),
+        "{refused} refused connects while the target was away"
+    );
+    assert!(
+        out.stats.completed > 3,
+        "the connection never came back: {} completed",
+        out.stats.completed
+    );
+    assert!(out.stats.is_balanced());
+}
