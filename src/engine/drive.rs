@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 use std::pin::pin;
+use std::rc::Rc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -25,7 +26,8 @@ fn switched() -> Fail {
 }
 
 /// Drives connection `group` (pre-connected as `conn`) until the thread stops admitting attempts.
-pub async fn drive(ctx: &Shared, group: usize, conn: Connected) {
+pub async fn drive(ctx: Rc<Shared>, group: usize, conn: Connected) {
+    let ctx = &*ctx;
     let first = group * ctx.setup.streams.max(1);
     match conn {
         Connected::H1(c) => h1_loop(ctx, first, Some(c)).await,

@@ -12,6 +12,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
 type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
@@ -39,17 +40,7 @@ impl Spawner {
 
     /// Like [`spawn`](Self::spawn), and [`all_joined`](Self::all_joined) waits for it.
     pub fn spawn_joined(&self, task: impl Future<Output = ()> + 'static) {
-        let joined = self.joined.clone();
-        joined.left.set(joined.left.get() + 1);
-        self.spawn(async move {
-            task.await;
-            joined.left.set(joined.left.get() - 1);
-            if joined.left.get() == 0
-                && let Some(w) = joined.waiter.borrow_mut().take()
-            {
-                w.wake();
-            }
-        });
+        self.spawn(counted(task, self.joined.clone()));
     }
 
     /// Completes once every task spawned with [`spawn_joined`](Self::spawn_joined) has.
@@ -63,6 +54,21 @@ impl Spawner {
         })
         .await
     }
+}
+
+/// `task`, counted in `joined` until it completes. `map`, not an async block: an async block
+/// would keep the task twice, as its captured value and as the future it awaits, and the task is
+/// a connection's whole state, paid per connection.
+fn counted(task: impl Future<Output = ()>, joined: Rc<Joined>) -> impl Future<Output = ()> {
+    joined.left.set(joined.left.get() + 1);
+    task.map(move |()| {
+        joined.left.set(joined.left.get() - 1);
+        if joined.left.get() == 0
+            && let Some(w) = joined.waiter.borrow_mut().take()
+        {
+            w.wake();
+        }
+    })
 }
 
 /// Runs `body` with the tasks spawned through `spawner` beside it; returns the body's output
@@ -174,5 +180,21 @@ mod tests {
             rounds
         }));
         assert!(flag.get(), "the side task never ran ({rounds} rounds)");
+    }
+
+    #[test]
+    fn counting_a_task_adds_a_pointer_not_a_copy() {
+        let big = [0u8; 1000];
+        let task = async move {
+            std::future::ready(()).await;
+            std::hint::black_box(&big);
+        };
+        let alone = std::mem::size_of_val(&task);
+        let joined = Rc::new(Joined::default());
+        let wrapped = counted(task, joined.clone());
+        assert!(std::mem::size_of_val(&wrapped) <= alone + 16);
+        assert_eq!(joined.left.get(), 1);
+        block_on(wrapped);
+        assert_eq!(joined.left.get(), 0);
     }
 }

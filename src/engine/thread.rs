@@ -185,9 +185,7 @@ pub fn run(
             .filter_map(|(i, c)| c.map(|c| (i, c)))
             .collect();
         for (g, c) in live {
-            let own = ctx.clone();
-            ctx.tasks
-                .spawn_joined(async move { drive(&own, g, c).await });
+            ctx.tasks.spawn_joined(drive(ctx.clone(), g, c));
         }
         ctx.tasks.all_joined().await;
         cpu = cpu_start
