@@ -251,7 +251,12 @@ async fn stream_loop(
         if ctx.setup.rpc.is_some_and(|n| used.get() >= n) {
             return StreamEnd::Gone { goaway: false };
         }
-        let Some(adm) = ctx.next_attempt(index).await else {
+        // The closed model admits without awaiting, as HTTP/1.1 does.
+        let admitted = match ctx.pacer.get() {
+            None => ctx.admit(),
+            Some(_) => ctx.next_attempt(index).await,
+        };
+        let Some(adm) = admitted else {
             return StreamEnd::Over;
         };
         used.set(used.get() + 1);
