@@ -1,6 +1,7 @@
 //! A load thread's tasks without tokio's task machinery: the thread's body, its connections and
 //! its side tasks (sweeper, pacer, busy-poll spinner, HTTP/2 connection drivers) in one
-//! `FuturesUnordered` that the runtime's `block_on` polls directly. A socket's wake-up then costs
+//! `FuturesUnordered` that the runtime's `block_on` polls directly; connections sit inline in
+//! their entries, side tasks are boxed. A socket's wake-up then costs
 //! one queue push instead of a tokio task's header, scheduler queue and `LocalSet` tick, and one
 //! flat set means no inner set that has polled all its members wakes its parent for nothing
 //! (`FuturesUnordered` yields when it has polled every member). Must not be used across threads:
@@ -9,10 +10,8 @@
 use std::cell::{Cell, RefCell};
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
-use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use futures_util::FutureExt;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
 type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
@@ -21,14 +20,6 @@ type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 #[derive(Default)]
 pub struct Spawner {
     new: RefCell<Vec<Task<'static>>>,
-    joined: Rc<Joined>,
-}
-
-/// The joined tasks still running, and who waits for them.
-#[derive(Default)]
-struct Joined {
-    left: Cell<usize>,
-    waiter: RefCell<Option<Waker>>,
 }
 
 impl Spawner {
@@ -37,58 +28,114 @@ impl Spawner {
     pub fn spawn(&self, task: impl Future<Output = ()> + 'static) {
         self.new.borrow_mut().push(Box::pin(task));
     }
+}
 
-    /// Like [`spawn`](Self::spawn), and [`all_joined`](Self::all_joined) waits for it.
-    pub fn spawn_joined(&self, task: impl Future<Output = ()> + 'static) {
-        self.spawn(counted(task, self.joined.clone()));
+/// The thread's connections: futures of one type, kept inline in the set's entries (no box, so
+/// no second allocation and pointer to follow per wake-up), and counted until they complete.
+/// They are handed over as an iterator and made one at a time as the set takes them: a list of
+/// ready-made futures would hold every connection's state twice at the peak.
+pub struct Conns<C> {
+    new: RefCell<Vec<Box<dyn Iterator<Item = C>>>>,
+    left: Cell<usize>,
+    waiter: RefCell<Option<Waker>>,
+}
+
+impl<C> Default for Conns<C> {
+    fn default() -> Self {
+        Conns {
+            new: RefCell::new(Vec::new()),
+            left: Cell::new(0),
+            waiter: RefCell::new(None),
+        }
+    }
+}
+
+impl<C> Conns<C> {
+    /// Runs these connections beside the body, from the body's next wake-up on.
+    pub fn push_all(&self, conns: impl ExactSizeIterator<Item = C> + 'static) {
+        self.left.set(self.left.get() + conns.len());
+        self.new.borrow_mut().push(Box::new(conns));
     }
 
-    /// Completes once every task spawned with [`spawn_joined`](Self::spawn_joined) has.
-    pub async fn all_joined(&self) {
+    /// Completes once every connection handed over has.
+    pub async fn all_done(&self) {
         poll_fn(|cx| {
-            if self.joined.left.get() == 0 {
+            if self.left.get() == 0 {
                 return Poll::Ready(());
             }
-            *self.joined.waiter.borrow_mut() = Some(cx.waker().clone());
+            *self.waiter.borrow_mut() = Some(cx.waker().clone());
             Poll::Pending
         })
         .await
     }
-}
 
-/// `task`, counted in `joined` until it completes. `map`, not an async block: an async block
-/// would keep the task twice, as its captured value and as the future it awaits, and the task is
-/// a connection's whole state, paid per connection.
-fn counted(task: impl Future<Output = ()>, joined: Rc<Joined>) -> impl Future<Output = ()> {
-    joined.left.set(joined.left.get() + 1);
-    task.map(move |()| {
-        joined.left.set(joined.left.get() - 1);
-        if joined.left.get() == 0
-            && let Some(w) = joined.waiter.borrow_mut().take()
+    fn done_one(&self) {
+        self.left.set(self.left.get() - 1);
+        if self.left.get() == 0
+            && let Some(w) = self.waiter.borrow_mut().take()
         {
             w.wake();
         }
-    })
+    }
 }
 
-/// Runs `body` with the tasks spawned through `spawner` beside it; returns the body's output
-/// as soon as it has one, dropping whatever side tasks are still running.
-pub async fn run<T>(spawner: &Spawner, body: impl Future<Output = T>) -> T {
+pin_project_lite::pin_project! {
+    /// One member of the thread's set: a connection, inline, or a boxed side task.
+    #[project = EntryProj]
+    enum Entry<'a, C> {
+        Conn { #[pin] conn: C },
+        Side { task: Task<'a> },
+    }
+}
+
+impl<C: Future<Output = ()>> Future for Entry<'_, C> {
+    /// Whether a connection finished.
+    type Output = bool;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        match self.project() {
+            EntryProj::Conn { conn } => conn.poll(cx).map(|()| true),
+            EntryProj::Side { task } => task.as_mut().poll(cx).map(|()| false),
+        }
+    }
+}
+
+/// Runs `body` with the connections pushed to `conns` and the tasks spawned through `spawner`
+/// beside it; returns the body's output as soon as it has one, dropping whatever is still
+/// running.
+pub async fn run<T, C: Future<Output = ()>>(
+    spawner: &Spawner,
+    conns: &Conns<C>,
+    body: impl Future<Output = T>,
+) -> T {
     let out = Cell::new(None);
-    let mut all: FuturesUnordered<Task<'_>> = FuturesUnordered::new();
-    all.push(Box::pin(async { out.set(Some(body.await)) }));
+    let mut all: FuturesUnordered<Entry<'_, C>> = FuturesUnordered::new();
+    all.push(Entry::Side {
+        task: Box::pin(async { out.set(Some(body.await)) }),
+    });
+    let fresh = || spawner.new.borrow().is_empty() && conns.new.borrow().is_empty();
     let result = poll_fn(|cx: &mut Context<'_>| {
         loop {
-            all.extend(spawner.new.borrow_mut().drain(..));
+            all.extend(
+                spawner
+                    .new
+                    .borrow_mut()
+                    .drain(..)
+                    .map(|task| Entry::Side { task }),
+            );
+            for batch in conns.new.borrow_mut().drain(..) {
+                all.extend(batch.map(|conn| Entry::Conn { conn }));
+            }
             match all.poll_next_unpin(cx) {
-                Poll::Ready(Some(())) => {
+                Poll::Ready(Some(true)) => conns.done_one(),
+                Poll::Ready(Some(false)) => {
                     if let Some(v) = out.take() {
                         return Poll::Ready(v);
                     }
                 }
                 // The body is in the set until it has finished.
                 Poll::Ready(None) => unreachable!("the body left without an output"),
-                Poll::Pending if spawner.new.borrow().is_empty() => return Poll::Pending,
+                Poll::Pending if fresh() => return Poll::Pending,
                 Poll::Pending => {}
             }
         }
@@ -97,6 +144,7 @@ pub async fn run<T>(spawner: &Spawner, body: impl Future<Output = T>) -> T {
     drop(all);
     // Tasks spawned by the ones just dropped never ran; they go too.
     spawner.new.borrow_mut().clear();
+    conns.new.borrow_mut().clear();
     result
 }
 
@@ -104,6 +152,13 @@ pub async fn run<T>(spawner: &Spawner, body: impl Future<Output = T>) -> T {
 mod tests {
     use super::*;
     use std::rc::Rc;
+
+    /// A connection type for the tests that push none.
+    type Idle = std::future::Ready<()>;
+
+    fn none() -> Conns<Idle> {
+        Conns::default()
+    }
 
     fn block_on<F: Future>(f: F) -> F::Output {
         tokio::runtime::Builder::new_current_thread()
@@ -124,7 +179,7 @@ mod tests {
                 self.0.set(true);
             }
         }
-        let out = block_on(run(&spawner, {
+        let out = block_on(run(&spawner, &none(), {
             let (spawner, seen, dropped) = (spawner.clone(), seen.clone(), dropped.clone());
             async move {
                 // A side task that never ends; it must be dropped when the body returns.
@@ -154,7 +209,7 @@ mod tests {
     fn a_side_task_can_wake_the_body() {
         let spawner = Spawner::default();
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let out = block_on(run(&spawner, async {
+        let out = block_on(run(&spawner, &none(), async {
             spawner.spawn(async move {
                 tokio::task::yield_now().await;
                 let _ = tx.send(7u32);
@@ -168,7 +223,7 @@ mod tests {
     fn a_body_that_never_waits_still_lets_side_tasks_run() {
         let spawner = Spawner::default();
         let flag = Rc::new(Cell::new(false));
-        let rounds = block_on(run(&spawner, async {
+        let rounds = block_on(run(&spawner, &none(), async {
             let f = flag.clone();
             spawner.spawn(async move { f.set(true) });
             let mut rounds = 0u32;
@@ -183,18 +238,33 @@ mod tests {
     }
 
     #[test]
-    fn counting_a_task_adds_a_pointer_not_a_copy() {
-        let big = [0u8; 1000];
-        let task = async move {
-            std::future::ready(()).await;
-            std::hint::black_box(&big);
+    fn connections_run_inline_and_the_body_waits_for_all_of_them() {
+        let spawner = Spawner::default();
+        let conns = Conns::default();
+        let finished = Rc::new(Cell::new(0u32));
+        let counter = finished.clone();
+        let conn = move |rounds: u32| {
+            let finished = counter.clone();
+            async move {
+                for _ in 0..rounds {
+                    tokio::task::yield_now().await;
+                }
+                finished.set(finished.get() + 1);
+            }
         };
-        let alone = std::mem::size_of_val(&task);
-        let joined = Rc::new(Joined::default());
-        let wrapped = counted(task, joined.clone());
-        assert!(std::mem::size_of_val(&wrapped) <= alone + 16);
-        assert_eq!(joined.left.get(), 1);
-        block_on(wrapped);
-        assert_eq!(joined.left.get(), 0);
+        let seen = block_on(run(&spawner, &conns, async {
+            conns.push_all([0, 3, 10].into_iter().map(conn.clone()));
+            conns.all_done().await;
+            finished.get()
+        }));
+        assert_eq!(
+            seen, 3,
+            "the body went on before every connection had finished"
+        );
+        // A connection sits in its entry as it is: no box, at most a tag more.
+        let fut = conn(1);
+        let alone = size_of_val(&fut);
+        let entry = Entry::Conn { conn: fut };
+        assert!((alone..=alone + 8).contains(&size_of_val(&entry)));
     }
 }

@@ -14,6 +14,7 @@ use super::drive::{drive, preconnect};
 use super::pace::{Pacer, Schedule};
 use super::shared::{Connected, Limit, Setup, Shared};
 use super::slot::{Cancel, Slot};
+use super::tasks::{self, Conns};
 use crate::clock::Tick;
 use crate::stats::{Failure, Stats};
 use crate::timer::Timer;
@@ -127,8 +128,9 @@ pub fn run(
         (timer()?, timer()?)
     };
     let ctx = Rc::new(Shared::new(setup));
+    let running = Conns::default();
     let mut cpu = None;
-    let end = rt.block_on(super::tasks::run(&ctx.tasks, async {
+    let end = rt.block_on(tasks::run(&ctx.tasks, &running, async {
         ctx.tasks.spawn(sweep(ctx.clone(), sweep_timer));
 
         let groups = ctx.setup.connections;
@@ -184,10 +186,9 @@ pub fn run(
             .enumerate()
             .filter_map(|(i, c)| c.map(|c| (i, c)))
             .collect();
-        for (g, c) in live {
-            ctx.tasks.spawn_joined(drive(ctx.clone(), g, c));
-        }
-        ctx.tasks.all_joined().await;
+        let own = ctx.clone();
+        running.push_all(live.into_iter().map(move |(g, c)| drive(own.clone(), g, c)));
+        running.all_done().await;
         cpu = cpu_start
             .zip(thread_cpu())
             .map(|(a, b)| b.saturating_sub(a));
