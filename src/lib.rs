@@ -2,14 +2,14 @@
 //!
 //! ```text
 //! argv --cli--> Plan --engine--> threads (current-thread tokio runtime each)
-//!   --> workers (FuturesUnordered of ~128 connections) --> proto::h1 lane (write prepared
+//!   --> one FuturesUnordered of connections per thread --> proto::h1 lane (write prepared
 //!   bytes, parse the response sans-IO) --> per-thread Stats (HDR histograms, counters)
 //! Stats merged once at the end --> Summary --> report::text | report::json
 //! ```
 //!
 //! Module map: [`cli`] (the only module that knows clap), [`plan`] (validated plain data),
 //! [`target`] (URL, resolution), [`request`] (bytes built once), [`net`] (TCP connect),
-//! [`proto`] (sans-IO HTTP/1.1 parsing and the lane), [`engine`] (threads, workers, stopping),
+//! [`proto`] (sans-IO HTTP/1.1 parsing and the lane), [`engine`] (threads, their task sets, stopping),
 //! [`stats`] (histograms, counters, `Summary`), [`report`] (text and JSON), [`serve`] (the
 //! built-in loopback target) and [`demo`]. See docs/ARCHITECTURE.md for the invariants.
 

@@ -281,7 +281,7 @@ async fn stream_loop(
 pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Connected, (Failure, String)> {
     slot.begin_connect(Tick::now());
     // Boxed and freed on return: the socket keeps this task's waker until its first poll by
-    // the worker, so an inline connect future would stay allocated for every connection.
+    // its own future, so an inline connect future would stay allocated for every connection.
     let r = guarded(slot, Box::pin(ctx.open(false)).as_mut()).await;
     slot.end_connect();
     match r {

@@ -1,6 +1,6 @@
 //! One load thread: a tokio current-thread runtime that pre-connects its share of connections,
-//! reports them, waits for the start signal, then runs its workers (a `FuturesUnordered` of
-//! about `WORKER_CONNECTIONS` connections each) and one sweeper until the thread's part is done.
+//! reports them, waits for the start signal, then runs its connections (in the thread's one set
+//! of tasks, `tasks::run`) and one sweeper until the thread's part is done.
 
 use std::rc::Rc;
 use std::sync::mpsc::{Receiver, Sender};
