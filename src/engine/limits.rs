@@ -3,7 +3,8 @@
 //! of a run whose connections fail one by one. Never prints.
 
 /// File descriptors a run needs besides one per connection: per load thread its runtime's epoll
-/// and wake-up descriptors and a timer, plus stdio, the signal pipe, the display and DNS.
+/// and wake-up descriptors and two timers (sweeper and pacer), plus stdio, the signal pipe, the
+/// display and DNS.
 pub const FDS_PER_THREAD: u64 = 4;
 pub const FDS_BASE: u64 = 32;
 

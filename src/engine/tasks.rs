@@ -113,7 +113,7 @@ pub async fn run<T, C: Future<Output = ()>>(
     all.push(Entry::Side {
         task: Box::pin(async { out.set(Some(body.await)) }),
     });
-    let fresh = || spawner.new.borrow().is_empty() && conns.new.borrow().is_empty();
+    let nothing_new = || spawner.new.borrow().is_empty() && conns.new.borrow().is_empty();
     let result = poll_fn(|cx: &mut Context<'_>| {
         loop {
             all.extend(
@@ -135,7 +135,7 @@ pub async fn run<T, C: Future<Output = ()>>(
                 }
                 // The body is in the set until it has finished.
                 Poll::Ready(None) => unreachable!("the body left without an output"),
-                Poll::Pending if fresh() => return Poll::Pending,
+                Poll::Pending if nothing_new() => return Poll::Pending,
                 Poll::Pending => {}
             }
         }
