@@ -34,8 +34,7 @@ pub enum Ended {
     Interrupted,
 }
 
-/// Runs `exchange` as the attempt `adm` on `slot`, and accounts for it (warm-up attempts only
-/// run: nothing of them is recorded).
+/// Runs `exchange` as the attempt `adm` on `slot`, and accounts for it.
 pub async fn attempt<F>(
     ctx: &Shared,
     slot: &Slot,
@@ -49,6 +48,27 @@ where
     slot.begin_request(adm.start);
     let outcome = guarded(slot, exchange).await;
     slot.end_request();
+    account(
+        ctx,
+        slot,
+        adm,
+        marks.connected.get(),
+        marks.written.get(),
+        outcome,
+    )
+}
+
+/// Records or classifies how the attempt `adm` on `slot` ended (warm-up attempts only run: nothing of
+/// them is recorded). `connected` and `written` are when a connection opened for it came up and
+/// when its request was handed over in full.
+pub fn account(
+    ctx: &Shared,
+    slot: &Slot,
+    adm: Admitted,
+    connected: Option<Tick>,
+    written: Option<Tick>,
+    outcome: Result<Result<Response, Fail>, Cancel>,
+) -> Ended {
     if adm.warmup {
         return match outcome {
             Ok(Ok(res)) => Ended::Completed {
@@ -62,7 +82,7 @@ where
     }
     match outcome {
         Ok(Ok(res)) => {
-            record(ctx, adm, marks, &res);
+            record(ctx, adm, connected, written, &res);
             slot.count_completed();
             Ended::Completed {
                 keep_alive: res.keep_alive,
@@ -76,7 +96,7 @@ where
         Err(Cancel::Timeout) => {
             let t = ctx.setup.timeout;
             // Not written: the server did not read it, or (HTTP/2) allowed no stream for it.
-            let sent = marks.written.get().is_some();
+            let sent = written.is_some();
             ctx.fail(Failure::Timeout, || match sent {
                 true => format!("no complete response within {t:?}"),
                 false => format!("the request could not be sent within {t:?}"),
@@ -97,10 +117,16 @@ where
     }
 }
 
-fn record(ctx: &Shared, adm: Admitted, marks: &Marks, res: &Response) {
+fn record(
+    ctx: &Shared,
+    adm: Admitted,
+    connected: Option<Tick>,
+    written: Option<Tick>,
+    res: &Response,
+) {
     let t0 = adm.start;
-    let write_start = marks.connected.get().unwrap_or(t0);
-    let written = marks.written.get().unwrap_or(write_start);
+    let write_start = connected.unwrap_or(t0);
+    let written = written.unwrap_or(write_start);
     let first_byte = res.first_byte.unwrap_or(written);
     // Open model: from the intended time, so that waiting for a connection (or for spate) counts.
     let intended = adm.intended.map(Tick::of);
@@ -137,15 +163,23 @@ const BACKOFF_MAX: Duration = Duration::from_millis(100);
 /// that spate does not spin on a target that refuses connections. The thread's sweeper ends the
 /// wait (`Backoffs`). False when the wait was interrupted (the run is over).
 pub async fn back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Duration) -> bool {
+    if !start_back_off(ctx, index, class, delay) {
+        return true;
+    }
+    ctx.slots[index].wait().await
+}
+
+/// Starts the wait of [`back_off`] if a failure of `class` calls for one (true): the sweeper
+/// ends it through slot `index` ([`Slot::poll_wait`]), and `delay` doubles for the next.
+pub fn start_back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Duration) -> bool {
     // The open model's schedule paces retries by itself.
     if !matches!(class, Failure::Connect | Failure::Ports | Failure::Tls)
         || ctx.counts_down()
         || ctx.pacer.get().is_some()
     {
-        return true;
+        return false;
     }
     ctx.backoffs.push(Tick::now().after(*delay), index);
-    let ok = ctx.slots[index].wait().await;
     *delay = (*delay * 2).min(BACKOFF_MAX);
-    ok
+    true
 }

@@ -1,24 +1,27 @@
 //! HOT: the life of one connection. A connection owns a group of slots: one for HTTP/1.1, one
-//! per stream for HTTP/2. Every request goes through `Shared::next_attempt` (closed or open
-//! model) and `attempt`; only how it is exchanged differs. No allocation, lock, timer or
-//! formatting per request.
+//! per stream for HTTP/2. Every request is admitted by `Shared` (closed or open model) and
+//! accounted for by `attempt`; only how it is exchanged differs. HTTP/1.1 is the hand-written
+//! `H1Conn`; HTTP/2 is here, in `async`. No allocation, lock, timer or formatting per request.
 
 use std::cell::Cell;
-use std::pin::pin;
+use std::future::Future;
+use std::pin::{Pin, pin};
 use std::rc::Rc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
 use super::attempt::{BACKOFF_MIN, Ended, Marks, attempt, back_off};
-use super::shared::{Connected, OpenConn, OpenH2, Shared};
+use super::h1_conn::H1Conn;
+use super::shared::{Connected, OpenH2, Shared};
 use super::slot::{Cancel, Slot, guarded};
 use crate::clock::Tick;
-use crate::proto::{Cause, Fail, h1, h2};
+use crate::proto::{Cause, Fail, h2};
 use crate::stats::Failure;
 
-fn switched() -> Fail {
+pub(super) fn switched() -> Fail {
     Fail {
         class: Failure::H2,
         cause: Cause::Other("the server changed protocol on a reconnect"),
@@ -26,84 +29,37 @@ fn switched() -> Fail {
 }
 
 /// Drives connection `group` (pre-connected as `conn`) until the thread stops admitting attempts.
-pub async fn drive(ctx: Rc<Shared>, group: usize, conn: Connected) {
-    let ctx = &*ctx;
+pub fn drive(ctx: Rc<Shared>, group: usize, conn: Connected) -> Drive {
     let first = group * ctx.setup.streams.max(1);
     match conn {
-        Connected::H1(c) => h1_loop(ctx, first, Some(c)).await,
+        Connected::H1(c) => Drive::H1(H1Conn::new(ctx, first, c)),
         // Boxed so that HTTP/1.1 connections do not carry the larger HTTP/2 state.
-        Connected::H2(c) => Box::pin(h2_group(ctx, group, Some(c))).await,
-    }
-    for slot in ctx.group_slots(group) {
-        slot.retire();
+        Connected::H2(c) => Drive::H2(Box::pin(async move {
+            h2_group(&ctx, group, Some(c)).await;
+            for slot in ctx.group_slots(group) {
+                slot.retire();
+            }
+        })),
     }
 }
 
-/// HTTP/1.1: one request at a time; a closed connection is re-opened inside the next attempt,
-/// and with --rpc the last request of a connection says `Connection: close`.
-async fn h1_loop(ctx: &Shared, index: usize, mut conn: Option<OpenConn>) {
-    let slot = &ctx.slots[index];
-    let mut delay = BACKOFF_MIN;
-    let mut served = 0u64;
-    loop {
-        // The closed model admits without awaiting: an await costs even when it is ready.
-        let admitted = match ctx.pacer.get() {
-            None => ctx.admit(),
-            Some(_) => ctx.next_attempt(index).await,
-        };
-        let Some(adm) = admitted else { break };
-        let last = ctx.setup.rpc.is_some_and(|n| served + 1 >= n);
-        let request = if last {
-            &ctx.setup.request_close
-        } else {
-            &ctx.setup.request
-        };
-        let marks = Marks::default();
-        let ended = {
-            let exchange = pin!(async {
-                let c = match conn.as_mut() {
-                    Some(c) => c,
-                    None => {
-                        slot.begin_connect(adm.start);
-                        // Boxed: the connect future is large and rare; inline it would sit in
-                        // every connection's state for the whole run.
-                        let opened = Box::pin(ctx.open(true)).await?;
-                        slot.end_connect();
-                        marks.connected.set(Some(Tick::now()));
-                        match opened {
-                            Connected::H1(c) => conn.insert(c),
-                            Connected::H2(_) => return Err(switched()),
-                        }
-                    }
-                };
-                let head = ctx.setup.head_request;
-                h1::Exchange::new(&mut c.conn, request, head, &ctx.read_space, &marks.written).await
-            });
-            attempt(ctx, slot, adm, &marks, exchange).await
-        };
-        if marks.connected.get().is_some() {
-            served = 0;
-        }
-        if marks.written.get().is_some() && !adm.warmup {
-            ctx.stats.borrow_mut().bytes_out += request.len() as u64;
-        }
-        match ended {
-            Ended::Completed { keep_alive } => {
-                served += 1;
-                if !keep_alive || last {
-                    conn = None;
-                    served = 0;
-                }
-                delay = BACKOFF_MIN;
-            }
-            Ended::Failed(class) => {
-                conn = None;
-                served = 0;
-                if !back_off(ctx, index, class, &mut delay).await {
-                    break;
-                }
-            }
-            Ended::Interrupted => break,
+/// One connection of a thread, as its set holds it: HTTP/1.1 inline, HTTP/2 boxed.
+// HTTP/1.1 inline is the point: boxing it would add an allocation and a pointer to follow per
+// wake-up for the common case; the HTTP/2 state is much larger and boxed once per connection.
+#[allow(clippy::large_enum_variant)]
+pub enum Drive {
+    H1(H1Conn),
+    H2(Pin<Box<dyn Future<Output = ()>>>),
+}
+
+impl Future for Drive {
+    type Output = ();
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match self.get_mut() {
+            Drive::H1(c) => Pin::new(c).poll(cx),
+            Drive::H2(f) => f.as_mut().poll(cx),
         }
     }
 }

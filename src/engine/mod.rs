@@ -7,6 +7,7 @@ mod backoff;
 mod control;
 mod cpu;
 mod drive;
+mod h1_conn;
 mod limits;
 mod pace;
 mod shared;

@@ -9,14 +9,14 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Poll;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
 use super::backoff::Backoffs;
 use super::pace::{Pacer, Take};
-use super::slot::{Slot, guarded};
+use super::slot::Slot;
 use super::tasks::Spawner;
 use crate::clock::Tick;
 use crate::net::{self, Stream, TlsClient};
@@ -200,39 +200,44 @@ impl Shared {
     /// closed model it starts now; in the open model it waits until a request falls due. Every
     /// admitted attempt is counted (as a recorded attempt or a warm-up one) and must end one way.
     pub async fn next_attempt(&self, index: usize) -> Option<Admitted> {
+        match self.pacer.get() {
+            None => self.admit(),
+            Some(_) => poll_fn(|cx| self.poll_paced(index, cx)).await,
+        }
+    }
+
+    /// Open model: the next attempt for slot `index` once one falls due, under the slot's guard
+    /// (`None` when the run is over for it, or the slot was cancelled while waiting).
+    pub fn poll_paced(&self, index: usize, cx: &mut Context<'_>) -> Poll<Option<Admitted>> {
         let Some(pacer) = self.pacer.get() else {
-            return self.admit();
+            return Poll::Ready(self.admit());
         };
-        let slot = &self.slots[index];
-        let paced = poll_fn(|cx| {
-            if self.stop.get() {
-                return Poll::Ready(None);
-            }
-            let now = Instant::now();
-            match pacer.take(now) {
-                Take::Due { index: j, intended } => {
-                    let warmup = j < pacer.recorded_from;
-                    let mut s = self.stats.borrow_mut();
-                    if warmup {
-                        s.warmup_requests += 1;
-                    } else {
-                        s.attempts += 1;
-                        s.last_send = Some(now);
-                    }
-                    Poll::Ready(Some(Admitted {
-                        start: Tick::of(now),
-                        intended: Some(intended),
-                        warmup,
-                    }))
+        if self.slots[index].poll_guard(cx).is_err() || self.stop.get() {
+            return Poll::Ready(None);
+        }
+        let now = Instant::now();
+        match pacer.take(now) {
+            Take::Due { index: j, intended } => {
+                let warmup = j < pacer.recorded_from;
+                let mut s = self.stats.borrow_mut();
+                if warmup {
+                    s.warmup_requests += 1;
+                } else {
+                    s.attempts += 1;
+                    s.last_send = Some(now);
                 }
-                Take::Wait => {
-                    pacer.wait(index, cx.waker());
-                    Poll::Pending
-                }
-                Take::Over => Poll::Ready(None),
+                Poll::Ready(Some(Admitted {
+                    start: Tick::of(now),
+                    intended: Some(intended),
+                    warmup,
+                }))
             }
-        });
-        guarded(slot, std::pin::pin!(paced)).await.ok().flatten()
+            Take::Wait => {
+                pacer.wait(index, cx.waker());
+                Poll::Pending
+            }
+            Take::Over => Poll::Ready(None),
+        }
     }
 
     /// Closed model: admits an attempt that starts now, if the run admits any more.

@@ -5,7 +5,7 @@
 use std::cell::{Cell, RefCell};
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use crate::clock::Tick;
@@ -109,15 +109,33 @@ impl Slot {
     /// Waits until [`end_wait`](Self::end_wait) (true) or a cancellation (false: the run is
     /// over).
     pub async fn wait(&self) -> bool {
-        poll_fn(|cx| match self.signal.take() {
+        poll_fn(|cx| self.poll_wait(cx)).await
+    }
+
+    /// [`wait`](Self::wait) as a poll, for hand-written futures.
+    pub fn poll_wait(&self, cx: &mut Context<'_>) -> Poll<bool> {
+        match self.signal.take() {
             Some(Signal::WaitOver) => Poll::Ready(true),
             Some(Signal::Cancel(_)) => Poll::Ready(false),
             None => {
                 self.keep_waker(cx.waker());
                 Poll::Pending
             }
-        })
-        .await
+        }
+    }
+
+    /// What [`guarded`] does before each poll of its future, for hand-written futures that guard
+    /// themselves: the cancellation, if the sweeper fired one, or else keeps the task's waker
+    /// for it.
+    #[inline]
+    pub fn poll_guard(&self, cx: &Context<'_>) -> Result<(), Cancel> {
+        match self.signal.take() {
+            Some(Signal::Cancel(why)) => return Err(why),
+            // The end of a wait that was itself cancelled: nobody waits for it any more.
+            Some(Signal::WaitOver) | None => {}
+        }
+        self.keep_waker(cx.waker());
+        Ok(())
     }
 
     pub fn count_completed(&self) {
@@ -146,12 +164,9 @@ impl Slot {
 /// copy the whole request future (hundreds of bytes) on every request.
 pub async fn guarded<F: Future>(slot: &Slot, mut fut: Pin<&mut F>) -> Result<F::Output, Cancel> {
     poll_fn(|cx| {
-        match slot.signal.take() {
-            Some(Signal::Cancel(why)) => return Poll::Ready(Err(why)),
-            // The end of a wait that was itself cancelled: nobody waits for it any more.
-            Some(Signal::WaitOver) | None => {}
+        if let Err(why) = slot.poll_guard(cx) {
+            return Poll::Ready(Err(why));
         }
-        slot.keep_waker(cx.waker());
         fut.as_mut().poll(cx).map(Ok)
     })
     .await

@@ -2,10 +2,8 @@
 //! thread's shared read space, feeding the sans-IO parser inside `poll`. A connection keeps no
 //! read buffer of its own unless a head straddles reads or the server sent bytes early.
 
-use std::cell::{Cell, RefCell};
-use std::future::Future;
+use std::cell::RefCell;
 use std::io;
-use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use crate::clock::Tick;
@@ -50,19 +48,20 @@ impl Conn {
     }
 }
 
-/// One request and its response on an open connection, as one hand-written future: write the
-/// prepared bytes, then read until the parser says the response is complete. One state and one
-/// `poll` rather than an `async fn` per step, because each layer of `async` costs its own resume
-/// and a copy of its result on every request.
-pub struct Exchange<'a> {
-    conn: &'a mut Conn,
-    /// What is left to write.
-    rest: &'a [u8],
-    /// Set when the request has been handed over in full.
-    written: &'a Cell<Option<Tick>>,
-    space: &'a RefCell<ReadSpace>,
+/// One request and its response on an open connection: write the prepared bytes, then read
+/// until the parser says the response is complete. One hand-written state and one `poll` rather
+/// than an `async fn` per step, because each layer of `async` costs its own resume and a copy of
+/// its result on every request. It holds no borrow: each poll is handed the connection, the
+/// request and the read space, so that the engine keeps it inline beside the connection it runs
+/// on, and one value serves every request of that connection (`restart`).
+#[derive(Debug)]
+pub struct Exchange {
+    /// Request bytes handed over so far.
+    sent: usize,
     parser: ResponseParser,
     bytes_in: u64,
+    /// When the request had been handed over in full.
+    written: Option<Tick>,
     first_byte: Option<Tick>,
     /// When the bytes that completed the response were read: one clock read per read serves as
     /// both first byte and end when a response arrives whole, as it almost always does.
@@ -91,38 +90,118 @@ enum Read {
     Failed(Fail),
 }
 
-impl<'a> Exchange<'a> {
-    pub fn new(
-        conn: &'a mut Conn,
-        request: &'a [u8],
-        head_request: bool,
-        space: &'a RefCell<ReadSpace>,
-        written: &'a Cell<Option<Tick>>,
-    ) -> Exchange<'a> {
+/// What one poll works on: the exchange and what it was handed.
+struct On<'a> {
+    ex: &'a mut Exchange,
+    conn: &'a mut Conn,
+    space: &'a RefCell<ReadSpace>,
+}
+
+impl Exchange {
+    pub fn new(head_request: bool) -> Exchange {
         Exchange {
-            conn,
-            rest: request,
-            written,
-            space,
+            sent: 0,
             parser: ResponseParser::new(head_request),
             bytes_in: 0,
+            written: None,
             first_byte: None,
             last_read: None,
             phase: Phase::Write,
         }
     }
 
+    /// Ready for the next request, as `new` would be.
+    #[inline]
+    pub fn restart(&mut self, head_request: bool) {
+        *self = Exchange::new(head_request);
+    }
+
+    /// When the request had been handed over in full, if it was.
+    pub fn written(&self) -> Option<Tick> {
+        self.written
+    }
+
+    /// Writes what is left of `request` on `conn`, then reads its response. `request` must be
+    /// the same bytes on every poll until the exchange completes; it must not be polled after.
+    pub fn poll(
+        &mut self,
+        cx: &mut Context<'_>,
+        conn: &mut Conn,
+        request: &[u8],
+        space: &RefCell<ReadSpace>,
+    ) -> Poll<Result<Response, Fail>> {
+        let mut on = On {
+            ex: self,
+            conn,
+            space,
+        };
+        loop {
+            match on.ex.phase {
+                Phase::Write => {
+                    if let Err(failed) = ready!(on.poll_write(cx, request)) {
+                        on.ex.phase = Phase::Done;
+                        return Poll::Ready(on.early_answer(cx, failed));
+                    }
+                    on.ex.written = Some(Tick::now());
+                    on.ex.phase = match on.feed_carry() {
+                        Ok(true) => Phase::Yield,
+                        Ok(false) => Phase::Read { waited: false },
+                        Err(fail) => {
+                            on.ex.phase = Phase::Done;
+                            return Poll::Ready(Err(fail));
+                        }
+                    };
+                }
+                Phase::Read { waited } => match on.poll_read(cx) {
+                    Read::Pending => {
+                        on.ex.phase = Phase::Read { waited: true };
+                        return Poll::Pending;
+                    }
+                    Read::Complete if !waited => on.ex.phase = Phase::Yield,
+                    Read::Complete => {
+                        on.ex.phase = Phase::Done;
+                        return Poll::Ready(Ok(on.ex.response()));
+                    }
+                    Read::Failed(fail) => {
+                        on.ex.phase = Phase::Done;
+                        return Poll::Ready(Err(fail));
+                    }
+                },
+                Phase::Yield => {
+                    ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
+                    on.ex.phase = Phase::Done;
+                    return Poll::Ready(Ok(on.ex.response()));
+                }
+                Phase::Done => panic!("h1::Exchange polled after it completed"),
+            }
+        }
+    }
+
+    fn response(&self) -> Response {
+        Response {
+            status: self.parser.status(),
+            keep_alive: self.parser.keep_alive(),
+            body_bytes: self.parser.body_bytes(),
+            bytes_in: self.bytes_in,
+            first_byte: self.first_byte,
+            // Completed from `carry` alone: the bytes were there before this request.
+            done: self.last_read.unwrap_or_else(Tick::now),
+        }
+    }
+}
+
+impl On<'_> {
     /// Writes what is left of the request.
-    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Fail>> {
-        while !self.rest.is_empty() {
-            match ready!(self.conn.stream.poll_send(cx, self.rest)) {
+    fn poll_write(&mut self, cx: &mut Context<'_>, request: &[u8]) -> Poll<Result<(), Fail>> {
+        while self.ex.sent < request.len() {
+            match ready!(self.conn.stream.poll_send(cx, &request[self.ex.sent..])) {
                 Ok(0) => {
                     return Poll::Ready(Err(Fail::io(
                         Failure::Write,
                         io::ErrorKind::WriteZero.into(),
                     )));
                 }
-                Ok(n) => self.rest = &self.rest[n..],
+                Ok(n) => self.ex.sent += n,
                 Err(e) => return Poll::Ready(Err(Fail::io(Failure::Write, e))),
             }
         }
@@ -137,9 +216,9 @@ impl<'a> Exchange<'a> {
         }
         let before = self.conn.carry.len();
         let heads = &mut self.space.borrow_mut().heads;
-        let done = feed_with_carry(&mut self.parser, &mut self.conn.carry, &[], heads)
+        let done = feed_with_carry(&mut self.ex.parser, &mut self.conn.carry, &[], heads)
             .map_err(Fail::parse)?;
-        self.bytes_in += (before - self.conn.carry.len()) as u64;
+        self.ex.bytes_in += (before - self.conn.carry.len()) as u64;
         Ok(done)
     }
 
@@ -148,6 +227,7 @@ impl<'a> Exchange<'a> {
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Read {
         let mut space = self.space.borrow_mut();
         let ReadSpace { buf, heads } = &mut *space;
+        let ex = &mut *self.ex;
         loop {
             let n = match self.conn.stream.poll_recv(cx, buf) {
                 Poll::Ready(Ok(n)) => n,
@@ -156,39 +236,27 @@ impl<'a> Exchange<'a> {
             };
             if n == 0 {
                 // A body delimited by the close ends now, not at its last bytes.
-                self.last_read = None;
-                return match self.parser.finish_at_eof() {
+                ex.last_read = None;
+                return match ex.parser.finish_at_eof() {
                     true => Read::Complete,
                     false => Read::Failed(Fail::eof()),
                 };
             }
             let data = &buf[..n];
             let now = Tick::now();
-            self.first_byte.get_or_insert(now);
-            self.last_read = Some(now);
+            ex.first_byte.get_or_insert(now);
+            ex.last_read = Some(now);
             let carry = &mut self.conn.carry;
             let before = carry.len();
-            let complete = match feed_with_carry(&mut self.parser, carry, data, heads) {
+            let complete = match feed_with_carry(&mut ex.parser, carry, data, heads) {
                 Ok(complete) => complete,
                 Err(e) => return Read::Failed(Fail::parse(e)),
             };
             // Bytes that stay in `carry` for a later response are not this one's.
-            self.bytes_in += (before + n).saturating_sub(carry.len()) as u64;
+            ex.bytes_in += (before + n).saturating_sub(carry.len()) as u64;
             if complete {
                 return Read::Complete;
             }
-        }
-    }
-
-    fn response(&self) -> Response {
-        Response {
-            status: self.parser.status(),
-            keep_alive: self.parser.keep_alive(),
-            body_bytes: self.parser.body_bytes(),
-            bytes_in: self.bytes_in,
-            first_byte: self.first_byte,
-            // Completed from `carry` alone: the bytes were there before this request.
-            done: self.last_read.unwrap_or_else(Tick::now),
         }
     }
 
@@ -209,57 +277,9 @@ impl<'a> Exchange<'a> {
         match complete {
             true => Ok(Response {
                 keep_alive: false,
-                ..self.response()
+                ..self.ex.response()
             }),
             false => Err(failed),
-        }
-    }
-}
-
-impl Future for Exchange<'_> {
-    type Output = Result<Response, Fail>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        loop {
-            match this.phase {
-                Phase::Write => {
-                    if let Err(failed) = ready!(this.poll_write(cx)) {
-                        this.phase = Phase::Done;
-                        return Poll::Ready(this.early_answer(cx, failed));
-                    }
-                    this.written.set(Some(Tick::now()));
-                    this.phase = match this.feed_carry() {
-                        Ok(true) => Phase::Yield,
-                        Ok(false) => Phase::Read { waited: false },
-                        Err(fail) => {
-                            this.phase = Phase::Done;
-                            return Poll::Ready(Err(fail));
-                        }
-                    };
-                }
-                Phase::Read { waited } => match this.poll_read(cx) {
-                    Read::Pending => {
-                        this.phase = Phase::Read { waited: true };
-                        return Poll::Pending;
-                    }
-                    Read::Complete if !waited => this.phase = Phase::Yield,
-                    Read::Complete => {
-                        this.phase = Phase::Done;
-                        return Poll::Ready(Ok(this.response()));
-                    }
-                    Read::Failed(fail) => {
-                        this.phase = Phase::Done;
-                        return Poll::Ready(Err(fail));
-                    }
-                },
-                Phase::Yield => {
-                    ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
-                    this.phase = Phase::Done;
-                    return Poll::Ready(Ok(this.response()));
-                }
-                Phase::Done => panic!("h1::Exchange polled after it completed"),
-            }
         }
     }
 }
@@ -267,6 +287,8 @@ impl Future for Exchange<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+    use std::future::poll_fn;
     use std::rc::Rc;
 
     #[test]
@@ -289,11 +311,13 @@ mod tests {
             let flag = other_ran.clone();
             tokio::task::spawn_local(async move { flag.set(true) });
             let mut before_other = 0;
-            let written = Cell::new(None);
+            let mut exchange = Exchange::new(false);
             for _ in 0..1000 {
                 let request = b"GET / HTTP/1.1\r\nhost: a\r\n\r\n";
-                let exchange = Exchange::new(&mut conn, request, false, &space, &written);
-                let r = exchange.await.unwrap();
+                exchange.restart(false);
+                let r = poll_fn(|cx| exchange.poll(cx, &mut conn, request, &space))
+                    .await
+                    .unwrap();
                 assert_eq!(r.status, 200);
                 if !other_ran.get() {
                     before_other += 1;
