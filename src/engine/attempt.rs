@@ -129,7 +129,7 @@ fn record(
     let written = written.unwrap_or(write_start);
     let first_byte = res.first_byte.unwrap_or(written);
     // Open model: from the intended time, so that waiting for a connection (or for spate) counts.
-    let intended = adm.intended.map(Tick::of);
+    let intended = adm.intended;
     let latency = res.done.nanos_since(intended.unwrap_or(t0));
     if let Some(interval) = &ctx.interval {
         interval.borrow_mut().record(latency);

@@ -80,6 +80,7 @@ pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
 /// Runs `plan`; `control` can stop it early and carries the live views for a display.
 pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     plan.validate()?;
+    crate::clock::init();
     check_nofile(plan.connections, plan.effective_threads(), plan.connections)
         .map_err(RunError::FileLimit)?;
     let t = Instant::now();

@@ -89,7 +89,7 @@ pub struct Admitted {
     /// When it actually starts.
     pub start: Tick,
     /// Open model: when it was meant to be sent (latency counts from here).
-    pub intended: Option<Instant>,
+    pub intended: Option<Tick>,
     /// Sent during --warmup: not recorded.
     pub warmup: bool,
 }
@@ -218,6 +218,10 @@ impl Shared {
         let now = Instant::now();
         match pacer.take(now) {
             Take::Due { index: j, intended } => {
+                // The schedule is in `Instant`s; the tick is read beside `now`, so that the
+                // intended time converts against a pair of readings made together.
+                let start = Tick::now();
+                let intended = start.before(now.saturating_duration_since(intended));
                 let warmup = j < pacer.recorded_from;
                 let mut s = self.stats.borrow_mut();
                 if warmup {
@@ -227,7 +231,7 @@ impl Shared {
                     s.last_send = Some(now);
                 }
                 Poll::Ready(Some(Admitted {
-                    start: Tick::of(now),
+                    start,
                     intended: Some(intended),
                     warmup,
                 }))
