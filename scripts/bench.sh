@@ -17,7 +17,8 @@
 #                                    terminal (a pty from script(1)), in plain mode (stderr not a
 #                                    terminal) and with --no-progress; modes alternate per rep
 #   scripts/bench.sh soak            one long run (SOAK, default 10m) at c = 1000: throughput per
-#                                    10 s from spate's status lines, RSS sampled every 10 s
+#                                    10 s from spate's status lines; RSS, spate's CPU per request
+#                                    and CPU 0's steal time sampled every 10 s
 #   scripts/bench.sh size            release binary size
 #   scripts/bench.sh floor           the cost floor: CPU us per request of scripts/floor, a client
 #                                    that does no work (epoll and io_uring), beside spate and wrk,
@@ -160,7 +161,10 @@ PY
 }
 
 # One long run at c = 1000: throughput per 10 s interval from spate's own status lines (written
-# every 10 s when stderr is not a terminal) and RSS sampled every 10 s.
+# every 10 s when stderr is not a terminal); every 10 s, spate's RSS and CPU time and CPU 0's
+# steal time. The VM's speed drifts by +-15 % over tens of seconds, so beside the throughput
+# ratio the soak reports spate's CPU per request per minute: a generator that decays spends
+# more per request as the run goes on, whatever the machine does.
 mode_soak() {
   local dur=${SOAK:-10m} tmp url served spid=""; tmp=$(mktemp -d)
   if [ "${SERVER:-hyper}" = spate ]; then
@@ -173,12 +177,17 @@ mode_soak() {
     start_target
     url=http://127.0.0.1:18081/
   fi
-  echo "soak: spate -c 1000 -z $dur against the ${SERVER:-hyper} target (RSS every 10 s)" >&2
+  echo "soak: spate -c 1000 -z $dur against the ${SERVER:-hyper} target (RSS, CPU every 10 s)" >&2
+  date +%s.%N > "$tmp/start"
   taskset -c 0 "$SPATE" --threads 1 -c 1000 -z "$dur" --format json "$url" \
     > "$tmp/out.json" 2> "$tmp/err" &
-  local pid=$!
+  local pid=$! stat
   while kill -0 "$pid" 2>/dev/null; do
-    echo "$(date +%s) $(ps -o rss= -p "$pid" 2>/dev/null || true)" >> "$tmp/rss"
+    # /proc/PID/stat fields 14 and 15: user and system CPU in clock ticks; /proc/stat's cpu0
+    # line, field 9: the time the hypervisor ran something else on CPU 0.
+    stat=$(cut -d' ' -f14,15 "/proc/$pid/stat" 2>/dev/null) || break
+    echo "$(date +%s.%N) $(ps -o rss= -p "$pid" 2>/dev/null || echo -) $stat" \
+      "$(awk '$1 == "cpu0" {print $9}' /proc/stat)" >> "$tmp/samples"
     sleep 10
   done
   wait "$pid" || true
@@ -188,30 +197,7 @@ mode_soak() {
   else
     served=$(curl -s http://127.0.0.1:18081/__stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
   fi
-  python3 - "$tmp" "$served" <<'PY'
-import json, re, sys
-d, served = sys.argv[1], int(sys.argv[2])
-j = json.load(open(f"{d}/out.json"))
-points = [(0.0, 0)]
-for line in open(f"{d}/err"):
-    m = re.match(r"spate: ([0-9.]+)s of [^:]+: ([0-9,]+) completed", line)
-    if m:
-        points.append((float(m[1]), int(m[2].replace(",", ""))))
-rates = [(t1, (n1 - n0) / (t1 - t0)) for (t0, n0), (t1, n1) in zip(points, points[1:])]
-first = [r for t, r in rates if t <= 60]
-last = [r for t, r in rates if t > rates[-1][0] - 60]
-rss = [int(f[1]) for f in (l.split() for l in open(f"{d}/rss")) if len(f) == 2]
-after = rss[6:] or rss
-mean = lambda v: sum(v) / len(v)
-print(f"requests: {j['requests']['completed']:,} completed, {j['requests']['failed']:,} failed; "
-      f"the server counted {served:,}")
-print("req/s per 10 s: " + " ".join(f"{r / 1000:.0f}k" for _, r in rates))
-print(f"throughput: first minute {mean(first):,.0f} req/s, last minute {mean(last):,.0f} req/s "
-      f"({mean(last) / mean(first) * 100:.1f} %)")
-print(f"RSS after the first minute: {min(after) / 1024:.1f} .. {max(after) / 1024:.1f} MiB "
-      f"(spread {(max(after) - min(after)) / min(after) * 100:.1f} %); samples (MiB): "
-      + " ".join(f"{r / 1024:.1f}" for r in rss))
-PY
+  python3 "$ROOT/scripts/soak-report.py" "$tmp" "$served" "$(getconf CLK_TCK)"
   rm -rf "$tmp"
   [ -n "$spid" ] || stop_target
 }
