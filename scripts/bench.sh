@@ -21,9 +21,10 @@
 #                                    and CPU 0's steal time sampled every 10 s
 #   scripts/bench.sh size            release binary size
 #   scripts/bench.sh floor           the cost floor: CPU us per request of scripts/floor, a client
-#                                    that does no work (epoll and io_uring), beside spate and wrk,
-#                                    alternating, at c = 50 and 1000 (REPS, default 5); then the
-#                                    p99/p50 a first-come-first-served client sees at c = 10000
+#                                    that does no work (level- and edge-triggered epoll, io_uring),
+#                                    beside spate and wrk, alternating, at c = 50 and 1000 (REPS,
+#                                    default 5); then the p99/p50 a first-come-first-served client
+#                                    sees at c = 10000
 #   BASE=<spate binary> scripts/bench.sh compare
 #                                    before and after a change: CPU and user us per request of
 #                                    BASE, this build and wrk, alternating (REPS, default 5) at
@@ -205,7 +206,7 @@ mode_soak() {
 cpu_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
   local tool=$1 c=$2 d=$3 n tmp; tmp=$(mktemp -d)
   case $tool in
-    epoll|uring)
+    epoll|edge|uring)
       taskset -c 0 "$FLOOR" "$tool" "$c" "$d" > "$tmp/out"
       sed -n 's/.*cpu_us_per_req=\([0-9.]*\) user_us_per_req=\([0-9.]*\).*/\1 \2/p' "$tmp/out" ;;
     spate|base|wrk)
@@ -242,7 +243,7 @@ alternate() {
       python3 - "$c" "$tool" ${got[$tool]} <<'PY'
 import statistics, sys
 c, tool, runs = sys.argv[1], sys.argv[2], [tuple(map(float, r.split("/"))) for r in sys.argv[3:]]
-name = {"epoll": "floor (epoll)", "uring": "floor (io_uring)", "base": "spate (BASE)"}.get(tool, tool)
+name = {"epoll": "floor (epoll LT)", "edge": "floor (epoll ET)", "uring": "floor (io_uring)", "base": "spate (BASE)"}.get(tool, tool)
 cpu = statistics.median(r[0] for r in runs)
 user = statistics.median(r[1] for r in runs)
 print(f"c={c} {name:16} median {cpu:.2f} us/request, user {user:.2f}  "
@@ -254,14 +255,15 @@ PY
 }
 
 # The floor: what the kernel charges any client. scripts/floor is a client that does no work
-# in user space (fixed request, no parsing, no clock per request), through epoll and through
-# io_uring; it runs alternating with spate and wrk, and the medians say how far above the floor
-# each tool is, and whether io_uring lowers the floor on this machine.
+# in user space (fixed request, no parsing, no clock per request), through level-triggered epoll
+# (as wrk), edge-triggered epoll (as spate, through tokio) and io_uring; it runs alternating with
+# spate and wrk, and the medians say how far above its own interface's floor each tool is, and
+# whether io_uring lowers the floor on this machine.
 mode_floor() {
   cargo build --release --locked -q --manifest-path "$ROOT/scripts/floor/Cargo.toml"
   FLOOR="$ROOT/scripts/floor/target/release/spate-floor"
   start_target
-  alternate cpu_run "epoll uring spate wrk" 4
+  alternate cpu_run "epoll edge uring spate wrk" 4
   local tool
   # The tail a strictly first-come-first-served client sees at c = 10000 (the floor's latency
   # mode reads the clock per request), beside spate's and wrk's.

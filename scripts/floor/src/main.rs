@@ -1,13 +1,14 @@
 //! The floor: HTTP/1.1 keep-alive ping-pong over C connections with as little user-space work
 //! as a client can do (a fixed request, no parsing beyond the arena target's `hello` body, no
-//! clock per request), once through epoll and once through io_uring. What it costs per request
-//! is what the kernel charges any load generator on this machine. It must not grow features:
+//! clock per request), through level-triggered epoll, edge-triggered epoll (as tokio, and so
+//! spate, registers its sockets) and io_uring. What it costs per request is what the kernel
+//! charges any load generator on this machine. It must not grow features:
 //! it is a yardstick, not a load generator.
 //!
 //! `latency` is the epoll client with a clock read at each send and each completion, for the
 //! tail a strictly first-come-first-served client sees (p99/p50); its CPU figure is not the floor.
 //!
-//! Usage: spate-floor epoll|uring|latency C SECONDS [ADDR]   (ADDR: a loopback address, default
+//! Usage: spate-floor epoll|edge|uring|latency C SECONDS [ADDR]   (ADDR: a loopback address, default
 //! 127.0.0.1:18081, the arena's HTTP/1.1 target). Prints requests/s and CPU µs per request.
 
 use std::net::{SocketAddr, TcpStream};
@@ -43,16 +44,19 @@ fn send(fd: i32) {
     unsafe { libc::send(fd, REQUEST.as_ptr().cast(), REQUEST.len(), 0) };
 }
 
-/// Level-triggered epoll: one epoll_wait per batch, then one recv and one send per response,
-/// in the order the kernel reports readiness. With `lat`, each request's latency in ns.
-fn epoll(conns: &[TcpStream], until: Instant, mut lat: Option<&mut Vec<u64>>) -> u64 {
+/// epoll: one epoll_wait per batch, then one recv and one send per response, in the order the
+/// kernel reports readiness. Level-triggered, the kernel polls every socket it reported once
+/// more at the next wait; edge-triggered (`edge`), it reports a socket again only when new
+/// bytes arrive, which is enough here because one recv takes a whole response (or the rest of
+/// it arrives as new bytes). With `lat`, each request's latency in ns.
+fn epoll(conns: &[TcpStream], until: Instant, edge: bool, mut lat: Option<&mut Vec<u64>>) -> u64 {
     let mut sent = vec![until; conns.len()];
     // SAFETY: plain system calls on descriptors this process owns.
     let ep = unsafe { libc::epoll_create1(0) };
     for (i, s) in conns.iter().enumerate() {
         s.set_nonblocking(true).expect("nonblocking");
         let mut ev = libc::epoll_event {
-            events: libc::EPOLLIN as u32,
+            events: libc::EPOLLIN as u32 | if edge { libc::EPOLLET as u32 } else { 0 },
             u64: i as u64,
         };
         // SAFETY: as above.
@@ -156,7 +160,9 @@ fn uring(conns: &[TcpStream], until: Instant) -> u64 {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let usage = || {
-        eprintln!("usage: spate-floor epoll|uring|latency CONNECTIONS SECONDS [LOOPBACK_ADDR]");
+        eprintln!(
+            "usage: spate-floor epoll|edge|uring|latency CONNECTIONS SECONDS [LOOPBACK_ADDR]"
+        );
         ExitCode::from(2)
     };
     let (Some(mode), Some(Ok(c)), Some(Ok(secs))) = (
@@ -176,7 +182,7 @@ fn main() -> ExitCode {
     if !addr.ip().is_loopback()
         || c == 0
         || secs == 0
-        || !matches!(mode.as_str(), "epoll" | "uring" | "latency")
+        || !matches!(mode.as_str(), "epoll" | "edge" | "uring" | "latency")
     {
         return usage();
     }
@@ -195,8 +201,9 @@ fn main() -> ExitCode {
     let until = start + Duration::from_secs(secs);
     let mut lat = Vec::with_capacity(if mode == "latency" { 20_000_000 } else { 0 });
     let done = match mode.as_str() {
-        "epoll" => epoll(&conns, until, None),
-        "latency" => epoll(&conns, until, Some(&mut lat)),
+        "epoll" => epoll(&conns, until, false, None),
+        "edge" => epoll(&conns, until, true, None),
+        "latency" => epoll(&conns, until, false, Some(&mut lat)),
         _ => uring(&conns, until),
     };
     let elapsed = start.elapsed().as_secs_f64();
