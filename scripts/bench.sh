@@ -22,9 +22,9 @@
 #   scripts/bench.sh size            release binary size
 #   scripts/bench.sh floor           the cost floor: CPU us per request of scripts/floor, a client
 #                                    that does no work (level- and edge-triggered epoll, io_uring),
-#                                    beside spate and wrk, alternating, at c = 50 and 1000 (REPS,
-#                                    default 5); then the p99/p50 a first-come-first-served client
-#                                    sees at c = 10000
+#                                    beside spate, wrk and vastar (FLOOR_TOOLS), alternating, at
+#                                    c = 50 and 1000 (REPS, default 5); then the p99/p50 a
+#                                    first-come-first-served client sees at c = 10000
 #   BASE=<spate binary> scripts/bench.sh compare
 #                                    before and after a change: CPU and user us per request of
 #                                    BASE, this build and wrk, alternating (REPS, default 5) at
@@ -34,7 +34,7 @@
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
 # DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena), SPATE (the binary to
 # measure; default target/release/spate), SOAK (duration),
-# SERVER (soak target: hyper | spate).
+# SERVER (soak target: hyper | spate), FLOOR_TOOLS (floor: epoll edge uring spate wrk vastar).
 # Every run is bounded by the tool's own duration and by the arena's timeout; all load goes to
 # 127.0.0.1. Results: /tmp/arena/results/$LABEL/{summary.md,results.csv,raw/}; tables of the
 # targets: scripts/bench-table.py /tmp/arena/results/$LABEL/results.csv.
@@ -89,6 +89,10 @@ start_target() { # the arena's hyper target on CPU 1, stopped when this script e
 
 stop_target() { kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null || true; trap - EXIT; }
 
+served() { # requests the arena's HTTP/1.1 target has answered so far
+  curl -s http://127.0.0.1:18081/__stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])'
+}
+
 display_run() { # MODE C DUR -> "cpu_us_per_req user_us_per_req"
   local mode=$1 c=$2 d=$3 tmp; tmp=$(mktemp -d)
   local cmd="/usr/bin/time -o $tmp/time -f '%U %S' taskset -c 0 $SPATE --threads 1 -c $c -z ${d}s --format json"
@@ -138,9 +142,9 @@ mode_syscalls() {
         wrk)    set -- wrk -t1 -c"$c" -d5s "$url" ;;
         vastar) set -- env TOKIO_WORKER_THREADS=1 /tmp/arena/peers/bin/vastar -c "$c" -z 5s "$url" ;;
       esac
-      local before; before=$(curl -s "${url}__stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+      local before; before=$(served)
       perf stat -x, -o "$tmp/perf" -e 'syscalls:sys_enter_*' -- taskset -c 0 "$@" >/dev/null 2>&1
-      local after; after=$(curl -s "${url}__stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+      local after; after=$(served)
       python3 - "$tmp/perf" "$tool" "$c" "$((after - before))" <<'PY'
 import sys
 path, tool, c, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -196,7 +200,7 @@ mode_soak() {
     kill -INT "$spid"; wait "$spid" || true
     served=$(sed -n 's/.*answered \([0-9]*\) requests.*/\1/p' "$tmp/serve")
   else
-    served=$(curl -s http://127.0.0.1:18081/__stats | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+    served=$(served)
   fi
   python3 "$ROOT/scripts/soak-report.py" "$tmp" "$served" "$(getconf CLK_TCK)"
   rm -rf "$tmp"
@@ -221,6 +225,12 @@ cpu_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
           http://127.0.0.1:18081/ > "$tmp/out"
         n=$(awk '/requests in/{print $1; exit}' "$tmp/out")
       fi
+      python3 -c 'import sys; u, s = map(float, open(sys.argv[1]).read().split()[-2:]); n = int(sys.argv[2]); print(f"{(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f}")' "$tmp/time" "$n" ;;
+    vastar) # it prints no total that counts every response, so the server's count serves
+      local before; before=$(served)
+      /usr/bin/time -o "$tmp/time" -f '%U %S' env TOKIO_WORKER_THREADS=1 taskset -c 0 \
+        /tmp/arena/peers/bin/vastar -c "$c" -z "${d}s" -t 10 http://127.0.0.1:18081/ > /dev/null
+      n=$(( $(served) - before ))
       python3 -c 'import sys; u, s = map(float, open(sys.argv[1]).read().split()[-2:]); n = int(sys.argv[2]); print(f"{(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f}")' "$tmp/time" "$n" ;;
   esac
   rm -rf "$tmp"
@@ -256,14 +266,14 @@ PY
 
 # The floor: what the kernel charges any client. scripts/floor is a client that does no work
 # in user space (fixed request, no parsing, no clock per request), through level-triggered epoll
-# (as wrk), edge-triggered epoll (as spate, through tokio) and io_uring; it runs alternating with
-# spate and wrk, and the medians say how far above its own interface's floor each tool is, and
-# whether io_uring lowers the floor on this machine.
+# (as wrk), edge-triggered epoll (as spate and vastar, through tokio) and io_uring; it runs
+# alternating with spate, wrk and vastar, and the medians say how far above its own interface's
+# floor each tool is, and whether io_uring lowers the floor on this machine.
 mode_floor() {
   cargo build --release --locked -q --manifest-path "$ROOT/scripts/floor/Cargo.toml"
   FLOOR="$ROOT/scripts/floor/target/release/spate-floor"
   start_target
-  alternate cpu_run "epoll edge uring spate wrk" 4
+  alternate cpu_run "${FLOOR_TOOLS:-epoll edge uring spate wrk vastar}" 4
   local tool
   # The tail a strictly first-come-first-served client sees at c = 10000 (the floor's latency
   # mode reads the clock per request), beside spate's and wrk's.
