@@ -208,31 +208,29 @@ mode_soak() {
 }
 
 cpu_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
-  local tool=$1 c=$2 d=$3 n tmp; tmp=$(mktemp -d)
+  local tool=$1 c=$2 d=$3 n before tmp; tmp=$(mktemp -d)
   case $tool in
     epoll|edge|uring)
       taskset -c 0 "$FLOOR" "$tool" "$c" "$d" > "$tmp/out"
-      sed -n 's/.*cpu_us_per_req=\([0-9.]*\) user_us_per_req=\([0-9.]*\).*/\1 \2/p' "$tmp/out" ;;
-    spate|base|wrk)
-      if [ "$tool" != wrk ]; then
-        local bin=$SPATE
-        [ "$tool" = base ] && bin=$BASE
-        /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 "$bin" --threads 1 -c "$c" \
-          -z "${d}s" --no-progress --format json http://127.0.0.1:18081/ > "$tmp/out.json" 2>/dev/null
-        n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"]["completed"])' "$tmp/out.json")
-      else
-        /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 wrk -t1 -c"$c" -d"${d}s" \
-          http://127.0.0.1:18081/ > "$tmp/out"
-        n=$(awk '/requests in/{print $1; exit}' "$tmp/out")
-      fi
-      python3 -c 'import sys; u, s = map(float, open(sys.argv[1]).read().split()[-2:]); n = int(sys.argv[2]); print(f"{(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f}")' "$tmp/time" "$n" ;;
+      sed -n 's/.*cpu_us_per_req=\([0-9.]*\) user_us_per_req=\([0-9.]*\).*/\1 \2/p' "$tmp/out"
+      rm -rf "$tmp"; return ;;
+    spate|base)
+      local bin=$SPATE
+      [ "$tool" = base ] && bin=$BASE
+      /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 "$bin" --threads 1 -c "$c" \
+        -z "${d}s" --no-progress --format json http://127.0.0.1:18081/ > "$tmp/out.json" 2>/dev/null
+      n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"]["completed"])' "$tmp/out.json") ;;
+    wrk)
+      /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 wrk -t1 -c"$c" -d"${d}s" \
+        http://127.0.0.1:18081/ > "$tmp/out"
+      n=$(awk '/requests in/{print $1; exit}' "$tmp/out") ;;
     vastar) # it prints no total that counts every response, so the server's count serves
-      local before; before=$(served)
+      before=$(served)
       /usr/bin/time -o "$tmp/time" -f '%U %S' env TOKIO_WORKER_THREADS=1 taskset -c 0 \
         /tmp/arena/peers/bin/vastar -c "$c" -z "${d}s" -t 10 http://127.0.0.1:18081/ > /dev/null
-      n=$(( $(served) - before ))
-      python3 -c 'import sys; u, s = map(float, open(sys.argv[1]).read().split()[-2:]); n = int(sys.argv[2]); print(f"{(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f}")' "$tmp/time" "$n" ;;
+      n=$(( $(served) - before )) ;;
   esac
+  python3 -c 'import sys; u, s = map(float, open(sys.argv[1]).read().split()[-2:]); n = int(sys.argv[2]); print(f"{(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f}")' "$tmp/time" "$n"
   rm -rf "$tmp"
 }
 
