@@ -2,14 +2,15 @@
 //! as a client can do (a fixed request, no parsing beyond the arena target's `hello` body, no
 //! clock per request), through level-triggered epoll, edge-triggered epoll (as tokio, and so
 //! spate, registers its sockets) and io_uring. What it costs per request is what the kernel
-//! charges any load generator on this machine. It must not grow features:
-//! it is a yardstick, not a load generator.
+//! charges any load generator on this machine. It must not grow features: it is a yardstick,
+//! not a load generator.
 //!
 //! `latency` is the epoll client with a clock read at each send and each completion, for the
 //! tail a strictly first-come-first-served client sees (p99/p50); its CPU figure is not the floor.
 //!
-//! Usage: spate-floor epoll|edge|uring|latency C SECONDS [ADDR]   (ADDR: a loopback address, default
-//! 127.0.0.1:18081, the arena's HTTP/1.1 target). Prints requests/s and CPU µs per request.
+//! Usage: spate-floor epoll|edge|uring|latency C SECONDS [ADDR] (ADDR: a loopback address,
+//! default 127.0.0.1:18081, the arena's HTTP/1.1 target). Prints requests/s and CPU µs per
+//! request.
 
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
