@@ -5,7 +5,8 @@ Usage: scripts/bench-table.py RESULTS.csv [MORE.csv ...]
 
 For every mode and connection count: the median over repetitions of throughput, CPU and user-space
 CPU per request, peak RSS and p99/p50 of each tool, then spate's ratio to the best peer on each
-(lower is better, except throughput). Needs only Python's standard library.
+(lower is better, except throughput). Last, the performance targets (issue 6) these runs can
+judge, each met or not. Needs only Python's standard library.
 """
 import csv
 import statistics
@@ -47,6 +48,50 @@ COLUMNS = [  # key, heading, format, better
 ]
 
 
+# The targets these files can judge, as ratios within one run where the machine's speed matters.
+# The user-space row was set as 0.5 us when wrk, the best peer, measured 0.56: 0.89x.
+USER_RATIO = 0.5 / 0.56
+
+
+def best_peer(table, key, better=min):
+    peers = [(t, v[key]) for t, v in table.items() if t != "spate" and v[key] is not None]
+    return better(peers, key=lambda tv: tv[1]) if peers else (None, None)
+
+
+def verdicts(tables):
+    """(target, measured, met) for every target whose rows are present."""
+    out = []
+    for c in (50, 1000, 10000):
+        t = tables.get(("h1", c, 1))
+        if not t or "spate" not in t or t["spate"]["cpu"] is None:
+            continue
+        peer, best = best_peer(t, "cpu")
+        if best:
+            r = t["spate"]["cpu"] / best
+            target = f"CPU/request at c = {c} <= 0.80x the best peer"
+            out.append((target, f"{r:.3f}x {peer}", r <= 0.8))
+    t = tables.get(("h1", 50, 1))
+    if t and "spate" in t and t["spate"]["user"] is not None:
+        peer, best = best_peer(t, "user")
+        if best:
+            r = t["spate"]["user"] / best
+            out.append((f"user CPU/request at c = 50 <= {USER_RATIO:.2f}x the best peer",
+                        f"{t['spate']['user']:.2f} us, {r:.3f}x {peer}", r <= USER_RATIO))
+    t = tables.get(("h1", 10000, 1))
+    if t and "spate" in t:
+        if t["spate"]["rss"] is not None:
+            rss = t["spate"]["rss"]
+            out.append(("peak RSS at c = 10000 <= 38 MiB", f"{rss:.1f} MiB", rss <= 38))
+        if t["spate"]["tail"] is not None:
+            tail = t["spate"]["tail"]
+            out.append(("p99/p50 at c = 10000 <= 1.3", f"{tail:.2f}", tail <= 1.3))
+    t = tables.get(("h2c", 16, 16))
+    if t and "spate" in t and "h2load" in t and t["h2load"]["rps"]:
+        r = t["spate"]["rps"] / t["h2load"]["rps"]
+        out.append(("h2c 16 x 16 req/s >= h2load's", f"{r:.3f}x", r >= 1))
+    return out
+
+
 def main(paths):
     groups = defaultdict(list)
     for p in paths:
@@ -56,6 +101,7 @@ def main(paths):
                     continue
                 key = (r["mode"], int(r["conns"]), int(r["streams"]))
                 groups[key].append((r["tool"], per_run(r)))
+    tables = {}
     for (mode, conns, streams), runs in sorted(groups.items()):
         by_tool = defaultdict(list)
         for tool, m in runs:
@@ -64,6 +110,7 @@ def main(paths):
             tool: {k: med(m[k] for m in ms) for k, *_ in COLUMNS} | {"n": len(ms)}
             for tool, ms in by_tool.items()
         }
+        tables[(mode, conns, streams)] = table
         shape = f"c={conns}" + (f" x {streams} streams" if streams > 1 else "")
         print(f"\n### {mode} {shape}\n")
         print("| tool | runs | " + " | ".join(h for _, h, _, _ in COLUMNS) + " |")
@@ -84,6 +131,12 @@ def main(paths):
             if best:
                 ratios.append(f"{heading} {mine / best:.2f}x {best_tool}")
         print("\nspate / best peer: " + "; ".join(ratios))
+    judged = verdicts(tables)
+    if judged:
+        print("\n### Targets these runs judge (issue 6; BENCHMARK.md, *Targets*)\n")
+        print("| target | measured | |\n|---|---|---|")
+        for target, measured, met in judged:
+            print(f"| {target} | {measured} | {'met' if met else 'not met'} |")
 
 
 if __name__ == "__main__":
