@@ -18,7 +18,8 @@
 #                                    terminal) and with --no-progress; modes alternate per rep
 #   scripts/bench.sh soak            one long run (SOAK, default 10m) at c = 1000: throughput per
 #                                    10 s from spate's status lines; RSS, spate's CPU per request
-#                                    and CPU 0's steal time sampled every 10 s
+#                                    and CPU 0's steal time sampled every 10 s; then a fresh run
+#                                    (SOAK_FRESH, default 30s; 0: none) beside the last minute
 #   scripts/bench.sh size            release binary size
 #   scripts/bench.sh floor           the cost floor: CPU us per request of scripts/floor, a client
 #                                    that does no work (level- and edge-triggered epoll, io_uring),
@@ -33,7 +34,7 @@
 #
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
 # DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena), SPATE (the binary to
-# measure; default target/release/spate), SOAK (duration),
+# measure; default target/release/spate), SOAK (duration), SOAK_FRESH (the fresh run after it),
 # SERVER (soak target: hyper | spate), FLOOR_TOOLS (floor: epoll edge uring spate wrk vastar).
 # Every run is bounded by the tool's own duration and by the arena's timeout; all load goes to
 # 127.0.0.1. Results: /tmp/arena/results/$LABEL/{summary.md,results.csv,raw/}; tables of the
@@ -199,9 +200,19 @@ mode_soak() {
   if [ -n "$spid" ]; then
     kill -INT "$spid"; wait "$spid" || true
     served=$(sed -n 's/.*answered \([0-9]*\) requests.*/\1/p' "$tmp/serve")
+    taskset -c 1 "$SPATE" serve --threads 1 --port 18090 > /dev/null 2>&1 &
+    spid=$!
+    sleep 0.5
   else
     served=$(served)
   fi
+  # A fresh spate, the same command for SOAK_FRESH (0: none), right after: a generator that
+  # decayed is slower than a fresh one, while a slower hour of the machine slows both.
+  if [ "${SOAK_FRESH:-30s}" != 0 ]; then
+    /usr/bin/time -o "$tmp/fresh.time" -f '%U %S' taskset -c 0 "$SPATE" --threads 1 -c 1000 \
+      -z "${SOAK_FRESH:-30s}" --no-progress --format json "$url" > "$tmp/fresh.json" 2>/dev/null || true
+  fi
+  [ -z "$spid" ] || { kill "$spid"; wait "$spid" 2>/dev/null || true; }
   python3 "$ROOT/scripts/soak-report.py" "$tmp" "$served" "$(getconf CLK_TCK)"
   rm -rf "$tmp"
   [ -n "$spid" ] || stop_target

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """The soak's figures, from what `scripts/bench.sh soak` collected in DIR: spate's JSON result
 (out.json), its status lines (err: "spate: 10.0s of 10m: 812,345 completed ..."), and one sample
-every 10 s (samples: epoch seconds, RSS KiB, user and system CPU ticks, CPU 0 steal ticks).
+every 10 s (samples: epoch seconds, RSS KiB, user and system CPU ticks, CPU 0 steal ticks);
+and, if present, a fresh run of the same command right after (fresh.json, fresh.time: user and
+system seconds).
 
 Usage: soak-report.py DIR SERVED CLK_TCK
 
 Prints the requests against the server's count, the rate per 10 s, the first and the last
-minute's throughput, spate's CPU per request and CPU 0's steal in the same minutes, and RSS.
+minute's throughput, spate's CPU per request and CPU 0's steal in the same minutes, RSS, and
+the last minute against the fresh run.
 """
+import os
 import json
 import re
 import sys
@@ -69,17 +73,39 @@ def main():
     print("req/s per 10 s: " + " ".join(f"{r / 1000:.0f}k" for _, r in rates))
     print(f"throughput: first minute {mean(first):,.0f} req/s, last minute {mean(last):,.0f} req/s "
           f"({mean(last) / mean(first) * 100:.1f} %)")
+    last_cpu = None
     if len(cpu) >= 2:
         # The last sample can precede the last status line by up to 10 s: end the window there.
         t1 = min(end, cpu[-1][0])
-        a, b = per_request_us(0, 60), per_request_us(t1 - 60, t1)
-        print(f"spate CPU per request: first minute {a:.2f} us, last minute {b:.2f} us "
-              f"({b / a * 100:.1f} %); CPU 0 steal: first minute {steal_percent(0, 60):.1f} %, "
-              f"last minute {steal_percent(t1 - 60, t1):.1f} %")
+        a, last_cpu = per_request_us(0, 60), per_request_us(t1 - 60, t1)
+        print(f"spate CPU per request: first minute {a:.2f} us, last minute {last_cpu:.2f} us "
+              f"({last_cpu / a * 100:.1f} %); CPU 0 steal: first minute "
+              f"{steal_percent(0, 60):.1f} %, last minute {steal_percent(t1 - 60, t1):.1f} %")
+    fresh(d, mean(last), last_cpu)
     after = rss[6:] or rss
     print(f"RSS after the first minute: {min(after) / 1024:.1f} .. {max(after) / 1024:.1f} MiB "
           f"(spread {(max(after) - min(after)) / min(after) * 100:.1f} %); samples (MiB): "
           + " ".join(f"{r / 1024:.1f}" for r in rss))
+
+
+def fresh(d, last_rate, last_cpu):
+    """The soak's last minute against a fresh run of the same command right after it."""
+    if not (os.path.exists(f"{d}/fresh.json") and os.path.exists(f"{d}/fresh.time")):
+        return
+    try:
+        result = json.load(open(f"{d}/fresh.json"))
+        user, system = map(float, open(f"{d}/fresh.time").read().split()[-2:])
+    except (ValueError, OSError):
+        print("fresh run: no result")
+        return
+    n = result["requests"]["completed"]
+    rate = result["totals"]["requests_per_sec"]
+    cpu = (user + system) / n * 1e6 if n else float("nan")
+    line = (f"fresh run right after: {rate:,.0f} req/s, {cpu:.2f} us per request; the soak's last "
+            f"minute is {last_rate / rate * 100:.1f} % of its rate")
+    if last_cpu is not None:
+        line += f" at {last_cpu / cpu * 100:.1f} % of its CPU per request"
+    print(line)
 
 
 if __name__ == "__main__":
