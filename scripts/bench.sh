@@ -185,8 +185,8 @@ mode_soak() {
   fi
   echo "soak: spate -c 1000 -z $dur against the ${SERVER:-hyper} target (RSS, CPU every 10 s)" >&2
   date +%s.%N > "$tmp/start"
-  taskset -c 0 "$SPATE" --threads 1 -c 1000 -z "$dur" --format json "$url" \
-    > "$tmp/out.json" 2> "$tmp/err" &
+  local gen=(taskset -c 0 "$SPATE" --threads 1 -c 1000)
+  "${gen[@]}" -z "$dur" --format json "$url" > "$tmp/out.json" 2> "$tmp/err" &
   local pid=$! stat
   while kill -0 "$pid" 2>/dev/null; do
     # /proc/PID/stat fields 14 and 15: user and system CPU in clock ticks; /proc/stat's cpu0
@@ -209,8 +209,8 @@ mode_soak() {
   # A fresh spate, the same command for SOAK_FRESH (0: none), right after: a generator that
   # decayed is slower than a fresh one, while a slower hour of the machine slows both.
   if [ "${SOAK_FRESH:-30s}" != 0 ]; then
-    /usr/bin/time -o "$tmp/fresh.time" -f '%U %S' taskset -c 0 "$SPATE" --threads 1 -c 1000 \
-      -z "${SOAK_FRESH:-30s}" --no-progress --format json "$url" > "$tmp/fresh.json" 2>/dev/null || true
+    /usr/bin/time -o "$tmp/fresh.time" -f '%U %S' "${gen[@]}" -z "${SOAK_FRESH:-30s}" \
+      --no-progress --format json "$url" > "$tmp/fresh.json" 2>/dev/null || true
   fi
   [ -z "$spid" ] || { kill "$spid"; wait "$spid" 2>/dev/null || true; }
   python3 "$ROOT/scripts/soak-report.py" "$tmp" "$served" "$(getconf CLK_TCK)"

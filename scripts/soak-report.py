@@ -11,8 +11,8 @@ Prints the requests against the server's count, the rate per 10 s, the first and
 minute's throughput, spate's CPU per request and CPU 0's steal in the same minutes, RSS, and
 the last minute against the fresh run.
 """
-import os
 import json
+import os
 import re
 import sys
 from bisect import bisect_left
