@@ -123,12 +123,9 @@ def main(paths):
             continue
         ratios = []
         for k, heading, _, better in COLUMNS:
-            peers = [(t, v[k]) for t, v in table.items() if t != "spate" and v[k] is not None]
+            best_tool, best = best_peer(table, k, better)
             mine = table["spate"][k]
-            if not peers or mine is None:
-                continue
-            best_tool, best = better(peers, key=lambda tv: tv[1])
-            if best:
+            if best and mine is not None:
                 ratios.append(f"{heading} {mine / best:.2f}x {best_tool}")
         print("\nspate / best peer: " + "; ".join(ratios))
     judged = verdicts(tables)

@@ -173,9 +173,10 @@ PY
 # more per request as the run goes on, whatever the machine does.
 mode_soak() {
   local dur=${SOAK:-10m} tmp url served spid=""; tmp=$(mktemp -d)
+  local serve=(taskset -c 1 "$SPATE" serve --threads 1 --port 18090)
   if [ "${SERVER:-hyper}" = spate ]; then
     # spate's own target on CPU 1; it prints what it answered when interrupted.
-    taskset -c 1 "$SPATE" serve --threads 1 --port 18090 > "$tmp/serve" 2>&1 &
+    "${serve[@]}" > "$tmp/serve" 2>&1 &
     spid=$!
     url=http://127.0.0.1:18090/
     sleep 0.5
@@ -200,7 +201,7 @@ mode_soak() {
   if [ -n "$spid" ]; then
     kill -INT "$spid"; wait "$spid" || true
     served=$(sed -n 's/.*answered \([0-9]*\) requests.*/\1/p' "$tmp/serve")
-    taskset -c 1 "$SPATE" serve --threads 1 --port 18090 > /dev/null 2>&1 &
+    "${serve[@]}" > /dev/null 2>&1 &
     spid=$!
     sleep 0.5
   else
