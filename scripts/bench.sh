@@ -38,7 +38,8 @@
 # SERVER (soak target: hyper | spate), FLOOR_TOOLS (floor: epoll edge uring spate wrk vastar).
 # Every run is bounded by the tool's own duration and by the arena's timeout; all load goes to
 # 127.0.0.1. Results: /tmp/arena/results/$LABEL/{summary.md,results.csv,raw/}; tables of the
-# targets: scripts/bench-table.py /tmp/arena/results/$LABEL/results.csv.
+# targets: scripts/bench-table.py /tmp/arena/results/$LABEL/results.csv; over several sets, judged
+# on the median: scripts/bench-table.py --sets A/results.csv B/results.csv ...
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 ARENA="${ARENA:-$ROOT/../shared/arena}"
