@@ -35,7 +35,8 @@
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
 # DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena), SPATE (the binary to
 # measure; default target/release/spate), SOAK (duration), SOAK_FRESH (the fresh run after it),
-# SERVER (soak target: hyper | spate), FLOOR_TOOLS (floor: epoll edge uring spate wrk vastar).
+# SERVER (soak target: hyper | spate), FLOOR_TOOLS (floor: epoll edge uring spate wrk vastar;
+# ab too).
 # Every run is bounded by the tool's own duration and by the arena's timeout; all load goes to
 # 127.0.0.1. Results: /tmp/arena/results/$LABEL/{summary.md,results.csv,raw/}; tables of the
 # targets: scripts/bench-table.py /tmp/arena/results/$LABEL/results.csv; over several sets, judged
@@ -242,6 +243,12 @@ cpu_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
       /usr/bin/time -o "$tmp/time" -f '%U %S' env TOKIO_WORKER_THREADS=1 taskset -c 0 \
         /tmp/arena/peers/bin/vastar -c "$c" -z "${d}s" -t 10 http://127.0.0.1:18081/ > /dev/null
       n=$(( $(served) - before )) ;;
+    ab) # -t alone would stop at 50,000 requests; failures are not responses
+      /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 ab -q -k -c "$c" -t "$d" -n 20000000 \
+        -s 10 http://127.0.0.1:18081/ > "$tmp/out"
+      n=$(awk '/^Complete requests:/{c=$3} /^Failed requests:/{f=$3} END{print c-f}' "$tmp/out") ;;
+    *) echo "bench.sh: unknown tool '$tool' (epoll edge uring spate base wrk vastar ab)" >&2
+      rm -rf "$tmp"; exit 2 ;;
   esac
   python3 -c 'import sys; u, s = map(float, open(sys.argv[1]).read().split()[-2:]); n = int(sys.argv[2]); print(f"{(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f}")' "$tmp/time" "$n"
   rm -rf "$tmp"
