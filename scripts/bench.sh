@@ -373,5 +373,5 @@ case "${1:-h1}" in
     python3 "$ROOT/scripts/bench-table.py" "/tmp/arena/results/$label-h1/results.csv" \
       "/tmp/arena/results/$label-h2/results.csv"
     ;;
-  *) echo "bench.sh: unknown mode '$1' (h1 h2 syscalls instructions display soak size floor all)" >&2; exit 2 ;;
+  *) echo "bench.sh: unknown mode '$1' (h1 h2 syscalls instructions display soak size floor compare all)" >&2; exit 2 ;;
 esac
