@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! argv --cli--> Plan --engine--> threads (current-thread tokio runtime each)
-//!   --> one FuturesUnordered of connections per thread --> proto::h1 lane (write prepared
+//!   --> one task set of connections per thread --> proto::h1 lane (write prepared
 //!   bytes, parse the response sans-IO) --> per-thread Stats (HDR histograms, counters)
 //! Stats merged once at the end --> Summary --> report::text | report::json
 //! ```

@@ -17,6 +17,7 @@ use super::attempt::{BACKOFF_MIN, Ended, Marks, attempt, back_off};
 use super::h1_conn::H1Conn;
 use super::shared::{Connected, OpenH2, Shared};
 use super::slot::{Cancel, Slot, guarded};
+use super::task_set::Member;
 use crate::clock::Tick;
 use crate::proto::{Cause, Fail, h2};
 use crate::stats::Failure;
@@ -60,6 +61,17 @@ impl Future for Drive {
         match self.get_mut() {
             Drive::H1(c) => Pin::new(c).poll(cx),
             Drive::H2(f) => f.as_mut().poll(cx),
+        }
+    }
+}
+
+impl Member for Drive {
+    /// An HTTP/1.1 connection's slot is read and written on every request; an HTTP/2
+    /// connection's stream slots are reached through its own state.
+    fn companion(&self) -> usize {
+        match self {
+            Drive::H1(c) => c.slot_address(),
+            Drive::H2(_) => 0,
         }
     }
 }

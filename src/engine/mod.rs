@@ -13,6 +13,7 @@ mod pace;
 mod shared;
 mod slot;
 mod split;
+mod task_set;
 mod tasks;
 mod thread;
 

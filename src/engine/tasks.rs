@@ -1,18 +1,18 @@
 //! A load thread's tasks without tokio's task machinery: the thread's body, its connections and
 //! its side tasks (sweeper, pacer, busy-poll spinner, HTTP/2 connection drivers) in one
-//! `FuturesUnordered` that the runtime's `block_on` polls directly; connections sit inline in
-//! their entries, side tasks are boxed. A socket's wake-up then costs
-//! one queue push instead of a tokio task's header, scheduler queue and `LocalSet` tick, and one
-//! flat set means no inner set that has polled all its members wakes its parent for nothing
-//! (`FuturesUnordered` yields when it has polled every member). Must not be used across threads:
-//! tasks are `!Send` and the spawner is a `RefCell`.
+//! `TaskSet` that the runtime's `block_on` polls directly; connections sit inline in their
+//! members, side tasks are boxed. A socket's wake-up then costs one queue push instead of a
+//! tokio task's header, scheduler queue and `LocalSet` tick, and one flat set means no inner set
+//! that has polled all its members wakes its parent for nothing. Must not be used across
+//! threads: tasks are `!Send` and the spawner is a `RefCell`.
 
 use std::cell::{Cell, RefCell};
 use std::future::{Future, poll_fn};
+use std::ops::ControlFlow;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use futures_util::stream::{FuturesUnordered, StreamExt};
+use super::task_set::{Member, TaskSet};
 
 type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
@@ -79,23 +79,29 @@ impl<C> Conns<C> {
     }
 }
 
-pin_project_lite::pin_project! {
-    /// One member of the thread's set: a connection, inline, or a boxed side task.
-    #[project = EntryProj]
-    enum Entry<'a, C> {
-        Conn { #[pin] conn: C },
-        Side { task: Task<'a> },
-    }
+/// One member of the thread's set: a connection, inline, or a boxed side task.
+enum Entry<'a, C> {
+    Conn(C),
+    Side(Task<'a>),
 }
 
-impl<C: Future<Output = ()>> Future for Entry<'_, C> {
+impl<C: Future<Output = ()> + Unpin> Future for Entry<'_, C> {
     /// Whether a connection finished.
     type Output = bool;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
-        match self.project() {
-            EntryProj::Conn { conn } => conn.poll(cx).map(|()| true),
-            EntryProj::Side { task } => task.as_mut().poll(cx).map(|()| false),
+        match self.get_mut() {
+            Entry::Conn(conn) => Pin::new(conn).poll(cx).map(|()| true),
+            Entry::Side(task) => task.as_mut().poll(cx).map(|()| false),
+        }
+    }
+}
+
+impl<C: Member<Output = ()>> Member for Entry<'_, C> {
+    fn companion(&self) -> usize {
+        match self {
+            Entry::Conn(conn) => conn.companion(),
+            Entry::Side(_) => 0,
         }
     }
 }
@@ -103,45 +109,47 @@ impl<C: Future<Output = ()>> Future for Entry<'_, C> {
 /// Runs `body` with the connections pushed to `conns` and the tasks spawned through `spawner`
 /// beside it; returns the body's output as soon as it has one, dropping whatever is still
 /// running.
-pub async fn run<T, C: Future<Output = ()>>(
+pub async fn run<T, C: Member<Output = ()>>(
     spawner: &Spawner,
     conns: &Conns<C>,
     body: impl Future<Output = T>,
 ) -> T {
     let out = Cell::new(None);
-    let mut all: FuturesUnordered<Entry<'_, C>> = FuturesUnordered::new();
-    all.push(Entry::Side {
-        task: Box::pin(async { out.set(Some(body.await)) }),
-    });
-    let nothing_new = || spawner.new.borrow().is_empty() && conns.new.borrow().is_empty();
+    let ended = Cell::new(false);
+    let mut set: TaskSet<Entry<'_, C>> = TaskSet::default();
+    set.push(Entry::Side(Box::pin(async {
+        out.set(Some(body.await));
+        ended.set(true);
+    })));
     let result = poll_fn(|cx: &mut Context<'_>| {
         loop {
-            all.extend(
-                spawner
-                    .new
-                    .borrow_mut()
-                    .drain(..)
-                    .map(|task| Entry::Side { task }),
-            );
-            for batch in conns.new.borrow_mut().drain(..) {
-                all.extend(batch.map(|conn| Entry::Conn { conn }));
+            // Tasks spawned or connections handed over since the last look run in this wake-up.
+            for task in spawner.new.borrow_mut().drain(..) {
+                set.push(Entry::Side(task));
             }
-            match all.poll_next_unpin(cx) {
-                Poll::Ready(Some(true)) => conns.done_one(),
-                Poll::Ready(Some(false)) => {
-                    if let Some(v) = out.take() {
-                        return Poll::Ready(v);
-                    }
+            for batch in conns.new.borrow_mut().drain(..) {
+                set.extend(batch.map(Entry::Conn));
+            }
+            let p = set.poll(cx, |conn_finished| {
+                if conn_finished {
+                    conns.done_one();
                 }
-                // The body is in the set until it has finished.
-                Poll::Ready(None) => unreachable!("the body left without an output"),
-                Poll::Pending if nothing_new() => return Poll::Pending,
-                Poll::Pending => {}
+                match ended.get() {
+                    true => ControlFlow::Break(()),
+                    false => ControlFlow::Continue(()),
+                }
+            });
+            if let Some(v) = out.take() {
+                return Poll::Ready(v);
+            }
+            let nothing_new = spawner.new.borrow().is_empty() && conns.new.borrow().is_empty();
+            if p.yielded || nothing_new {
+                return Poll::Pending;
             }
         }
     })
     .await;
-    drop(all);
+    drop(set);
     // Tasks spawned by the ones just dropped never ran; they go too.
     spawner.new.borrow_mut().clear();
     conns.new.borrow_mut().clear();
@@ -155,6 +163,7 @@ mod tests {
 
     /// A connection type for the tests that push none.
     type Idle = std::future::Ready<()>;
+    impl Member for Idle {}
 
     fn none() -> Conns<Idle> {
         Conns::default()
@@ -243,14 +252,15 @@ mod tests {
         let conns = Conns::default();
         let finished = Rc::new(Cell::new(0u32));
         let counter = finished.clone();
+        // Boxed, as the set takes only `Unpin` connections.
         let conn = move |rounds: u32| {
             let finished = counter.clone();
-            async move {
+            Box::pin(async move {
                 for _ in 0..rounds {
                     tokio::task::yield_now().await;
                 }
                 finished.set(finished.get() + 1);
-            }
+            })
         };
         let seen = block_on(run(&spawner, &conns, async {
             conns.push_all([0, 3, 10].into_iter().map(conn.clone()));
@@ -261,10 +271,15 @@ mod tests {
             seen, 3,
             "the body went on before every connection had finished"
         );
-        // A connection sits in its entry as it is: no box, at most a tag more.
-        let fut = conn(1);
-        let alone = size_of_val(&fut);
-        let entry = Entry::Conn { conn: fut };
-        assert!((alone..=alone + 8).contains(&size_of_val(&entry)));
+    }
+
+    #[test]
+    fn a_connection_and_its_waker_fit_in_five_cache_lines() {
+        // The connection sits in its member as it is (no box, no tag of its own), beside the
+        // waker: five lines, each read on the way to every request.
+        type Conn = super::super::drive::Drive;
+        assert_eq!(size_of::<Entry<'static, Conn>>(), size_of::<Conn>());
+        let member = super::super::task_set::member_bytes::<Entry<'static, Conn>>();
+        assert!(member <= 5 * 64, "{member}");
     }
 }
