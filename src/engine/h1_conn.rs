@@ -86,12 +86,10 @@ impl H1Conn {
             },
         }
     }
-}
 
-impl H1Conn {
     /// Where this connection's slot is, for the thread's set to prefetch when it is woken.
     pub fn slot_address(&self) -> usize {
-        std::ptr::from_ref(&self.ctx.slots[self.st.index]) as usize
+        std::ptr::from_ref(&self.ctx.slots[self.st.index]).addr()
     }
 }
 

@@ -191,7 +191,7 @@ impl<T: Member> TaskSet<T> {
         self.live += 1;
         let mut q = self.queue.lock();
         q.woken.push(index);
-        q.members = (self.places.as_ptr() as usize, size_of::<Place<T>>());
+        q.members = (self.places.as_ptr().addr(), size_of::<Place<T>>());
     }
 
     /// Adds these tasks, each first polled by the next [`poll`](Self::poll), in one allocation
