@@ -35,7 +35,7 @@ pub struct Generator {
 
 /// Busy connections by Little's law, only where it must hold: a duration run without failures,
 /// at least a second long, with enough completed requests to average over.
-fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
+fn busy_connections(plan: &Plan, run: &RunOutput, mean_s: f64) -> Option<f64> {
     let s = &run.stats;
     let elapsed = run.elapsed.as_secs_f64();
     // The open model leaves connections idle by design: Little's law says nothing about spate.
@@ -46,7 +46,6 @@ fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
         && elapsed >= 1.0
         && s.conns.established > 0;
     usable.then(|| {
-        let mean_s = s.latency.hdr().mean() / 1e9;
         // HTTP/2 multiplexes: every stream in use is a request in flight.
         let streams = if s.conns.h2 > 0 {
             let limit = s.conns.server_streams.unwrap_or(u64::MAX);
@@ -58,7 +57,7 @@ fn busy_connections(plan: &Plan, run: &RunOutput) -> Option<f64> {
     })
 }
 
-pub(super) fn generator(plan: &Plan, run: &RunOutput) -> Generator {
+pub(super) fn generator(plan: &Plan, run: &RunOutput, mean_s: Option<f64>) -> Generator {
     let elapsed = run.elapsed.as_secs_f64();
     let cpu_s = run.cpu.map(|d| d.as_secs_f64());
     // A stall that ended before the measurement (during --warmup) is not the result's.
@@ -69,7 +68,7 @@ pub(super) fn generator(plan: &Plan, run: &RunOutput) -> Generator {
         cpu_busy_percent: cpu_s
             .filter(|_| elapsed > 0.0)
             .map(|c| 100.0 * c / (elapsed * f64::from(run.threads.max(1)))),
-        busy_connections_ratio: busy_connections(plan, run),
+        busy_connections_ratio: mean_s.and_then(|m| busy_connections(plan, run, m)),
         nofile_limit: run.nofile_limit,
         fd_exhausted: run.stats.fd_exhausted,
         stopped_by_signal: run.interrupted,

@@ -124,8 +124,14 @@ pub fn base64_v2(h: &Histogram<u64>) -> String {
 
 impl AddAssign<&Hist> for Hist {
     fn add_assign(&mut self, o: &Hist) {
-        for (a, b) in self.counts.iter_mut().zip(o.counts.iter()) {
-            *a += b;
+        // Only the pages of buckets that `o` hit are written: the rest of a fresh array stays
+        // unmapped zero pages, so a report's merge does not make all 270 KiB of each of the
+        // eight histograms resident (an add of every bucket would, zeros included).
+        const PAGE: usize = 4096 / size_of::<u64>();
+        for (a, b) in self.counts.chunks_mut(PAGE).zip(o.counts.chunks(PAGE)) {
+            if b.iter().any(|&n| n != 0) {
+                a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+            }
         }
         self.total += o.total;
         self.clamped += o.clamped;
@@ -189,6 +195,29 @@ mod tests {
         assert_eq!(h.len(), 3);
         assert_eq!(h.clamped(), 2);
         assert!(h.hdr().max() >= HIST_HIGH_NS);
+    }
+
+    #[test]
+    fn merge_equals_recording_everything_in_one() {
+        // Values in every page of the array, split unevenly, so that pages one side hit and
+        // the other did not are merged both ways.
+        let (mut a, mut b, mut all) = (Hist::new(), Hist::new(), Hist::new());
+        for (i, v) in values().into_iter().enumerate() {
+            if i % 7 < 2 {
+                a.record(v)
+            } else {
+                b.record(v)
+            }
+            all.record(v);
+        }
+        let mut b_first = b.clone();
+        b_first += &a;
+        a += &b;
+        for merged in [&a, &b_first] {
+            assert_eq!(merged.len(), all.len());
+            assert_eq!(merged.clamped(), all.clamped());
+            assert!(merged.hdr() == all.hdr());
+        }
     }
 
     #[test]
