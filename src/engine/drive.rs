@@ -248,9 +248,8 @@ async fn stream_loop(
 /// connection failures, not request failures: no request was attempted.
 pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Connected, (Failure, String)> {
     slot.begin_connect(Tick::now());
-    // Boxed and freed on return: the socket keeps this task's waker until its first poll by
-    // its own future, so an inline connect future would stay allocated for every connection.
-    let r = guarded(slot, Box::pin(ctx.open(false)).as_mut()).await;
+    // Inline: the caller boxes each attempt and frees it on return (`thread::open_all`).
+    let r = guarded(slot, std::pin::pin!(ctx.open(false))).await;
     slot.end_connect();
     match r {
         Ok(Ok(c)) => Ok(c),

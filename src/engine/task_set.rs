@@ -1,6 +1,6 @@
 //! HOT: a load thread's tasks (its connections, inline, and its boxed side tasks) as one arena
-//! that the thread's task loop polls. Each member is a task beside the waker made for it once,
-//! aligned to a cache line; a wake-up queues the member's index and prefetches the member's
+//! that the thread's task loop polls. Each member is a task beside its place's waker (made once
+//! per place, and kept by the tasks that take the place later), aligned to a cache line; a wake-up queues the member's index and prefetches the member's
 //! lines and one line the task names (a connection's slot). At c = 1000 and more a connection
 //! comes round again only after every other one and the kernel's work for them have passed
 //! through the caches, so each line a request touches is a miss; the wake-up comes before the
@@ -13,7 +13,7 @@
 use std::future::Future;
 use std::ops::ControlFlow;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -52,11 +52,13 @@ impl WakeQueue {
     }
 }
 
-/// One member's waker: queues the member once until the set polls it again.
+/// One place's waker: queues the member once until the set polls it again. It stays with the
+/// place, so a task that takes a finished one's place takes its waker too: whoever still holds
+/// the old clone (a socket keeps the last waker that polled it) holds nothing new.
 struct Flag {
     index: usize,
-    /// The line the task named when it joined.
-    companion: usize,
+    /// The line the place's task named when it joined.
+    companion: AtomicUsize,
     queued: AtomicBool,
     queue: Arc<WakeQueue>,
 }
@@ -78,8 +80,9 @@ impl Wake for Flag {
         // Further back in the queue, the poll fetches ahead of itself (`TaskSet::poll`).
         if place <= AHEAD {
             prefetch_member(members, self.index);
-            if self.companion != 0 {
-                prefetch(self.companion);
+            let companion = self.companion.load(Ordering::Relaxed);
+            if companion != 0 {
+                prefetch(companion);
             }
         }
         // Woken outside the lock: the parent's waker may do anything.
@@ -168,30 +171,41 @@ impl<T> Default for TaskSet<T> {
 impl<T: Member> TaskSet<T> {
     /// Adds a task; it is first polled by the next [`poll`](Self::poll).
     pub fn push(&mut self, task: T) {
-        let index = match self.free.pop() {
-            Some(i) => i,
-            None => self.places.len(),
-        };
+        let companion = task.companion();
+        self.live += 1;
+        if let Some(index) = self.free.pop() {
+            let place = &mut self.places[index];
+            place.flag.companion.store(companion, Ordering::Relaxed);
+            place.companion = companion;
+            place.task = Some(task);
+            // Queued already if a late wake-up of the finished task came: that entry polls
+            // the new one.
+            if !place.flag.queued.swap(true, Ordering::AcqRel) {
+                self.queue.lock().woken.push(index);
+            }
+            return;
+        }
+        let index = self.places.len();
         let flag = Arc::new(Flag {
             index,
-            companion: task.companion(),
+            companion: AtomicUsize::new(companion),
             queued: AtomicBool::new(true),
             queue: self.queue.clone(),
         });
-        let place = Place {
+        self.places.push(Place {
             waker: Waker::from(flag.clone()),
-            companion: flag.companion,
+            companion,
             flag,
             task: Some(task),
-        };
-        match self.places.get_mut(index) {
-            Some(old) => *old = place,
-            None => self.places.push(place),
-        }
-        self.live += 1;
+        });
         let mut q = self.queue.lock();
         q.woken.push(index);
         q.members = (self.places.as_ptr().addr(), size_of::<Place<T>>());
+    }
+
+    /// Tasks that have not finished.
+    pub fn live(&self) -> usize {
+        self.live
     }
 
     /// Adds these tasks, each first polled by the next [`poll`](Self::poll), in one allocation
@@ -416,6 +430,30 @@ mod tests {
         stale.wake_by_ref();
         assert_eq!(set.poll(&mut cx, keep_all).polled, 1);
         assert_eq!(b_polls.get(), 2);
+    }
+
+    #[test]
+    fn a_reused_place_keeps_its_waker_and_a_late_wake_before_the_push_polls_once() {
+        let mut set = TaskSet::default();
+        let (a, (_, a_waker)) = task(1, 2, false);
+        set.push(a);
+        let (_, waker) = parent();
+        let mut cx = Context::from_waker(&waker);
+        set.poll(&mut cx, keep_all);
+        let stale = a_waker.take().expect("a kept its waker");
+        stale.wake_by_ref();
+        set.poll(&mut cx, keep_all);
+        // Woken after it finished and before its place is taken: the queued entry polls b.
+        stale.wake_by_ref();
+        let (b, (b_polls, b_waker)) = task(2, 10, false);
+        set.push(b);
+        assert_eq!(set.live(), 1);
+        assert_eq!(set.poll(&mut cx, keep_all).polled, 1);
+        assert_eq!(b_polls.get(), 1);
+        // The successor was polled with the very waker the old task kept, so a socket still
+        // holding that one keeps no allocation of its own alive.
+        let kept = b_waker.take().expect("b kept its waker");
+        assert!(kept.will_wake(&stale));
     }
 
     #[test]
