@@ -404,18 +404,24 @@ mod tests {
         assert_eq!(a_polls.get(), 3);
     }
 
-    #[test]
-    fn a_finished_members_place_is_reused_and_a_stale_wake_only_polls_its_successor() {
+    /// A set whose one task has finished after two polls, and the waker that task kept.
+    fn with_a_finished_task(cx: &mut Context<'_>) -> (TaskSet<Task>, Waker) {
         let mut set = TaskSet::default();
         let (a, (_, a_waker)) = task(1, 2, false);
         set.push(a);
-        let (_, waker) = parent();
-        let mut cx = Context::from_waker(&waker);
-        set.poll(&mut cx, keep_all);
+        set.poll(cx, keep_all);
         let stale = a_waker.take().expect("a kept its waker");
         stale.wake_by_ref();
-        set.poll(&mut cx, keep_all);
-        assert_eq!(set.live, 0);
+        set.poll(cx, keep_all);
+        assert_eq!(set.live(), 0);
+        (set, stale)
+    }
+
+    #[test]
+    fn a_finished_members_place_is_reused_and_a_stale_wake_only_polls_its_successor() {
+        let (_, waker) = parent();
+        let mut cx = Context::from_waker(&waker);
+        let (mut set, stale) = with_a_finished_task(&mut cx);
         let (b, (b_polls, _)) = task(2, 10, false);
         set.push(b);
         assert_eq!(
@@ -434,15 +440,9 @@ mod tests {
 
     #[test]
     fn a_reused_place_keeps_its_waker_and_a_late_wake_before_the_push_polls_once() {
-        let mut set = TaskSet::default();
-        let (a, (_, a_waker)) = task(1, 2, false);
-        set.push(a);
         let (_, waker) = parent();
         let mut cx = Context::from_waker(&waker);
-        set.poll(&mut cx, keep_all);
-        let stale = a_waker.take().expect("a kept its waker");
-        stale.wake_by_ref();
-        set.poll(&mut cx, keep_all);
+        let (mut set, stale) = with_a_finished_task(&mut cx);
         // Woken after it finished and before its place is taken: the queued entry polls b.
         stale.wake_by_ref();
         let (b, (b_polls, b_waker)) = task(2, 10, false);
