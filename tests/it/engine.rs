@@ -34,6 +34,25 @@ fn exact_count_reaches_the_server_and_the_report() {
 }
 
 #[test]
+fn more_connections_than_connects_in_flight_all_open_and_all_are_served() {
+    // One thread has at most `CONNECT_CONCURRENCY` connects in flight; the rest start as
+    // earlier ones finish and free their places in the set of attempts.
+    let n = engine::CONNECT_CONCURRENCY + 44;
+    let server = builtin(ServeConfig::default());
+    let mut p = plan(&server.url(), n as u32, requests(2 * n as u64));
+    p.threads = 1;
+    let (out, _) = run(&p);
+    assert_eq!(out.stats.conns.established, n as u64);
+    let per = &out.stats.per_connection;
+    assert_eq!(per.len(), n);
+    assert!(per.iter().all(|&k| k > 0), "a connection was not served");
+    assert_eq!(
+        (out.stats.completed, server.requests()),
+        (2 * n as u64, 2 * n as u64)
+    );
+}
+
+#[test]
 fn uneven_split_of_requests_and_connections_is_exact() {
     let server = builtin(ServeConfig::default());
     let mut p = plan(&server.url(), 7, requests(1_001));
