@@ -7,24 +7,31 @@
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod tsc;
 
+use std::num::NonZeroU64;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// A point on the monotonic clock, in nanoseconds since an arbitrary origin.
+/// A point on the monotonic clock, in nanoseconds since an arbitrary origin (plus one, so that
+/// zero is free and an `Option<Tick>` is one word: a connection keeps five of them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Tick(u64);
+pub struct Tick(NonZeroU64);
 
 impl Tick {
     /// Now, from the clock `Instant::now` reads (one vDSO call, no conversion).
     #[inline]
     pub fn now() -> Tick {
-        Tick(raw_nanos())
+        Tick::at(raw_nanos())
+    }
+
+    #[inline]
+    fn at(nanos: u64) -> Tick {
+        Tick(NonZeroU64::MIN.saturating_add(nanos))
     }
 
     /// Nanoseconds from `earlier` to `self`; 0 when `earlier` is later.
     #[inline]
     pub fn nanos_since(self, earlier: Tick) -> u64 {
-        self.0.saturating_sub(earlier.0)
+        self.0.get().saturating_sub(earlier.0.get())
     }
 
     pub fn duration_since(self, earlier: Tick) -> Duration {
@@ -53,7 +60,7 @@ impl Tick {
 
     /// `self` minus `d`, no earlier than the clock's origin.
     pub fn before(self, d: Duration) -> Tick {
-        Tick(self.0.saturating_sub(nanos(d)))
+        Tick(NonZeroU64::new(self.0.get().saturating_sub(nanos(d))).unwrap_or(NonZeroU64::MIN))
     }
 
     /// `self` plus `d`.
@@ -142,5 +149,15 @@ mod tests {
         assert_eq!(t.nanos_since(u), 0);
         assert_eq!(u.duration_since(t), Duration::from_micros(3));
         assert!(Tick::now() >= t);
+    }
+
+    #[test]
+    fn a_tick_before_the_origin_stays_at_it_and_an_optional_one_is_a_word() {
+        let t = Tick::now();
+        let origin = t.before(Duration::from_secs(u64::MAX));
+        assert_eq!(origin, Tick::at(0));
+        assert_eq!(t.nanos_since(origin), t.nanos_since(Tick::at(0)));
+        assert!(origin.before(Duration::from_nanos(1)) == origin);
+        assert_eq!(size_of::<Option<Tick>>(), 8);
     }
 }

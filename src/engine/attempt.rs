@@ -156,13 +156,34 @@ fn record(
 }
 
 /// First wait after a failed reconnect in duration mode; doubles up to `BACKOFF_MAX`.
-pub const BACKOFF_MIN: Duration = Duration::from_millis(1);
+const BACKOFF_MIN: Duration = Duration::from_millis(1);
 const BACKOFF_MAX: Duration = Duration::from_millis(100);
+
+/// A connection's wait before its next connect after a failed one: `BACKOFF_MIN`, doubled after
+/// each failure up to `BACKOFF_MAX`. It counts the doublings in one byte, since every
+/// connection's state carries one and a `Duration` is sixteen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BackOff(u8);
+
+impl BackOff {
+    /// The wait this back-off stands at.
+    pub fn wait(self) -> Duration {
+        BACKOFF_MIN
+            .checked_mul(1 << self.0)
+            .map_or(BACKOFF_MAX, |d| d.min(BACKOFF_MAX))
+    }
+
+    fn double(&mut self) {
+        if self.wait() < BACKOFF_MAX {
+            self.0 += 1;
+        }
+    }
+}
 
 /// After a failed attempt: in duration mode, a failed connect waits before the next try, so
 /// that spate does not spin on a target that refuses connections. The thread's sweeper ends the
 /// wait (`Backoffs`). False when the wait was interrupted (the run is over).
-pub async fn back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Duration) -> bool {
+pub async fn back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut BackOff) -> bool {
     if !start_back_off(ctx, index, class, delay) {
         return true;
     }
@@ -171,7 +192,7 @@ pub async fn back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Du
 
 /// Starts the wait of [`back_off`] if a failure of `class` calls for one (true): the sweeper
 /// ends it through slot `index` ([`Slot::poll_wait`]), and `delay` doubles for the next.
-pub fn start_back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Duration) -> bool {
+pub fn start_back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut BackOff) -> bool {
     // The open model's schedule paces retries by itself.
     if !matches!(class, Failure::Connect | Failure::Ports | Failure::Tls)
         || ctx.counts_down()
@@ -179,7 +200,24 @@ pub fn start_back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Du
     {
         return false;
     }
-    ctx.backoffs.push(Tick::now().after(*delay), index);
-    *delay = (*delay * 2).min(BACKOFF_MAX);
+    ctx.backoffs.push(Tick::now().after(delay.wait()), index);
+    delay.double();
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_back_off_doubles_from_one_millisecond_to_a_hundred() {
+        let mut b = BackOff::default();
+        let mut waits = Vec::new();
+        for _ in 0..10 {
+            waits.push(b.wait().as_millis());
+            b.double();
+        }
+        assert_eq!(waits, [1, 2, 4, 8, 16, 32, 64, 100, 100, 100]);
+        assert_eq!(size_of::<BackOff>(), 1);
+    }
 }

@@ -8,12 +8,11 @@ use std::future::Future;
 use std::pin::{Pin, pin};
 use std::rc::Rc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
-use super::attempt::{BACKOFF_MIN, Ended, Marks, attempt, back_off};
+use super::attempt::{BackOff, Ended, Marks, attempt, back_off};
 use super::h1_conn::H1Conn;
 use super::shared::{Connected, OpenH2, Shared};
 use super::slot::{Cancel, Slot, guarded};
@@ -90,7 +89,7 @@ enum StreamEnd {
 async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
     let base = group * ctx.setup.streams.max(1);
     let mut next = first;
-    let mut delay = BACKOFF_MIN;
+    let mut delay = BackOff::default();
     loop {
         // Requests admitted on the current connection (--rpc).
         let used = Cell::new(0u64);
@@ -143,7 +142,7 @@ enum Reopen {
 /// A new HTTP/2 connection, opened inside an admitted attempt whose request then goes on it:
 /// the connection time is inside that request's latency, and a target that is down uses up
 /// attempts (so a count run always ends).
-async fn reopen(ctx: &Shared, index: usize, delay: &mut Duration) -> Reopen {
+async fn reopen(ctx: &Shared, index: usize, delay: &mut BackOff) -> Reopen {
     let slot = &ctx.slots[index];
     let Some(adm) = ctx.next_attempt(index).await else {
         return Reopen::Over;
@@ -172,7 +171,7 @@ async fn reopen(ctx: &Shared, index: usize, delay: &mut Duration) -> Reopen {
         // Without keep-alive (--rpc 1) the connection served its one request.
         (_, Some(_)) if ctx.setup.rpc == Some(1) => Reopen::Retry,
         (Ended::Completed { .. }, Some(open)) => {
-            *delay = BACKOFF_MIN;
+            *delay = BackOff::default();
             Reopen::Open(open)
         }
         // Connected, but its first request failed: the connection decides what comes next.
