@@ -1,11 +1,12 @@
 //! HOT: a load thread's tasks (its connections, inline, and its boxed side tasks) as one arena
 //! that the thread's task loop polls. Each member is a task beside its place's waker (made once
-//! per place, and kept by the tasks that take the place later), aligned to a cache line; a wake-up queues the member's index and prefetches the member's
-//! lines and one line the task names (a connection's slot). At c = 1000 and more a connection
-//! comes round again only after every other one and the kernel's work for them have passed
-//! through the caches, so each line a request touches is a miss; the wake-up comes before the
-//! poll by at least the driver's turn, and the poll itself spends microseconds in system calls,
-//! which is time for those misses to be served in parallel. `FuturesUnordered` offers no place
+//! per place, and kept by the tasks that take the place later), aligned to a cache line; a
+//! wake-up queues the member's index and prefetches the member's lines and one line the task
+//! names (a connection's slot). At c = 1000 and more a connection comes round again only after
+//! every other one and the kernel's work for them have passed through the caches, so each line
+//! a request touches is a miss; the wake-up comes before the poll by at least the driver's turn,
+//! and the poll itself spends microseconds in system calls, which is time for those misses to be
+//! served in parallel. `FuturesUnordered` offers no place
 //! to do that. Members are `Unpin` (hand-written, or boxed), so they live in a plain `Vec` and
 //! the only `unsafe` is the prefetch instruction. Must not be shared across threads (members
 //! are `!Send`); its wakers may be woken from anywhere.
