@@ -64,6 +64,19 @@ impl Stream {
             _ => Pin::new(self).poll_write(cx, buf),
         }
     }
+
+    /// Ready when every byte that [`Stream::poll_send`] took is on its way to the kernel. Plain
+    /// TCP is always; over TLS, rustls reports plaintext as written once it is sealed into
+    /// records, even when the socket refused the records (full, or tokio's cooperative budget
+    /// spent), and nothing but a flush sends them later: a read would wait for a response to a
+    /// request the server never got.
+    #[inline]
+    pub fn poll_sent(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self {
+            Stream::Tcp(_) => Poll::Ready(Ok(())),
+            Stream::Tls(_) => Pin::new(self).poll_flush(cx),
+        }
+    }
 }
 
 /// One system call on a plain TCP socket under tokio's readiness for `interest`, waiting for the

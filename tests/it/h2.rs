@@ -238,6 +238,24 @@ fn one_mib_bodies_through_small_windows() {
 }
 
 #[test]
+fn uploads_on_many_streams_are_queued_as_the_socket_takes_them() {
+    // Eight 4 MiB bodies a connection, inside the server's windows: far more than spate lets a
+    // connection queue for a server that does not read, which must not be mistaken for one.
+    let server = h2c_server(12);
+    let mut p = h2_plan(&server.url(), 2, 8, requests(32));
+    p.method = "POST".into();
+    p.body = vec![b'x'; 4 << 20];
+    let (out, _) = run(&p);
+    assert_eq!(out.stats.failed(), 0, "{:?}", out.stats.failures);
+    assert_eq!((out.stats.completed, server.requests()), (32, 32));
+    assert_eq!(
+        out.stats.bytes_out >> 22,
+        32,
+        "the bodies and a little framing went out"
+    );
+}
+
+#[test]
 fn a_stream_that_times_out_leaves_the_others_running() {
     let server = ScriptedH2::start(Script {
         silent_every: Some(5),

@@ -282,3 +282,51 @@ fn cacert_cert_and_key_files_from_the_command_line() {
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("--cacert: no PEM certificate found"));
 }
+
+#[test]
+fn more_connections_than_one_poll_can_write_are_all_served_over_tls() {
+    // One thread polls every connection's first request in one turn of its task set, past
+    // tokio's cooperative budget: rustls then keeps a request's records when the socket write is
+    // refused for the budget, and only a flush sends them.
+    let n = 300u64;
+    let pki = Pki::new("budget");
+    let server = tls_server(&pki.server_cert, &pki.server_key, None, true);
+    let mut p = plan(&server.url(), n as u32, requests(3 * n));
+    p.tls.cacert = Some(pki.ca.clone());
+    p.threads = 1;
+    let (out, _) = run(&p);
+    let per = &out.stats.per_connection;
+    assert_eq!(per.len(), n as usize);
+    assert!(
+        per.iter().all(|&k| k > 0),
+        "{} of {n} connections were never served",
+        per.iter().filter(|&&k| k == 0).count()
+    );
+    assert_eq!((out.stats.completed, server.requests()), (3 * n, 3 * n));
+}
+
+#[test]
+fn uploads_larger_than_the_socket_buffers_arrive_whole_over_tls() {
+    // A body far larger than the socket takes at once: rustls accepts the last of it while the
+    // socket is still full, and only a flush sends those records.
+    let pki = Pki::new("upload");
+    let server = tls_server(&pki.server_cert, &pki.server_key, None, false);
+    for (protocol, streams) in [(Protocol::Http1, 1), (Protocol::Http2, 4)] {
+        let before = server.requests();
+        let mut p = plan(&server.url(), 2, requests(24));
+        p.tls.cacert = Some(pki.ca.clone());
+        p.protocol = protocol;
+        p.h2.streams = streams;
+        p.method = "POST".into();
+        p.body = vec![b'x'; 4 << 20];
+        let (out, _) = run(&p);
+        assert_eq!(
+            out.stats.failed(),
+            0,
+            "{protocol:?}: {:?}",
+            out.stats.failures
+        );
+        assert_eq!(out.stats.completed, 24, "{protocol:?}");
+        assert_eq!(server.requests() - before, 24, "{protocol:?}");
+    }
+}

@@ -191,7 +191,7 @@ impl Exchange {
 }
 
 impl On<'_> {
-    /// Writes what is left of the request.
+    /// Writes what is left of the request, and sees it leave the stream's buffers (TLS).
     fn poll_write(&mut self, cx: &mut Context<'_>, request: &[u8]) -> Poll<Result<(), Fail>> {
         while self.ex.sent < request.len() {
             match ready!(self.conn.stream.poll_send(cx, &request[self.ex.sent..])) {
@@ -205,6 +205,7 @@ impl On<'_> {
                 Err(e) => return Poll::Ready(Err(Fail::io(Failure::Write, e))),
             }
         }
+        ready!(self.conn.stream.poll_sent(cx)).map_err(|e| Fail::io(Failure::Write, e))?;
         Poll::Ready(Ok(()))
     }
 

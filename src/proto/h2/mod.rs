@@ -112,6 +112,7 @@ pub fn connect(io: Io, s: Settings, slots: usize, request: Prepared) -> (Lane, D
         io,
         carry: Vec::new(),
         written: 0,
+        unflushed: false,
     };
     (Lane { conn }, driver)
 }
@@ -196,6 +197,8 @@ pub struct Driver {
     carry: Vec<u8>,
     /// Bytes of `Conn::out` already written.
     written: usize,
+    /// Written bytes may wait in the stream for a flush.
+    unflushed: bool,
 }
 
 impl Future for Driver {
@@ -230,9 +233,22 @@ impl Future for Driver {
             if this.written > 0 && this.written == c.out.len() {
                 c.out.clear();
                 this.written = 0;
-                if let Poll::Ready(Err(e)) = Pin::new(&mut this.io).poll_flush(cx) {
-                    c.end_io(Fail::io(Failure::Write, e));
-                    return Poll::Ready(());
+                this.unflushed = true;
+                if c.refill() {
+                    continue;
+                }
+            }
+            // Over TLS, written bytes may still be records in rustls (see `Stream::poll_sent`);
+            // a `Pending` flush is retried on every poll until they are out, since nothing else
+            // would send them.
+            if this.unflushed {
+                match Pin::new(&mut this.io).poll_flush(cx) {
+                    Poll::Ready(Ok(())) => this.unflushed = false,
+                    Poll::Ready(Err(e)) => {
+                        c.end_io(Fail::io(Failure::Write, e));
+                        return Poll::Ready(());
+                    }
+                    Poll::Pending => {}
                 }
             }
             if c.is_ended() {

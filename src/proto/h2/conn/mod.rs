@@ -22,6 +22,10 @@ const MAX_STREAM_ID: u32 = (1 << 31) - 1;
 /// Control frames (SETTINGS and PING acknowledgements) a server may make spate queue while it
 /// does not read: beyond this the connection ends with ENHANCE_YOUR_CALM.
 const MAX_QUEUED: usize = 1 << 20;
+/// Request body bytes `pump` queues ahead of the socket. More is queued as the driver writes
+/// (`refill`), so uploads on many streams hold this much, not their bodies, and what grows past
+/// `MAX_QUEUED` is what the server makes spate send.
+const DATA_AHEAD: usize = 256 * 1024;
 /// The opaque payload of spate's PING, whose acknowledgement ends the handshake.
 const PING_PAYLOAD: [u8; 8] = *b"spate-h2";
 
@@ -423,7 +427,15 @@ impl Conn {
         self.end(failure.class, message);
     }
 
-    /// Queues DATA for request bodies, as far as the windows allow.
+    /// After the driver has written all of `out`: queues more of the request bodies. True if
+    /// there is something to write.
+    pub fn refill(&mut self) -> bool {
+        self.pump();
+        !self.out.is_empty()
+    }
+
+    /// Queues DATA for request bodies, as far as the windows allow and up to `DATA_AHEAD`
+    /// bytes in `out`.
     fn pump(&mut self) {
         if self.sending == 0 {
             return;
@@ -434,14 +446,15 @@ impl Conn {
             if slot.id == 0 || slot.sent >= body.len() {
                 continue;
             }
-            while slot.sent < body.len() {
+            while slot.sent < body.len() && self.out.len() < DATA_AHEAD {
                 let room = slot.send_window.min(self.send_window);
                 if room <= 0 {
                     break;
                 }
                 let n = (body.len() - slot.sent)
                     .min(usize::try_from(room).unwrap_or(usize::MAX))
-                    .min(self.peer_max_frame);
+                    .min(self.peer_max_frame)
+                    .min(DATA_AHEAD);
                 let end = slot.sent + n == body.len();
                 frame::put_data(&mut self.out, slot.id, &body[slot.sent..slot.sent + n], end);
                 slot.sent += n;
