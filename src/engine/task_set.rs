@@ -223,7 +223,8 @@ impl<T: Member> TaskSet<T> {
     /// handing each finished task's output to `done`, which may stop the poll at once. Like
     /// `FuturesUnordered`, it also stops once it has polled as many members as are live or two
     /// members woke themselves while being polled (they asked to yield), so that the runtime
-    /// looks for I/O before anything runs twice.
+    /// looks for I/O before anything runs twice; and when tokio's cooperative budget is spent,
+    /// since a member polled then could do nothing but be put off.
     pub fn poll(
         &mut self,
         cx: &mut Context<'_>,
@@ -245,6 +246,17 @@ impl<T: Member> TaskSet<T> {
                 return out;
             }
             for k in 0..self.batch.len() {
+                if !tokio::task::coop::has_budget_remaining() {
+                    // The runtime's budget for this turn is spent (TLS connections spend it on
+                    // their socket calls): each member polled now would only be put off to the
+                    // next turn, so the rest of the batch waits for it, in order.
+                    let rest = self.batch.drain(k..);
+                    self.queue.lock().woken.splice(0..0, rest);
+                    self.batch.clear();
+                    out.yielded = true;
+                    cx.waker().wake_by_ref();
+                    return out;
+                }
                 // Two stages: a member's own lines, then (once they have arrived) the line it
                 // named, read from its first line.
                 if let Some(&ahead) = self.batch.get(k + AHEAD) {
@@ -493,6 +505,50 @@ mod tests {
         assert_eq!((b_polls.get(), c_polls.get()), (0, 0));
         assert_eq!(set.poll(&mut cx, keep_all).polled, 2);
         assert_eq!((b_polls.get(), c_polls.get()), (1, 1));
+    }
+
+    /// A task that makes one unit of progress on tokio's cooperative budget, then finishes and
+    /// notes its name.
+    struct Spender(u32, Rc<std::cell::RefCell<Vec<u32>>>);
+
+    impl Future for Spender {
+        type Output = u32;
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u32> {
+            std::task::ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
+            self.1.borrow_mut().push(self.0);
+            Poll::Ready(self.0)
+        }
+    }
+
+    impl Member for Spender {}
+
+    #[test]
+    fn a_spent_budget_ends_the_turn_and_the_rest_waits_in_order() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let done = Rc::default();
+        let mut set = TaskSet::default();
+        set.extend((0..1000).map(|i| Spender(i, Rc::clone(&done))));
+        let mut turns = Vec::new();
+        rt.block_on(async {
+            while set.live() > 0 {
+                // One poll of this task is one turn, with a fresh budget (128 units today).
+                let p = std::future::poll_fn(|cx| Poll::Ready(set.poll(cx, keep_all))).await;
+                turns.push((p.polled, p.yielded));
+                tokio::task::yield_now().await;
+            }
+        });
+        assert!(
+            done.borrow().iter().copied().eq(0..1000),
+            "finished out of order"
+        );
+        let (polled, yielded) = turns[0];
+        assert!(yielded, "the first turn ran out of budget");
+        // Every member polled finished: none was polled only to be put off.
+        let total: usize = turns.iter().map(|&(p, _)| p).sum();
+        assert_eq!(total, 1000, "{} turns: {turns:?}", turns.len());
+        assert!(polled < 1000 && turns.len() > 1);
     }
 
     #[test]
