@@ -177,7 +177,9 @@ pub(crate) async fn serve<T>(
                     .hold(timer.get_or_insert_with(Timer::new), queued)
                     .await;
             }
-            if stream.write_all(&out).await.is_err() {
+            // Over TLS the last records may still be in rustls when the socket was full; only
+            // a flush sends them (free on plain TCP).
+            if stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
                 return;
             }
             out.clear();
@@ -192,6 +194,72 @@ pub(crate) async fn serve<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    /// A stream with tokio-rustls's contract: a write is taken but delivered only by a flush.
+    /// It reads `input`, then the end.
+    struct Sealing {
+        input: &'static [u8],
+        taken: Vec<u8>,
+        delivered: Vec<u8>,
+    }
+
+    impl AsyncRead for Sealing {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            let n = self.input.len().min(buf.remaining());
+            buf.put_slice(&self.input[..n]);
+            self.input = &self.input[n..];
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    impl AsyncWrite for Sealing {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            self.taken.extend_from_slice(buf);
+            Poll::Ready(Ok(buf.len()))
+        }
+        fn poll_flush(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            let this = &mut *self;
+            this.delivered.append(&mut this.taken);
+            Poll::Ready(Ok(()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn responses_are_flushed_not_only_written() {
+        let responses = Responses::new(&super::super::ServeConfig::default());
+        let pacing = Pacing {
+            delay: std::time::Duration::ZERO,
+            stall: None,
+            started: std::time::Instant::now(),
+        };
+        let mut stream = Sealing {
+            input: b"GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+            taken: Vec::new(),
+            delivered: Vec::new(),
+        };
+        let counter = AtomicU64::new(0);
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(serve(&mut stream, &responses, &counter, pacing));
+        assert_eq!(counter.load(Ordering::Relaxed), 2);
+        let text = String::from_utf8_lossy(&stream.delivered);
+        assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 2, "{text:?}");
+        assert!(stream.taken.is_empty());
+    }
 
     #[test]
     fn request_framing_and_persistence() {

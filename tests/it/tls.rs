@@ -330,3 +330,27 @@ fn uploads_larger_than_the_socket_buffers_arrive_whole_over_tls() {
         assert_eq!(server.requests() - before, 24, "{protocol:?}");
     }
 }
+
+#[test]
+fn bodies_larger_than_the_socket_buffers_arrive_whole_over_tls() {
+    // End to end, both sides' large writes and reads over TLS; that the server flushes what
+    // rustls holds is pinned exactly by `serve::conn`'s unit test.
+    let pki = Pki::new("download");
+    let server = Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        body_size: 8 << 20,
+        tls: Some(ServeTls {
+            cert: pki.server_cert.clone(),
+            key: pki.server_key.clone(),
+            client_ca: None,
+            http1_only: true,
+        }),
+        ..ServeConfig::default()
+    })
+    .unwrap();
+    let mut p = plan(&server.url(), 2, requests(16));
+    p.tls.cacert = Some(pki.ca.clone());
+    let (out, _) = run(&p);
+    assert_eq!(out.stats.failed(), 0, "{:?}", out.stats.failures);
+    assert_eq!(out.stats.body_bytes, 16 * (8 << 20));
+}
