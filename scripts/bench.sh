@@ -7,6 +7,10 @@
 #                                    CPU and user CPU per request, peak RSS, p99/p50
 #   scripts/bench.sh h2              HTTP/2 rows: 16 connections x 16 streams, h2c against the
 #                                    hyper target and h2 over TLS against nginx, beside h2load and oha
+#   scripts/bench.sh tls             HTTP/1.1 over TLS against nginx at c = 50, 1000, 10000,
+#                                    beside wrk, oha and hey (TLS_TOOLS), alternating (REPS,
+#                                    default 3; DURATION, default 10 s): requests/s and CPU per
+#                                    request by nginx's own count, handshakes included; peak RSS
 #   scripts/bench.sh syscalls        system calls per request (perf tracepoints) of spate, wrk and
 #                                    vastar at c = 50 and 1000
 #   scripts/bench.sh instructions    user-space instructions per request under callgrind
@@ -324,6 +328,82 @@ PY
   stop_target
 }
 
+# HTTP/1.1 over TLS against the arena's nginx (:18443, self-signed, one worker on CPU 1), every
+# tool on CPU 0 with one thread, alternating. nginx's own request counter (:18089) counts every
+# tool's responses the same way, over the tool's whole wall time: the handshakes, which spate
+# makes before its -z window and the peers inside theirs, are in every tool's figures.
+start_nginx() {
+  local prefix=/tmp/arena/nginx p
+  for p in 18080 18082 18443 18089; do
+    ss -Hltn "sport = :$p" | grep -q . && { echo "bench.sh: port $p already in use" >&2; exit 2; }
+  done
+  mkdir -p "$prefix/logs" "$prefix/tmp"
+  [ -f "$prefix/cert.pem" ] || openssl req -x509 -newkey rsa:2048 -nodes -keyout "$prefix/key.pem" \
+    -out "$prefix/cert.pem" -days 365 -subj /CN=localhost \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" 2>/dev/null
+  taskset -c 1 nginx -p "$prefix" -c "$ARENA/nginx.conf" >/dev/null 2>&1 &
+  srv=$!
+  trap 'kill $srv 2>/dev/null' EXIT
+  for _ in $(seq 1 50); do ss -Hltn "sport = :18443" | grep -q . && return; sleep 0.1; done
+  echo "bench.sh: nginx did not start" >&2; exit 1
+}
+
+nginx_count() { curl -s -m 5 http://127.0.0.1:18089/__status | awk 'NR == 3 {print $3}'; }
+
+tls_run() { # TOOL C DUR -> "requests/s cpu_us user_us rss_mib"; spate also says how fair it was
+  local tool=$1 c=$2 d=$3 url=https://127.0.0.1:18443/ tmp before t0 n; tmp=$(mktemp -d)
+  case $tool in
+    spate) set -- "$SPATE" -k --http1.1 --threads 1 -c "$c" -z "${d}s" --no-progress --format json "$url" ;;
+    wrk)   set -- wrk -t1 -c"$c" -d"${d}s" "$url" ;;
+    oha)   set -- /tmp/arena/peers/bin/oha --no-tui --worker-threads 1 --insecure -z "${d}s" -c "$c" "$url" ;;
+    hey)   set -- hey -c "$c" -z "${d}s" "$url" ;;
+  esac
+  before=$(nginx_count); t0=$(date +%s.%N)
+  /usr/bin/time -o "$tmp/time" -f '%U %S %M' taskset -c 0 "$@" > "$tmp/out" 2>/dev/null || true
+  # Each counter read is a request too.
+  n=$(( $(nginx_count) - before - 1 ))
+  python3 - "$tmp" "$tool" "$n" "$t0" "$(date +%s.%N)" <<'PY'
+import json, sys
+d, tool, n, t0, t1 = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+u, s, rss = map(float, open(f"{d}/time").read().split()[-3:])
+print(f"{n / (t1 - t0):.0f} {(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f} {rss / 1024:.1f}")
+if tool == "spate":
+    j = json.load(open(f"{d}/out"))
+    p, f = j["latency"]["percentiles"], j["connections"]["requests_per_connection"]
+    print(f"  spate's own: p99/p50 {p['p99'] / p['p50']:.2f}, requests per connection "
+          f"{f['min']}-{f['max']}", file=sys.stderr)
+PY
+  rm -rf "$tmp"
+}
+
+mode_tls() {
+  command -v nginx >/dev/null || { echo "bench.sh: nginx is required (the arena's setup.sh)" >&2; exit 2; }
+  start_nginx
+  local tools=${TLS_TOOLS:-spate wrk oha hey} c tool r
+  for c in ${CONCS:-50 1000 10000}; do
+    declare -A got=()
+    for _ in $(seq 1 "${REPS:-3}"); do
+      for tool in $tools; do
+        r=$(tls_run "$tool" "$c" "${DURATION:-10}")
+        got[$tool]+="${r// //} "
+        sleep 1
+      done
+    done
+    for tool in $tools; do
+      # shellcheck disable=SC2086  # the runs are separate arguments
+      python3 - "$c" "$tool" ${got[$tool]} <<'PY'
+import statistics, sys
+c, tool, runs = sys.argv[1], sys.argv[2], [tuple(map(float, r.split("/"))) for r in sys.argv[3:]]
+m = [statistics.median(r[i] for r in runs) for i in range(4)]
+print(f"c={c} {tool:6} median {m[0]:9,.0f} requests/s, {m[1]:7.2f} us/request (user {m[2]:.2f}), "
+      f"{m[3]:6.1f} MiB  (requests/s: {', '.join(f'{r[0]:,.0f}' for r in runs)})")
+PY
+    done
+    unset got
+  done
+  stop_target
+}
+
 # Before and after a change: BASE (another spate build) against this one, with wrk as the
 # yardstick, alternating, so that the VM's drift falls on all three alike.
 mode_compare() {
@@ -361,6 +441,7 @@ case "${1:-h1}" in
   size) mode_size ;;
   floor) mode_floor ;;
   compare) mode_compare ;;
+  tls) mode_tls ;;
   all)
     label=${LABEL:-spate-all-$(date +%Y%m%d-%H%M%S)}
     mode_size
@@ -373,5 +454,5 @@ case "${1:-h1}" in
     python3 "$ROOT/scripts/bench-table.py" "/tmp/arena/results/$label-h1/results.csv" \
       "/tmp/arena/results/$label-h2/results.csv"
     ;;
-  *) echo "bench.sh: unknown mode '$1' (h1 h2 syscalls instructions display soak size floor compare all)" >&2; exit 2 ;;
+  *) echo "bench.sh: unknown mode '$1' (h1 h2 tls syscalls instructions display soak size floor compare all)" >&2; exit 2 ;;
 esac
