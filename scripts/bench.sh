@@ -258,10 +258,11 @@ cpu_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
   rm -rf "$tmp"
 }
 
-# RUNNER TOOLS DUR -> per c, the median CPU and user us per request of each tool, the tools
-# alternating within each repetition. RUNNER TOOL C DUR prints "cpu_us user_us".
+# RUNNER TOOLS DUR [SUMMARY] -> per c, the medians of each tool's figures, the tools alternating
+# within each repetition. RUNNER TOOL C DUR prints one run's figures separated by spaces
+# (by default "cpu_us user_us"); SUMMARY C TOOL RUN... prints their medians.
 alternate() {
-  local run=$1 tools=$2 dur=${DURATION:-$3} c tool
+  local run=$1 tools=$2 dur=${DURATION:-$3} summary=${4:-cpu_summary} c tool
   for c in ${CONCS:-50 1000}; do
     declare -A got=()
     for _ in $(seq 1 "${REPS:-5}"); do
@@ -272,7 +273,14 @@ alternate() {
     done
     for tool in $tools; do
       # shellcheck disable=SC2086  # the runs are separate arguments
-      python3 - "$c" "$tool" ${got[$tool]} <<'PY'
+      "$summary" "$c" "$tool" ${got[$tool]}
+    done
+    unset got
+  done
+}
+
+cpu_summary() { # C TOOL RUN... (each "cpu/user") -> the medians
+  python3 - "$@" <<'PY'
 import statistics, sys
 c, tool, runs = sys.argv[1], sys.argv[2], [tuple(map(float, r.split("/"))) for r in sys.argv[3:]]
 name = {"epoll": "floor (epoll LT)", "edge": "floor (epoll ET)", "uring": "floor (io_uring)", "base": "spate (BASE)"}.get(tool, tool)
@@ -281,9 +289,6 @@ user = statistics.median(r[1] for r in runs)
 print(f"c={c} {name:16} median {cpu:.2f} us/request, user {user:.2f}  "
       f"(runs: {', '.join(f'{r[0]:.2f}' for r in runs)})")
 PY
-    done
-    unset got
-  done
 }
 
 # The floor: what the kernel charges any client. scripts/floor is a client that does no work
@@ -376,31 +381,21 @@ PY
   rm -rf "$tmp"
 }
 
-mode_tls() {
-  command -v nginx >/dev/null || { echo "bench.sh: nginx is required (the arena's setup.sh)" >&2; exit 2; }
-  start_nginx
-  local tools=${TLS_TOOLS:-spate wrk oha hey} c tool r
-  for c in ${CONCS:-50 1000 10000}; do
-    declare -A got=()
-    for _ in $(seq 1 "${REPS:-3}"); do
-      for tool in $tools; do
-        r=$(tls_run "$tool" "$c" "${DURATION:-10}")
-        got[$tool]+="${r// //} "
-        sleep 1
-      done
-    done
-    for tool in $tools; do
-      # shellcheck disable=SC2086  # the runs are separate arguments
-      python3 - "$c" "$tool" ${got[$tool]} <<'PY'
+tls_summary() { # C TOOL RUN... (each "requests/s/cpu/user/rss") -> the medians
+  python3 - "$@" <<'PY'
 import statistics, sys
 c, tool, runs = sys.argv[1], sys.argv[2], [tuple(map(float, r.split("/"))) for r in sys.argv[3:]]
 m = [statistics.median(r[i] for r in runs) for i in range(4)]
 print(f"c={c} {tool:6} median {m[0]:9,.0f} requests/s, {m[1]:7.2f} us/request (user {m[2]:.2f}), "
       f"{m[3]:6.1f} MiB  (requests/s: {', '.join(f'{r[0]:,.0f}' for r in runs)})")
 PY
-    done
-    unset got
-  done
+}
+
+mode_tls() {
+  command -v nginx >/dev/null || { echo "bench.sh: nginx is required (the arena's setup.sh)" >&2; exit 2; }
+  start_nginx
+  CONCS=${CONCS:-50 1000 10000} REPS=${REPS:-3} \
+    alternate tls_run "${TLS_TOOLS:-spate wrk oha hey}" 10 tls_summary
   stop_target
 }
 
