@@ -40,7 +40,7 @@
 # DURATION (s), TARGET (hyper | nginx), LABEL, ARENA (path to the arena), SPATE (the binary to
 # measure; default target/release/spate), SOAK (duration), SOAK_FRESH (the fresh run after it),
 # SERVER (soak target: hyper | spate), FLOOR_TOOLS (floor: epoll edge uring spate wrk vastar;
-# ab too).
+# ab too), SPATE_BUSY_TOO=1 (h1, h2: spate with --busy-poll beside it, as the tool spate_busy).
 # Every run is bounded by the tool's own duration and by the arena's timeout; all load goes to
 # 127.0.0.1. Results: /tmp/arena/results/$LABEL/{summary.md,results.csv,raw/}; tables of the
 # targets: scripts/bench-table.py /tmp/arena/results/$LABEL/results.csv; over several sets, judged
