@@ -156,7 +156,11 @@ def print_tables(tables):
 
 
 def set_name(path):
-    """A set's label: the directory the arena wrote its results.csv in."""
+    """A set's label: the directory the arena wrote its results.csv in, or the file's own name
+    for a set kept under docs/results/<LABEL>.csv."""
+    stem, _ = os.path.splitext(os.path.basename(path))
+    if stem != "results":
+        return stem
     parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
     return parent or path
 
