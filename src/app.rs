@@ -10,7 +10,7 @@ use crate::engine::{self, Control, RunError};
 use crate::plan::{Plan, Stop};
 use crate::report;
 use crate::serve::Server;
-use crate::stats::Summary;
+use crate::stats::{RunFailure, Summary};
 use crate::ui::{self, EXIT_INTERRUPTED, Info, Mode, Progress};
 
 /// The run completed and at least one response had a status below 400.
@@ -170,8 +170,9 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
     let out = match result {
         Ok(out) => out,
         Err(e) => {
-            eprintln!("spate: {e}");
-            return match e {
+            let line = format!("spate: {e}");
+            say(&line);
+            let code = match e {
                 RunError::Plan(_)
                 | RunError::Tls(_)
                 | RunError::Request(_)
@@ -181,14 +182,38 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
                     EXIT_NO_SUCCESS
                 }
             };
+            // Programs reading the JSON (stdout or --save) still get a document that says why.
+            let failure = RunFailure {
+                kind: e.kind().into(),
+                message: e.to_string(),
+            };
+            let summary = Summary::not_run(plan, failure, &show.summary);
+            let failed = report::emit(&summary, &show.output);
+            for e in &failed {
+                say(&format!("spate: {e}"));
+            }
+            return match failed.is_empty() {
+                true => code,
+                false => EXIT_USAGE,
+            };
         }
     };
     let summary = Summary::new(plan, &out, &show.summary);
-    if let Err(e) = report::emit(&summary, &show.output) {
-        eprintln!("spate: {e}");
-        return EXIT_USAGE;
+    let failed = report::emit(&summary, &show.output);
+    for e in &failed {
+        say(&format!("spate: {e}"));
     }
-    exit_code(&summary)
+    match failed.is_empty() {
+        true => exit_code(&summary),
+        false => EXIT_USAGE,
+    }
+}
+
+/// One line on stderr. Unlike `eprintln!`, it does not panic when stderr is gone (the terminal
+/// closed after SIGHUP): the report and the saved file matter more than this line.
+fn say(line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Interrupted beats no success beats failed thresholds.

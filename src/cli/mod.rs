@@ -13,7 +13,7 @@ use clap::Parser as _;
 use clap::error::ErrorKind;
 
 use crate::plan::{H2, Plan, Protocol, Rate, Stop, Tls};
-use crate::report::{Format, Output, check_save_path};
+use crate::report::{Format, Output, save};
 use crate::serve::ServeConfig;
 use crate::stats::SummaryOptions;
 use crate::target::Target;
@@ -190,7 +190,7 @@ fn serve(s: args::ServeArgs) -> Result<Command, Exit> {
 
 fn show(o: OutputArgs) -> Result<Show, Exit> {
     if let Some(path) = &o.save {
-        check_save_path(path).map_err(|e| {
+        save::check(path).map_err(|e| {
             Exit::usage(format!(
                 "--save {}: cannot write there: {e}",
                 path.display()

@@ -73,6 +73,21 @@ pub enum RunError {
     Threads(std::io::Error),
 }
 
+impl RunError {
+    /// A stable word for the kind of failure, for programs (the JSON's `error.kind`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunError::Plan(_) => "plan",
+            RunError::Resolve { .. } => "resolve",
+            RunError::Unreachable { .. } => "unreachable",
+            RunError::Tls(_) => "tls_setup",
+            RunError::Request(_) => "request",
+            RunError::FileLimit(_) => "file_limit",
+            RunError::Threads(_) => "threads",
+        }
+    }
+}
+
 /// Runs `plan` to its end, with no display and no way to stop it early.
 pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
     run_with(plan, &Control::new())

@@ -4,6 +4,7 @@
 mod colour;
 mod format;
 mod json;
+pub mod save;
 mod text;
 mod timing;
 
@@ -14,7 +15,7 @@ use crate::stats::Summary;
 
 pub use colour::Palette;
 pub use format::{bytes, count, millis, per_second};
-pub use json::{check_save_path, save_json, to_json};
+pub use json::to_json;
 pub use text::render;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,10 +33,41 @@ pub struct Output {
     pub no_color: bool,
 }
 
-/// Writes the report to stdout and saves the JSON if asked. A closed stdout (`| head`) is not
-/// an error; a failed save is.
-pub fn emit(summary: &Summary, output: &Output) -> io::Result<()> {
+/// An output that could not be written, named for the person who asked for it.
+#[derive(Debug)]
+pub struct OutputError {
+    /// What failed: "--save r.json" or "stdout".
+    pub what: String,
+    pub source: io::Error,
+}
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.what.as_str() {
+            "stdout" => write!(f, "cannot write the report to stdout: {}", self.source),
+            what => write!(f, "{what}: {}", self.source),
+        }
+    }
+}
+
+/// Saves the JSON if asked, then writes the report to stdout: each is tried whatever became of
+/// the other, so a full disk under stdout does not cost the saved result. A closed stdout
+/// (`| head`) is not an error. Returns every output that failed.
+pub fn emit(summary: &Summary, output: &Output) -> Vec<OutputError> {
+    let mut failed = Vec::new();
+    let json = to_json(summary) + "\n";
+    if let Some(path) = &output.save
+        && let Err(e) = save::write(path, json.as_bytes())
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        failed.push(OutputError {
+            what: format!("--save {}", path.display()),
+            source: e,
+        });
+    }
     let body = match output.format {
+        // A run that did not start has no report: the line on stderr says why.
+        Format::Text if summary.error.is_some() => return failed,
         Format::Text => {
             use std::io::IsTerminal;
             render(
@@ -43,19 +75,18 @@ pub fn emit(summary: &Summary, output: &Output) -> io::Result<()> {
                 Palette::detect(io::stdout().is_terminal(), output.no_color),
             )
         }
-        Format::Json => to_json(summary) + "\n",
+        Format::Json => json,
     };
     let mut stdout = io::stdout().lock();
-    match stdout
+    if let Err(e) = stdout
         .write_all(body.as_bytes())
         .and_then(|()| stdout.flush())
+        && e.kind() != io::ErrorKind::BrokenPipe
     {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(e),
-        _ => {}
+        failed.push(OutputError {
+            what: "stdout".into(),
+            source: e,
+        });
     }
-    if let Some(path) = &output.save {
-        save_json(path, summary)
-            .map_err(|e| io::Error::new(e.kind(), format!("--save {}: {e}", path.display())))?;
-    }
-    Ok(())
+    failed
 }

@@ -20,8 +20,8 @@ pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist};
 pub use live::{Counters, Live, LiveHist};
 pub use open_model::OpenModel;
 pub use summary::{
-    Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, SCHEMA_VERSION,
-    StatusRow, Summary, SummaryOptions, Totals,
+    Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, RunFailure,
+    SCHEMA_VERSION, StatusRow, Summary, SummaryOptions, Totals,
 };
 
 use std::ops::AddAssign;
@@ -102,6 +102,22 @@ pub struct RunOutput {
     pub interrupted: bool,
     /// The soft limit on open file descriptors, where there is one.
     pub nofile_limit: Option<u64>,
+}
+
+impl RunOutput {
+    /// A run that measured nothing (it did not start).
+    pub fn empty(threads: u32) -> RunOutput {
+        RunOutput {
+            stats: Stats::default(),
+            elapsed: Duration::ZERO,
+            dns: Duration::ZERO,
+            threads,
+            window_start: Instant::now(),
+            cpu: None,
+            interrupted: false,
+            nofile_limit: None,
+        }
+    }
 }
 
 /// Connection bookkeeping.

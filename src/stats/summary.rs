@@ -60,6 +60,19 @@ pub struct Summary {
     pub insight: Vec<String>,
     /// The open model's schedule and how well it was kept; null in the closed model.
     pub open_model: Option<OpenModel>,
+    /// Why nothing was measured (the target was unreachable, the setup failed); null when the
+    /// run ran. Every other field then holds the zeros of a run that did not start.
+    pub error: Option<RunFailure>,
+}
+
+/// Why a run did not start, for programs that read the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunFailure {
+    /// A stable word: `unreachable`, `resolve`, `tls_setup`, `plan`, `request`, `file_limit`,
+    /// `threads`.
+    pub kind: String,
+    /// The same line spate printed on stderr.
+    pub message: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -319,8 +332,19 @@ impl Summary {
             thresholds: Vec::new(),
             insight: Vec::new(),
             open_model: open_model(plan, run),
+            error: None,
         };
         summary.analyse(opts);
+        summary
+    }
+
+    /// The result of a run that did not start, so that a program reading the JSON always finds
+    /// a document, with `error` saying why.
+    pub fn not_run(plan: &Plan, failure: RunFailure, opts: &SummaryOptions) -> Summary {
+        let run = RunOutput::empty(plan.effective_threads());
+        let mut summary = Summary::new(plan, &run, opts);
+        summary.insight = vec![format!("The run did not start: {}", failure.message)];
+        summary.error = Some(failure);
         summary
     }
 

@@ -13,6 +13,7 @@ mod limits;
 mod open;
 mod pki;
 mod release;
+mod save;
 mod schema;
 mod secrets;
 mod signals;

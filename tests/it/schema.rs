@@ -95,3 +95,54 @@ fn save_writes_the_same_json_that_format_json_prints() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_unreachable_target_still_prints_a_json_result_that_says_why() {
+    // A port nobody listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = std::env::temp_dir().join(format!("spate-unreachable-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("r.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args(["-n", "10", "-c", "2", "--format", "json", "--save"])
+        .arg(&file)
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let printed: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    validate(&printed);
+    assert_eq!(printed["error"]["kind"], "unreachable");
+    let message = printed["error"]["message"].as_str().unwrap();
+    assert!(stderr.contains(message), "{stderr} / {message}");
+    assert!(message.contains("refused"), "{message}");
+    assert_eq!(printed["requests"]["completed"], 0);
+    assert_eq!(printed["connections"]["established"], 0);
+    let saved: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(printed, saved);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // The text report has nothing to show: stderr says why, stdout stays empty.
+    let out = Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args(["-n", "10", "-c", "2"])
+        .arg(format!("http://127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_healthy_run_says_error_null() {
+    let server = builtin(ServeConfig::default());
+    let (_, summary) = run(&plan(&server.url(), 1, requests(5)));
+    let doc: Value = serde_json::from_str(&to_json(&summary)).unwrap();
+    assert!(doc["error"].is_null());
+    assert!(doc.as_object().unwrap().contains_key("error"));
+}

@@ -1,0 +1,234 @@
+//! Where the result goes, as a user points it: `--save` through symlinks, to devices, to
+//! `/dev/stdout` (a pipe or a file), with permissions from the umask; a failed stdout that does
+//! not cost the saved file; and a JSON result on stdout even when the target is unreachable.
+#![cfg(unix)]
+
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt, symlink};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use spate::serve::ServeConfig;
+
+use crate::support::builtin;
+
+fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spate-it-save-{tag}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn spate(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_spate"));
+    c.args(["-n", "20", "-c", "2", "--threads", "1", "--no-progress"])
+        .args(args);
+    c
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
+/// A character device of the memory driver (`null` is minor 3, `full` 7): a node of the test's
+/// own where it may make one (root), so that a regression replaces that node and not the
+/// machine's; else the machine's, which only root could damage.
+fn device(dir: &Path, name: &str, minor: u32) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let node = dir.join(name);
+    let c = std::ffi::CString::new(node.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mknod(2) with a NUL-terminated path we own.
+    match unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, minor)) } {
+        0 => {
+            // mknod's mode passes through the umask.
+            fs::set_permissions(&node, fs::Permissions::from_mode(0o666)).unwrap();
+            node
+        }
+        _ => PathBuf::from("/dev").join(name),
+    }
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn save_writes_through_symlinks_and_keeps_them() {
+    let server = builtin(ServeConfig::default());
+    let dir = scratch("link");
+    fs::create_dir(dir.join("runs")).unwrap();
+    // Dangling until the run writes its target.
+    symlink("runs/1.json", dir.join("latest.json")).unwrap();
+    let latest = dir.join("latest.json");
+    let out = spate(&["--save", latest.to_str().unwrap(), &server.url()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", err(&out));
+    assert!(
+        fs::symlink_metadata(&latest)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced by a file"
+    );
+    assert_eq!(json(&dir.join("runs/1.json"))["requests"]["completed"], 20);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn saved_files_get_the_umask_like_any_new_file() {
+    let server = builtin(ServeConfig::default());
+    let dir = scratch("umask");
+    let file = dir.join("r.json");
+    let mut cmd = spate(&["--save", file.to_str().unwrap(), &server.url()]);
+    // SAFETY: umask(2) is async-signal-safe; it runs in the child between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::umask(0o022);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", err(&out));
+    assert_eq!(
+        fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn save_to_dev_null_leaves_the_device_alone() {
+    let server = builtin(ServeConfig::default());
+    let dir = scratch("null");
+    let null = device(&dir, "null", 3);
+    let out = spate(&["--save", null.to_str().unwrap(), &server.url()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", err(&out));
+    let m = fs::metadata(&null).unwrap();
+    assert!(m.file_type().is_char_device(), "{null:?} is not a device");
+    assert_eq!(m.permissions().mode() & 0o777, 0o666);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn save_to_a_full_device_fails_after_the_report_and_names_the_flag() {
+    let server = builtin(ServeConfig::default());
+    let dir = scratch("full");
+    let full = device(&dir, "full", 7);
+    let out = spate(&["--save", full.to_str().unwrap(), &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", err(&out));
+    let want = format!("--save {}: No space left on device", full.display());
+    assert!(err(&out).contains(&want), "{}", err(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Summary"));
+    assert!(fs::metadata(&full).unwrap().file_type().is_char_device());
+    fs::remove_dir_all(dir).unwrap();
+}
+
+// The paths below are /dev/stdout's own targets: a regression that replaced the file at the path
+// must fail in /proc (no new files there), not replace the machine's /dev/stdout.
+
+#[test]
+fn save_to_dev_stdout_follows_the_report_into_a_pipe() {
+    let server = builtin(ServeConfig::default());
+    let out = spate(&["--save", "/dev/fd/1", &server.url()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", err(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The saved JSON comes first, then the text report.
+    let end = text.find("\n}\n").expect("a JSON document") + 3;
+    let doc: Value = serde_json::from_str(&text[..end]).unwrap();
+    assert_eq!(doc["requests"]["completed"], 20);
+    assert!(text[end..].contains("Summary"), "{text}");
+}
+
+#[test]
+fn save_to_dev_stdout_redirected_to_a_file_keeps_both_in_it() {
+    let server = builtin(ServeConfig::default());
+    let dir = scratch("stdout-file");
+    let file = dir.join("out.txt");
+    let out = spate(&["--save", "/proc/self/fd/1", &server.url()])
+        .stdout(fs::File::create(&file).unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", err(&out));
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(text.starts_with('{'), "{text}");
+    assert!(text.contains("\"completed\": 20"), "{text}");
+    assert!(
+        text.contains("Summary"),
+        "the report was written over: {text}"
+    );
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_full_stdout_does_not_cost_the_saved_file() {
+    let server = builtin(ServeConfig::default());
+    let dir = scratch("full-stdout");
+    let file = dir.join("r.json");
+    let out = spate(&["--save", file.to_str().unwrap(), &server.url()])
+        .stdout(
+            fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err(&out).contains("cannot write the report to stdout: No space left on device"),
+        "{}",
+        err(&out)
+    );
+    assert_eq!(json(&file)["requests"]["completed"], 20);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn save_to_a_pipe_like_process_substitution_reaches_its_reader() {
+    // What `--save >(jq .)` hands over: /dev/fd/N, the write end of a pipe.
+    let server = builtin(ServeConfig::default());
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) into an array we own.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (read, write) = (fds[0], fds[1]);
+    let mut cmd = spate(&["--save", "/dev/fd/5", &server.url()]);
+    // SAFETY: dup2(2) and close(2) are async-signal-safe; they run in the child before exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::close(read);
+            if libc::dup2(write, 5) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // SAFETY: the parent's copy of the write end, and a read end it owns from here on.
+    unsafe { libc::close(write) };
+    let reader = unsafe { <fs::File as std::os::fd::FromRawFd>::from_raw_fd(read) };
+    let got = std::thread::spawn(move || {
+        let mut r = reader;
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut r, &mut v).unwrap();
+        v
+    });
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", err(&out));
+    let doc: Value = serde_json::from_slice(&got.join().unwrap()).unwrap();
+    assert_eq!(doc["requests"]["completed"], 20);
+}
