@@ -35,13 +35,14 @@ Shell completions and the manual page:
   spate man | man -l -
 
 Live progress goes to stderr: a block redrawn in place on a terminal, a line every 10 s
-otherwise (--no-progress: neither). Ctrl-C stops sending, waits briefly for requests in
-flight and prints the report; a second Ctrl-C quits at once.
+otherwise (--no-progress: neither). Ctrl-C (or SIGTERM, or SIGHUP when the terminal closes)
+stops sending, waits briefly for requests in flight, saves and prints the report; a second
+Ctrl-C, half a second or more after the first, quits at once.
 
 Exit codes: 0 the run completed with at least one response below 400; 1 the target was
-unreachable or no response below 400 arrived; 2 usage or input error, or -c beyond the
-open-file limit (nothing sent); 3 an --slo threshold failed; 130 interrupted by Ctrl-C or
-SIGTERM (the report is still printed).";
+unreachable or no response below 400 arrived; 2 usage or input error, -c beyond the open-file
+limit (nothing sent), or the report or --save could not be written; 3 an --slo threshold
+failed; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the report is still printed and saved).";
 
 #[derive(Debug, Parser)]
 #[command(

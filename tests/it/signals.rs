@@ -1,13 +1,16 @@
-//! Interrupts against a running spate child: SIGINT and SIGTERM print the full report, write
-//! --save and exit 130; a second SIGINT exits at once; a closed stdout ends quietly.
+//! Interrupts against a running spate child: SIGINT, SIGTERM and SIGHUP print the full report,
+//! write --save and exit 130; signals that arrive together (one Ctrl-C under GNU timeout) are one
+//! request; a deliberate second SIGINT exits at once; SIGHUP ignored by nohup stays ignored; a
+//! closed stdout ends quietly.
 #![cfg(unix)]
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use spate::serve::{ServeConfig, Server};
 
-use crate::support::Scripted;
+use crate::support::{Scripted, have};
 
 fn slow_server() -> Server {
     let config = ServeConfig {
@@ -123,17 +126,103 @@ fn sigterm_under_load_at_c_1000() {
 }
 
 #[test]
+fn sighup_does_the_same() {
+    interrupt_with(libc::SIGHUP, 4);
+}
+
+#[test]
 fn a_second_sigint_exits_at_once() {
     // A server that never answers: the first SIGINT starts a drain that cannot finish early.
     let server = Scripted::start(|p| while p.read_request().is_some() {});
     let child = spawn(&["-c", "2", "-z", "60s", "-t", "60s", &server.url()]);
     wait_for(|| server.requests() >= 2);
     signal(&child, libc::SIGINT);
-    std::thread::sleep(Duration::from_millis(100));
+    // Later than signals that belong to the same request: a person pressing again.
+    std::thread::sleep(spate::ui::SAME_REQUEST + Duration::from_millis(300));
     signal(&child, libc::SIGINT);
     let out = finish(child);
     assert_eq!(out.status.code(), Some(130));
     assert!(out.stdout.is_empty(), "no report after the second Ctrl-C");
+}
+
+/// The report of a run stopped by `signals`, sent back to back.
+fn stopped_together(signals: &[i32]) -> Output {
+    spate::engine::raise_nofile();
+    let server = slow_server();
+    let child = spawn(&["-c", "4", "-z", "60s", &server.url()]);
+    wait_for(|| server.requests() > 24);
+    for &s in signals {
+        signal(&child, s);
+    }
+    finish(child)
+}
+
+#[test]
+fn two_signals_together_are_one_request_to_stop() {
+    for pair in [[libc::SIGINT, libc::SIGINT], [libc::SIGTERM, libc::SIGINT]] {
+        let out = stopped_together(&pair);
+        assert_eq!(out.status.code(), Some(130));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Summary"), "{pair:?}: no report");
+    }
+}
+
+#[test]
+fn one_ctrl_c_under_gnu_timeout_still_prints_the_report() {
+    // As a terminal does: SIGINT to the whole foreground group, which holds timeout and spate;
+    // timeout then sends its own copies to spate.
+    if !have("timeout") {
+        return;
+    }
+    spate::engine::raise_nofile();
+    let server = slow_server();
+    let child = Command::new("timeout")
+        .args(["40", env!("CARGO_BIN_EXE_spate"), "-c", "4", "-z", "20s"])
+        .arg(server.url())
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(|| server.requests() > 24);
+    // SAFETY: kill(2) on the process group our own child leads.
+    assert_eq!(unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) }, 0);
+    let out = finish(child);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for part in ["Summary", "stopped early"] {
+        assert!(text.contains(part), "missing {part:?} in\n{text}");
+    }
+}
+
+#[test]
+fn sighup_ignored_by_nohup_stays_ignored() {
+    spate::engine::raise_nofile();
+    let server = slow_server();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_spate"));
+    cmd.args(["-c", "2", "-n", "200", &server.url()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: signal(2) is async-signal-safe; it runs in the child before exec, as nohup does.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
+    wait_for(|| server.requests() > 10);
+    signal(&child, libc::SIGHUP);
+    let out = finish(child);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("stopped early"), "{text}");
+    assert!(text.contains("200"), "{text}");
 }
 
 #[test]

@@ -186,3 +186,23 @@ pub fn spate(args: &[&str]) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// Whether the program `name` (from a Debian package) runs here, for a test that needs it. Under
+/// SPATE_REQUIRE_TOOLS=1 (CI installs them all) a missing one fails the test; elsewhere the test
+/// says it was skipped.
+pub fn have(name: &str) -> bool {
+    let found = std::process::Command::new(name)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("SPATE_REQUIRE_TOOLS").is_none(),
+            "SPATE_REQUIRE_TOOLS is set but {name} is not installed"
+        );
+        eprintln!("skipped: {name} is not installed");
+    }
+    found
+}
