@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::target::Target;
+use crate::units::MAX_DURATION;
 
 /// When the run stops sending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,10 +130,16 @@ pub enum PlanError {
     FewerRequestsThanConnections { requests: u64, connections: u32 },
     #[error("--duration must be longer than zero")]
     ZeroDuration,
-    #[error("--timeout must be longer than zero")]
-    ZeroTimeout,
-    #[error("--connect-timeout must be longer than zero")]
-    ZeroConnectTimeout,
+    #[error(
+        "--timeout must be at least 1ms: spate checks timeouts once a millisecond at the finest"
+    )]
+    ShortTimeout,
+    #[error(
+        "--connect-timeout must be at least 1ms: spate checks timeouts once a millisecond at the finest"
+    )]
+    ShortConnectTimeout,
+    #[error("{0} is too long: at most 365d")]
+    TooLong(&'static str),
     #[error("invalid method {0:?}: a method is a token such as GET or POST")]
     Method(String),
     #[error("invalid header name {0:?}")]
@@ -172,6 +179,10 @@ pub enum PlanError {
     #[error("TLS options (--insecure, --cacert, --cert, --key) need an https:// URL")]
     TlsWithoutHttps,
 }
+
+/// The shortest timeout that is enforced: the sweeper that cancels late requests looks at them
+/// once a millisecond at the finest.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
 
 /// Whether `s` is an HTTP token (RFC 9110 section 5.6.2): method and header names.
 pub fn is_token(s: &str) -> bool {
@@ -223,11 +234,26 @@ impl Plan {
             Stop::Duration(d) if d.is_zero() => return Err(PlanError::ZeroDuration),
             _ => {}
         }
-        if self.timeout.is_zero() {
-            return Err(PlanError::ZeroTimeout);
+        if self.timeout < MIN_TIMEOUT {
+            return Err(PlanError::ShortTimeout);
         }
-        if self.connect_timeout.is_zero() {
-            return Err(PlanError::ZeroConnectTimeout);
+        if self.connect_timeout < MIN_TIMEOUT {
+            return Err(PlanError::ShortConnectTimeout);
+        }
+        let duration = match self.stop {
+            Stop::Duration(d) => d,
+            Stop::Requests(_) => Duration::ZERO,
+        };
+        for (flag, d) in [
+            ("--duration", duration),
+            ("--warmup", self.warmup),
+            ("--timeout", self.timeout),
+            ("--connect-timeout", self.connect_timeout),
+            ("--max-lag", self.max_lag.unwrap_or_default()),
+        ] {
+            if d > MAX_DURATION {
+                return Err(PlanError::TooLong(flag));
+            }
         }
         if !is_token(&self.method) {
             return Err(PlanError::Method(self.method.clone()));
@@ -361,10 +387,22 @@ mod tests {
                 |p| p.stop = Stop::Duration(Duration::ZERO),
                 PlanError::ZeroDuration,
             ),
-            (|p| p.timeout = Duration::ZERO, PlanError::ZeroTimeout),
+            (|p| p.timeout = Duration::ZERO, PlanError::ShortTimeout),
             (
-                |p| p.connect_timeout = Duration::ZERO,
-                PlanError::ZeroConnectTimeout,
+                |p| p.timeout = Duration::from_micros(999),
+                PlanError::ShortTimeout,
+            ),
+            (
+                |p| p.connect_timeout = Duration::from_micros(100),
+                PlanError::ShortConnectTimeout,
+            ),
+            (
+                |p| p.stop = Stop::Duration(Duration::from_secs(u64::MAX)),
+                PlanError::TooLong("--duration"),
+            ),
+            (
+                |p| p.warmup = MAX_DURATION + Duration::from_nanos(1),
+                PlanError::TooLong("--warmup"),
             ),
             (
                 |p| p.method = "GE T".into(),

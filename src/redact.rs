@@ -15,14 +15,13 @@ pub fn is_sensitive(header: &str) -> bool {
         .any(|s| s.eq_ignore_ascii_case(header.trim()))
 }
 
-/// `url` with any user information (`user:pass@`) replaced by the mask. Works on text that does
-/// not parse as a URL too, since it is used in the errors about such text.
+/// `url` with any user information (`user:pass@`) replaced by the mask. Used on text that did
+/// not parse as a URL, so it cannot trust where the authority ends: a password may hold `/`,
+/// `?` or `#` (`http://alice:pa/ss@host/`). Everything from the scheme to the last `@` is masked,
+/// which may hide an `@` of the path too, and never shows a secret.
 pub fn url(url: &str) -> Cow<'_, str> {
     let start = url.find("://").map_or(0, |i| i + 3);
-    let end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    match url[start..end].rfind('@') {
+    match url[start..].rfind('@') {
         Some(at) => Cow::Owned(format!("{}{MASK}{}", &url[..start], &url[start + at..])),
         None => Cow::Borrowed(url),
     }
@@ -34,10 +33,16 @@ mod tests {
 
     #[test]
     fn user_information_is_masked_wherever_it_is() {
-        assert_eq!(url("http://u:p@h:1/x@y"), "http://***@h:1/x@y");
+        assert_eq!(url("http://u:p@h:1/x"), "http://***@h:1/x");
         assert_eq!(url("https://a@b@h/"), "https://***@h/");
         assert_eq!(url("u:p@h"), "***@h");
-        assert_eq!(url("http://h/?q=a@b"), "http://h/?q=a@b");
+        // Where a password holds a character that ends an authority, the whole of it goes.
+        for secret in ["S3cr3t/XYZ", "S3cr3t?XYZ", "S3cr3t#XYZ", "S3cr3t@XYZ"] {
+            let text = format!("http://alice:{secret}@127.0.0.1:9/");
+            assert_eq!(url(&text), "http://***@127.0.0.1:9/");
+        }
+        // Not knowing where the authority ends, an @ in the path is masked too.
+        assert_eq!(url("http://h/?q=a@b"), "http://***@b");
         assert_eq!(url("http://h"), "http://h");
         assert_eq!(url(""), "");
         assert!(matches!(url("http://h/"), Cow::Borrowed(_)));

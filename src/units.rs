@@ -67,14 +67,26 @@ fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
-/// "500ms", "10s", "1m30s","1.5s", or a bare number of seconds ("10", "0.5").
+/// The longest duration any flag takes: a year is longer than any test, and far enough from
+/// the clocks' limits that deadlines computed from it (start + warm-up + duration + drain)
+/// cannot overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// "500ms", "10s", "1m30s","1.5s", or a bare number of seconds ("10", "0.5"); at most
+/// `MAX_DURATION`.
 pub fn duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
-    if let Ok(secs) = t.parse::<f64>() {
-        return Duration::try_from_secs_f64(secs).map_err(|_| format!("{s:?} is not a duration"));
+    let d = match t.parse::<f64>() {
+        Ok(secs) => {
+            Duration::try_from_secs_f64(secs).map_err(|_| format!("{s:?} is not a duration"))?
+        }
+        Err(_) => humantime::parse_duration(t)
+            .map_err(|e| format!("{s:?} is not a duration ({e}); examples: 500ms, 10s, 1m30s"))?,
+    };
+    if d > MAX_DURATION {
+        return Err(format!("{s:?} is too long: at most 365d"));
     }
-    humantime::parse_duration(t)
-        .map_err(|e| format!("{s:?} is not a duration ({e}); examples: 500ms, 10s, 1m30s"))
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -136,8 +148,13 @@ mod tests {
         assert_eq!(duration("1.5s"), Ok(Duration::from_millis(1500)));
         assert_eq!(duration("10"), Ok(Duration::from_secs(10)));
         assert_eq!(duration("0.25"), Ok(Duration::from_millis(250)));
-        for bad in ["", "abc", "-1", "10 parsecs", "NaN"] {
+        for bad in ["", "abc", "-1", "10 parsecs", "NaN", "inf", "1e400"] {
             assert!(duration(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(duration("365d"), Ok(MAX_DURATION));
+        for long in ["1e19", "18446744073709551615s", "366d", "31536001"] {
+            let e = duration(long).unwrap_err();
+            assert!(e.contains("too long"), "{long}: {e}");
         }
     }
 }

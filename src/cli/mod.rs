@@ -2,6 +2,7 @@
 //! test, a server config, or the demo), or into one line to print and an exit code.
 
 mod args;
+mod files;
 mod generate;
 mod values;
 
@@ -147,8 +148,7 @@ fn serve(s: args::ServeArgs) -> Result<Command, Exit> {
         ));
     }
     let read = |flag: &str, p: &std::path::Path| {
-        std::fs::read(p)
-            .map_err(|e| Exit::usage(format!("cannot read {flag} file {}: {e}", p.display())))
+        files::read(flag, p, files::PEM_LIMIT).map_err(Exit::usage)
     };
     let tls = match (&s.tls_cert, &s.tls_key) {
         (Some(cert), Some(key)) => Some(crate::serve::ServeTls {
@@ -224,8 +224,9 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
     let target = Target::parse(&url).map_err(|e| Exit::usage(e.to_string()))?;
     let body = match (a.body, a.body_file) {
         (Some(b), _) => b.into_bytes(),
-        (None, Some(path)) => std::fs::read(&path)
-            .map_err(|e| Exit::usage(format!("cannot read body file {}: {e}", path.display())))?,
+        (None, Some(path)) => {
+            files::read("--body-file", &path, files::BODY_LIMIT).map_err(Exit::usage)?
+        }
         (None, None) => Vec::new(),
     };
 
@@ -255,9 +256,9 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
     };
     let read = |flag: &str, path: &Option<std::path::PathBuf>| -> Result<Option<Vec<u8>>, Exit> {
         match path {
-            Some(p) => std::fs::read(p)
+            Some(p) => files::read(flag, p, files::PEM_LIMIT)
                 .map(Some)
-                .map_err(|e| Exit::usage(format!("cannot read {flag} file {}: {e}", p.display()))),
+                .map_err(Exit::usage),
             None => Ok(None),
         }
     };
@@ -437,16 +438,13 @@ mod tests {
             ),
             (
                 &["-D", "/nonexistent/spate/body", "http://h/"],
-                "cannot read body file",
+                "cannot read --body-file",
             ),
             (&["-H", "nocolon", "http://h/"], "not a header"),
             (&["-d", "x", "-D", "f", "http://h/"], "cannot be used with"),
             (&["-n", "lots", "http://h/"], "not a count"),
             (&["-z", "soon", "http://h/"], "not a duration"),
-            (
-                &["-t", "0s", "http://h/"],
-                "--timeout must be longer than zero",
-            ),
+            (&["-t", "0s", "http://h/"], "--timeout must be at least 1ms"),
             (
                 &["--threads", "0", "http://h/"],
                 "--threads must be at least 1",
@@ -558,7 +556,7 @@ mod tests {
             (&["--insecure", "http://h/"][..], "need an https:// URL"),
             (
                 &["--cacert", "/nonexistent/ca.pem", "https://h/"][..],
-                "cannot read --cacert file",
+                "cannot read --cacert",
             ),
             (
                 &["--h2-max-frame", "100", "--http2", "http://h/"][..],

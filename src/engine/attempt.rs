@@ -80,6 +80,12 @@ pub fn account(
             Err(Cancel::ConnectTimeout) => Ended::Failed(Failure::Connect),
         };
     }
+    // The sweeper cancels late attempts a tick after their timeout at the latest; a response
+    // that completed in that tick is late all the same.
+    let outcome = match outcome {
+        Ok(Ok(res)) if res.done.nanos_since(adm.start) >= ctx.timeout_ns => Err(Cancel::Timeout),
+        other => other,
+    };
     match outcome {
         Ok(Ok(res)) => {
             record(ctx, adm, connected, written, &res);

@@ -157,6 +157,8 @@ pub struct Shared {
     pub backoffs: Backoffs,
     /// Index into `addrs` of the address that accepted last.
     preferred: Cell<usize>,
+    /// `setup.timeout` in ns, for the check on every completed response.
+    pub timeout_ns: u64,
 }
 
 impl Shared {
@@ -186,6 +188,7 @@ impl Shared {
             tasks: Spawner::default(),
             backoffs: Backoffs::default(),
             preferred: Cell::new(0),
+            timeout_ns: u64::try_from(setup.timeout.as_nanos()).unwrap_or(u64::MAX),
             setup,
         }
     }

@@ -39,12 +39,54 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["--max-lag", "1ms", u], "--max-lag"),
         (&["--rpc", "0", u], "--rpc"),
         (&["-t", "soon", u], "--timeout"),
+        (&["-t", "100us", u], "--timeout must be at least 1ms"),
+        (&["--connect-timeout", "0.5ms", u], "at least 1ms"),
+        (&["-z", "1e19", u], "too long"),
+        (&["-z", "18446744073709551615s", u], "too long"),
+        (&["--warmup", "1e19", u], "too long"),
+        (&["-z", "1e400", u], "--duration"),
+        (
+            &["-D", "/dev/zero", u],
+            "--body-file /dev/zero: larger than 64 MiB",
+        ),
+        (
+            &["--cacert", "/dev/zero", "https://127.0.0.1:1/"],
+            "--cacert /dev/zero: larger than 4 MiB",
+        ),
+        (
+            &[
+                "--cert",
+                "/dev/zero",
+                "--key",
+                "/dev/zero",
+                "https://127.0.0.1:1/",
+            ],
+            "--cert /dev/zero: larger than",
+        ),
+        (
+            &[
+                "--cert",
+                "Cargo.toml",
+                "--key",
+                "/dev/zero",
+                "https://127.0.0.1:1/",
+            ],
+            "--key /dev/zero: larger than",
+        ),
+        (
+            &["serve", "--tls-cert", "/dev/zero", "--tls-key", "/dev/zero"],
+            "--tls-cert /dev/zero: larger than",
+        ),
+        (
+            &["http://alice:S3cr3tXYZ/x@127.0.0.1:9/"],
+            "http://***@127.0.0.1:9/",
+        ),
         (&["--threads", "0", u], "--threads"),
         (&["-p", "0", "--http2", u], "--streams"),
         (&["--http1.1", "--http2", u], "--http2"),
         (&["-m", "GE T", u], "method"),
-        (&["-D", "/nonexistent/body", u], "cannot read body file"),
-        (&["-D", "/", u], "cannot read body file"),
+        (&["-D", "/nonexistent/body", u], "cannot read --body-file"),
+        (&["-D", "/", u], "cannot read --body-file"),
         (&["-H", "broken", u], "--header"),
         (&["-H", ": empty name", u], "--header"),
         (&["-a", "nocolon", u], "--basic-auth"),
@@ -84,6 +126,10 @@ fn bad_input_is_one_line_and_exit_2() {
             "{args:?} should mention {says:?}: {err:?}"
         );
         assert!(!err.contains("panicked"), "{args:?}: {err:?}");
+        assert!(
+            !err.contains("S3cr3t"),
+            "{args:?}: a password leaked: {err:?}"
+        );
         assert!(o.stdout.is_empty(), "{args:?}: nothing on stdout");
     }
 }

@@ -243,6 +243,24 @@ fn server_that_never_answers_times_out() {
 }
 
 #[test]
+fn a_response_that_completes_after_the_timeout_is_a_timeout() {
+    // Every response takes 1.5 ms; the timeout is 1 ms. The sweeper looks once a millisecond,
+    // so many responses complete before it would cancel them: each is late all the same.
+    let server = builtin(ServeConfig {
+        delay: Duration::from_micros(1500),
+        ..ServeConfig::default()
+    });
+    let mut p = plan(&server.url(), 3, requests(300));
+    p.timeout = Duration::from_millis(1);
+    let (out, _) = run(&p);
+    assert_eq!(
+        out.stats.completed, 0,
+        "a response later than --timeout completed"
+    );
+    assert_eq!(out.stats.failures.get(Failure::Timeout), 300);
+}
+
+#[test]
 fn duration_run_interrupts_what_is_still_in_flight_after_the_drain() {
     let server = Scripted::start(|p| while p.read_request().is_some() {});
     let mut p = plan(&server.url(), 3, Stop::Duration(Duration::from_millis(300)));

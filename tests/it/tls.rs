@@ -260,7 +260,7 @@ fn cacert_cert_and_key_files_from_the_command_line() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read --cacert file"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read --cacert /"));
     std::fs::write(pki.dir.join("junk.pem"), b"not a certificate").unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_spate"))
         .args([
