@@ -161,6 +161,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
             Stop::Requests(_) => None,
         },
         connections: plan.connections,
+        setup_timeout: plan.setup_timeout,
     };
     let progress = Progress::start(control.clone(), info, mode);
     let result = engine::run_with(plan, &control);

@@ -102,6 +102,9 @@ pub struct Plan {
     /// Per request, from the start of the attempt to the last byte of the response.
     pub timeout: Duration,
     pub connect_timeout: Duration,
+    /// The longest the connections may take to open before the clock starts (`--setup-timeout`);
+    /// the run then starts with those that are open.
+    pub setup_timeout: Duration,
     pub protocol: Protocol,
     pub tls: Tls,
     pub h2: H2,
@@ -138,6 +141,8 @@ pub enum PlanError {
         "--connect-timeout must be at least 1ms: spate checks timeouts once a millisecond at the finest"
     )]
     ShortConnectTimeout,
+    #[error("--setup-timeout must be at least 1ms")]
+    ShortSetupTimeout,
     #[error("{0} is too long: at most 365d")]
     TooLong(&'static str),
     #[error("invalid method {0:?}: a method is a token such as GET or POST")]
@@ -184,6 +189,10 @@ pub enum PlanError {
 /// once a millisecond at the finest.
 pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
 
+/// How long the connections may take to open, unless --setup-timeout says otherwise (or
+/// --connect-timeout is longer: one connect must fit).
+pub const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Whether `s` is an HTTP token (RFC 9110 section 5.6.2): method and header names.
 pub fn is_token(s: &str) -> bool {
     !s.is_empty()
@@ -206,6 +215,7 @@ impl Plan {
             stop: Stop::Requests(200),
             timeout: Duration::from_secs(20),
             connect_timeout: Duration::from_secs(10),
+            setup_timeout: DEFAULT_SETUP_TIMEOUT,
             protocol: Protocol::Auto,
             tls: Tls::default(),
             h2: H2::default(),
@@ -240,6 +250,9 @@ impl Plan {
         if self.connect_timeout < MIN_TIMEOUT {
             return Err(PlanError::ShortConnectTimeout);
         }
+        if self.setup_timeout < MIN_TIMEOUT {
+            return Err(PlanError::ShortSetupTimeout);
+        }
         let duration = match self.stop {
             Stop::Duration(d) => d,
             Stop::Requests(_) => Duration::ZERO,
@@ -249,6 +262,7 @@ impl Plan {
             ("--warmup", self.warmup),
             ("--timeout", self.timeout),
             ("--connect-timeout", self.connect_timeout),
+            ("--setup-timeout", self.setup_timeout),
             ("--max-lag", self.max_lag.unwrap_or_default()),
         ] {
             if d > MAX_DURATION {

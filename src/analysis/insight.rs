@@ -358,8 +358,17 @@ fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
             .as_deref()
             .map(|e| format!(" (first error: {e})"))
             .unwrap_or_default();
+        let cut = c.not_opened.cut_off + c.not_opened.not_tried;
+        let phase = match cut {
+            0 => String::new(),
+            _ => format!(
+                " ({} were not open when the connection phase ended after {})",
+                count(cut),
+                millis(c.setup_ms)
+            ),
+        };
         limits.push(format!(
-            "only {} of {} connections could be opened{why}, so the load was lower than asked",
+            "only {} of {} connections could be opened{why}{phase}, so the load was lower than asked",
             count(c.established),
             count(u64::from(c.requested))
         ));
@@ -464,6 +473,8 @@ mod tests {
                     connect_failures: 0,
                     connect_error: None,
                     dns_ms: 0.1,
+                    setup_ms: 2.0,
+                    not_opened: Default::default(),
                     connect: phase(Some(0.2)),
                     tls: Phase {
                         count: 0,

@@ -135,6 +135,12 @@ pub struct RunArgs {
     #[arg(long = "connect-timeout", value_name = "TIME", default_value = "10s", value_parser = values::duration)]
     pub connect_timeout: Duration,
 
+    /// Longest time to open the -c connections before the clock starts [default: 30s, or
+    /// --connect-timeout if longer]. The run then starts with those that are open, and the
+    /// report says what became of the others.
+    #[arg(long = "setup-timeout", value_name = "TIME", value_parser = values::duration)]
+    pub setup_timeout: Option<Duration>,
+
     /// HTTP method.
     #[arg(short = 'm', long = "method", default_value = "GET")]
     pub method: String,

@@ -293,6 +293,9 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
         stop,
         timeout: a.timeout,
         connect_timeout: a.connect_timeout,
+        setup_timeout: a
+            .setup_timeout
+            .unwrap_or(crate::plan::DEFAULT_SETUP_TIMEOUT.max(a.connect_timeout)),
         protocol,
         tls,
         h2,
@@ -339,6 +342,9 @@ mod tests {
         assert_eq!(p.stop, Stop::Requests(DEFAULT_REQUESTS));
         assert_eq!(p.timeout, Duration::from_secs(20));
         assert_eq!(p.connect_timeout, Duration::from_secs(10));
+        assert_eq!(p.setup_timeout, Duration::from_secs(30));
+        let long = plan(&["--connect-timeout", "45s", "http://h/"]);
+        assert_eq!(long.setup_timeout, Duration::from_secs(45));
         assert!(p.keep_alive && p.compression);
         assert!(p.threads >= 1);
     }
@@ -367,6 +373,8 @@ mod tests {
             "3s",
             "--connect-timeout",
             "500ms",
+            "--setup-timeout",
+            "2m",
             "-m",
             "PUT",
             "-H",
@@ -389,6 +397,7 @@ mod tests {
         assert_eq!((p.connections, p.threads), (7, 3));
         assert_eq!(p.timeout, Duration::from_secs(3));
         assert_eq!(p.connect_timeout, Duration::from_millis(500));
+        assert_eq!(p.setup_timeout, Duration::from_secs(120));
         assert_eq!(p.method, "PUT");
         assert_eq!(p.body, b"payload");
         assert!(!p.keep_alive && !p.compression);

@@ -111,7 +111,7 @@ pub fn account(
         }
         Err(Cancel::ConnectTimeout) => {
             let t = ctx.setup.connect_timeout;
-            let msg = || format!("connect timed out after {t:?}");
+            let msg = || slot.connect_phase().timed_out(t);
             ctx.stats.borrow_mut().connect_failed(msg);
             ctx.fail(Failure::Connect, msg);
             Ended::Failed(Failure::Connect)

@@ -91,13 +91,18 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
     let mut next = first;
     let mut delay = BackOff::default();
     loop {
-        // Requests admitted on the current connection (--rpc).
+        // Requests admitted on the current connection (--rpc), and whether it served one.
         let used = Cell::new(0u64);
+        let served = Cell::new(false);
         let open = match next.take() {
-            Some(open) => open,
+            Some(open) => {
+                served.set(true);
+                open
+            }
             None => match reopen(ctx, base, &mut delay).await {
-                Reopen::Open(open) => {
+                Reopen::Open(open, first_served) => {
                     used.set(1);
+                    served.set(first_served);
                     open
                 }
                 Reopen::Retry => continue,
@@ -114,7 +119,7 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
         let n = ctx.setup.streams.max(1).min(max_streams.max(1));
         // Declared after `lane`, so dropped before it: dropping the lane closes the connection.
         let mut streams: FuturesUnordered<_> = (0..n)
-            .map(|k| stream_loop(ctx, base, k, &lane, &used))
+            .map(|k| stream_loop(ctx, base, k, &lane, &used, &served))
             .collect();
         let mut goaway = false;
         let mut over = false;
@@ -130,11 +135,24 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
         if over || ctx.is_over() {
             break;
         }
+        if served.get() {
+            delay = BackOff::default();
+        }
+        // A connection that served nothing (a server that sends GOAWAY on every connection, or
+        // closes it at once) is a failed connect: wait before the next, as for a refused one.
+        if !served.get() {
+            drop(streams);
+            drop(lane);
+            if !back_off(ctx, base, Failure::Connect, &mut delay).await {
+                break;
+            }
+        }
     }
 }
 
 enum Reopen {
-    Open(OpenH2),
+    /// A new connection, and whether the request that opened it completed.
+    Open(OpenH2, bool),
     Retry,
     Over,
 }
@@ -152,7 +170,7 @@ async fn reopen(ctx: &Shared, index: usize, delay: &mut BackOff) -> Reopen {
     let ended = {
         let exchange = pin!(async {
             slot.begin_connect(adm.start);
-            let c = Box::pin(ctx.open(true)).await?;
+            let c = Box::pin(ctx.open(true, slot)).await?;
             slot.end_connect();
             marks.connected.set(Some(Tick::now()));
             let Connected::H2(open) = c else {
@@ -172,10 +190,10 @@ async fn reopen(ctx: &Shared, index: usize, delay: &mut BackOff) -> Reopen {
         (_, Some(_)) if ctx.setup.rpc == Some(1) => Reopen::Retry,
         (Ended::Completed { .. }, Some(open)) => {
             *delay = BackOff::default();
-            Reopen::Open(open)
+            Reopen::Open(open, true)
         }
         // Connected, but its first request failed: the connection decides what comes next.
-        (Ended::Failed(_), Some(open)) => Reopen::Open(open),
+        (Ended::Failed(_), Some(open)) => Reopen::Open(open, false),
         (_, None) => {
             let class = match ended {
                 Ended::Failed(c) => c,
@@ -198,6 +216,7 @@ async fn stream_loop(
     k: usize,
     lane: &h2::Lane,
     used: &Cell<u64>,
+    served: &Cell<bool>,
 ) -> StreamEnd {
     let index = base + k;
     let slot: &Slot = &ctx.slots[index];
@@ -237,30 +256,63 @@ async fn stream_loop(
             });
             attempt(ctx, slot, adm, &marks, exchange).await
         };
-        if ended == Ended::Interrupted {
-            return StreamEnd::Over;
+        match ended {
+            Ended::Interrupted => return StreamEnd::Over,
+            Ended::Completed { .. } => served.set(true),
+            Ended::Failed(_) => {}
         }
     }
 }
 
+/// Why a connection did not open before the clock started.
+#[derive(Debug)]
+pub struct NotOpen {
+    pub why: Unopened,
+    pub class: Failure,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unopened {
+    TimedOut,
+    Failed,
+    /// Still connecting when the connection phase ended (its deadline, or Ctrl-C).
+    CutOff,
+}
+
 /// Opens a connection before the clock starts, on the first slot of its group. Failures count as
 /// connection failures, not request failures: no request was attempted.
-pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Connected, (Failure, String)> {
+pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Connected, NotOpen> {
     slot.begin_connect(Tick::now());
     // Inline: the caller boxes each attempt and frees it on return (`thread::open_all`).
-    let r = guarded(slot, std::pin::pin!(ctx.open(false))).await;
+    let r = guarded(slot, std::pin::pin!(ctx.open(false, slot))).await;
     slot.end_connect();
     match r {
         Ok(Ok(c)) => Ok(c),
-        Ok(Err(fail)) => Err((fail.class, fail.to_string())),
-        Err(Cancel::Interrupted) => Err((
-            Failure::Connect,
-            "interrupted before the run started".into(),
-        )),
+        Ok(Err(fail)) => Err(NotOpen {
+            why: Unopened::Failed,
+            class: fail.class,
+            message: fail.to_string(),
+        }),
+        Err(Cancel::Interrupted) => Err(NotOpen {
+            why: Unopened::CutOff,
+            class: Failure::Connect,
+            message: match ctx.stop_requested() {
+                true => "interrupted before the run started".into(),
+                false => format!(
+                    "still connecting when --setup-timeout ({:?}) ended the connection phase",
+                    ctx.setup.setup_timeout
+                ),
+            },
+        }),
         Err(_) => {
-            let msg = format!("connect timed out after {:?}", ctx.setup.connect_timeout);
+            let msg = slot.connect_phase().timed_out(ctx.setup.connect_timeout);
             ctx.stats.borrow_mut().connect_failed(|| msg.clone());
-            Err((Failure::Connect, msg))
+            Err(NotOpen {
+                why: Unopened::TimedOut,
+                class: Failure::Connect,
+                message: msg,
+            })
         }
     }
 }

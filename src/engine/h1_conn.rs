@@ -15,6 +15,7 @@ use super::shared::{Admitted, Connected, OpenConn, Shared};
 use super::slot::Cancel;
 use crate::clock::Tick;
 use crate::proto::{Fail, Response, h1};
+use crate::stats::Failure;
 
 type Opening = Pin<Box<dyn Future<Output = Result<Connected, Fail>>>>;
 
@@ -179,7 +180,10 @@ impl State {
         }
         slot.begin_connect(adm.start);
         let own = ctx.clone();
-        self.opening = Some(Box::pin(async move { own.open(true).await }));
+        let index = self.index;
+        self.opening = Some(Box::pin(
+            async move { own.open(true, &own.slots[index]).await },
+        ));
         self.step = Step::Connect;
     }
 
@@ -228,6 +232,12 @@ impl State {
             Ended::Failed(class) => {
                 self.conn = None;
                 self.served = 0;
+                // A new connection that the server closed before answering is a failed
+                // connect: wait before the next, as for a refused one.
+                let class = match class {
+                    Failure::Closed if self.connected.is_some() => Failure::Connect,
+                    c => c,
+                };
                 match start_back_off(ctx, self.index, class, &mut self.delay) {
                     true => Step::BackOff,
                     false => Step::Admit,

@@ -26,8 +26,7 @@ use crate::net::{ClientSettings, TlsClient, TlsSetupError};
 use crate::plan::{Plan, PlanError, Protocol, Stop};
 use crate::proto::h2 as lane_h2;
 use crate::request;
-use crate::stats::Failure;
-use crate::stats::RunOutput;
+use crate::stats::{Failure, NotOpened, RunOutput};
 use shared::{LaneChoice, Limit, Setup};
 use thread::{Finished, Go, Paced, Ready};
 
@@ -133,6 +132,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     } else {
         None
     };
+    let connecting = Instant::now();
     let setup = Setup {
         request: request::h1_bytes(plan),
         request_close: request::h1_bytes(&Plan {
@@ -165,6 +165,8 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         addrs: addrs.clone(),
         connections: 0,
         drain: plan.timeout.min(MAX_DRAIN),
+        setup_deadline: connecting + plan.setup_timeout,
+        setup_timeout: plan.setup_timeout,
         stop: control.stop_flag(),
         live: None,
     };
@@ -203,12 +205,15 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
 
     let mut established = vec![0u64; threads];
     let mut first_error = None;
+    let mut not_opened = NotOpened::default();
     for r in ready_rx.iter().take(threads) {
         established[r.thread] = r.established;
+        not_opened += r.not_opened;
         if first_error.is_none() {
             first_error = r.first_error;
         }
     }
+    let setup_time = connecting.elapsed();
     if established.iter().all(|&n| n == 0) {
         drop(go_txs);
         let finished = join(handles);
@@ -218,10 +223,6 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
                 target: describe(&addrs),
                 class: first_error.as_ref().map_or(Failure::Connect, |(c, _)| *c),
                 reason: match first_error {
-                    Some((Failure::Tls, e)) => match tls_hint(&e) {
-                        Some(hint) => format!("{e} ({hint})"),
-                        None => e,
-                    },
                     // TCP connected, but the HTTP/2 preface went unanswered: the usual cause is a
                     // server that speaks only HTTP/1.1 on a plain port.
                     Some((Failure::Closed | Failure::H2 | Failure::Read, e))
@@ -234,7 +235,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
                     }
                     Some((_, e)) => e,
                     None => "no connection could be opened".into(),
-                },
+                } + &unopened(plan, &not_opened),
             },
         });
     }
@@ -308,6 +309,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         stats,
         elapsed: end.saturating_duration_since(window_start),
         dns,
+        setup: setup_time,
         threads: threads as u32,
         window_start,
         cpu,
@@ -338,33 +340,33 @@ fn join(
     }
 }
 
-/// What to do about the usual TLS failures, for the one-line error.
-fn tls_hint(message: &str) -> Option<&'static str> {
-    [
+/// What became of the connections when none opened, unless there was only one reason (the
+/// first error then says it all).
+fn unopened(plan: &Plan, n: &NotOpened) -> String {
+    let parts: Vec<String> = [
+        (n.timed_out, "timed out connecting".to_string()),
+        (n.failed, "failed".to_string()),
         (
-            "UnknownIssuer",
-            "use --cacert FILE to trust its CA, or --insecure",
+            n.cut_off,
+            format!(
+                "still connecting when --setup-timeout {:?} ended",
+                plan.setup_timeout
+            ),
         ),
-        (
-            "not valid for name",
-            "connect with a name the certificate was issued for, or use --insecure",
-        ),
-        (
-            "Expired",
-            "the certificate has expired; --insecure skips the check",
-        ),
-        (
-            "CertificateRequired",
-            "the server wants a client certificate: --cert FILE --key FILE",
-        ),
-        (
-            "NoApplicationProtocol",
-            "the server does not speak that protocol; drop --http2 or --http1.1",
-        ),
+        (n.not_tried, "not tried in time".to_string()),
     ]
-    .iter()
-    .find(|(needle, _)| message.contains(needle))
-    .map(|(_, hint)| *hint)
+    .into_iter()
+    .filter(|(k, _)| *k > 0)
+    .map(|(k, what)| format!("{k} {what}"))
+    .collect();
+    match parts.len() {
+        0 | 1 if n.cut_off + n.not_tried == 0 => String::new(),
+        _ => format!(
+            "; none of {} connections opened: {}",
+            plan.connections,
+            parts.join(", ")
+        ),
+    }
 }
 
 fn describe(addrs: &[std::net::SocketAddr]) -> String {

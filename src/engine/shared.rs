@@ -16,7 +16,7 @@ use bytes::Bytes;
 
 use super::backoff::Backoffs;
 use super::pace::{Pacer, Take};
-use super::slot::Slot;
+use super::slot::{ConnectPhase, Slot};
 use super::tasks::Spawner;
 use crate::clock::Tick;
 use crate::net::{self, Stream, TlsClient};
@@ -77,6 +77,11 @@ pub struct Setup {
     pub h2: lane_h2::Settings,
     /// How long in-flight requests may finish after the run is told to stop.
     pub drain: Duration,
+    /// When the connection phase ends (--setup-timeout): connects still under way are
+    /// abandoned, and the run starts with the connections that are open.
+    pub setup_deadline: Instant,
+    /// --setup-timeout, for messages.
+    pub setup_timeout: Duration,
     /// Set from outside (Ctrl-C): stop sending, drain, end.
     pub stop: Arc<AtomicBool>,
     /// Where the thread publishes its progress, when a display wants it.
@@ -137,6 +142,8 @@ pub struct Shared {
     pub drain_end: Cell<Option<Instant>>,
     /// The thread acted on an outside stop request.
     pub interrupted: Cell<bool>,
+    /// The connection phase is over (its deadline passed): no pre-connect starts any more.
+    pub setup_over: Cell<bool>,
     /// Latencies since the last publication, when a display wants them.
     pub interval: Option<RefCell<LiveHist>>,
     /// Bytes of all HTTP/2 connections of the thread.
@@ -178,6 +185,7 @@ impl Shared {
             limit: Cell::new(Limit::Closed),
             drain_end: Cell::new(None),
             interrupted: Cell::new(false),
+            setup_over: Cell::new(false),
             interval,
             h2_bytes: Rc::new(ByteCounters::default()),
             pacer: OnceCell::new(),
@@ -295,8 +303,9 @@ impl Shared {
     }
 
     /// Opens a connection: TCP (timed), TLS (timed apart, resumption counted), then the lane the
-    /// server agreed to. `reconnect` says it replaces one that closed mid-run.
-    pub async fn open(&self, reconnect: bool) -> Result<Connected, Fail> {
+    /// server agreed to, marking on `slot` how far it came. `reconnect` says it replaces one that
+    /// closed mid-run.
+    pub async fn open(&self, reconnect: bool, slot: &Slot) -> Result<Connected, Fail> {
         let start = Instant::now();
         let tcp = match net::connect(&self.setup.addrs, self.preferred.get()).await {
             Ok((tcp, i)) => {
@@ -323,6 +332,7 @@ impl Shared {
             None => (Stream::Tcp(tcp), false),
             Some(tls) => {
                 let t = Instant::now();
+                slot.connect_reached(ConnectPhase::Tls);
                 match tls.handshake(tcp).await {
                     Ok((stream, negotiated)) => {
                         let mut s = self.stats.borrow_mut();
@@ -331,12 +341,18 @@ impl Shared {
                         (Stream::Tls(Box::new(stream)), negotiated.h2)
                     }
                     Err(e) => {
-                        let fail = Fail::io(Failure::Tls, e);
-                        self.stats.borrow_mut().connect_failed(|| fail.to_string());
-                        return Err(Fail {
+                        // Whatever ended the handshake (an alert, a close, a reset), the
+                        // connection failed at TLS.
+                        let cause = match net::describe_tls_io(&e, true) {
+                            Some(words) => Cause::Message(words),
+                            None => Cause::Io(e),
+                        };
+                        let fail = Fail {
                             class: Failure::Tls,
-                            ..fail
-                        });
+                            cause,
+                        };
+                        self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                        return Err(fail);
                     }
                 }
             }
@@ -355,6 +371,7 @@ impl Shared {
             LaneChoice::Http2 => true,
         };
         let connected = if h2 {
+            slot.connect_reached(ConnectPhase::H2Handshake);
             match self.open_h2(stream).await {
                 Ok(open) => Connected::H2(open),
                 Err(fail) => {
@@ -418,6 +435,7 @@ impl Shared {
             completed: s.completed,
             failures: s.failures.counts(),
             open: self.open.get(),
+            connect_failures: s.conns.connect_failures,
         };
         drop(s);
         live.publish(&counters, &mut interval.borrow_mut());

@@ -21,6 +21,32 @@ pub enum Cancel {
     Interrupted,
 }
 
+/// How far a connect had come: what a connect timeout interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConnectPhase {
+    #[default]
+    Tcp,
+    Tls,
+    /// TCP and TLS are up; the server's SETTINGS and its reply to spate's PING are awaited.
+    H2Handshake,
+}
+
+impl ConnectPhase {
+    /// What a connect timeout of `t` in this phase means, for the report.
+    pub fn timed_out(self, t: Duration) -> String {
+        match self {
+            ConnectPhase::Tcp => format!("connect timed out after {t:?}"),
+            ConnectPhase::Tls => format!(
+                "the TLS handshake did not finish within --connect-timeout {t:?} (TCP connected)"
+            ),
+            ConnectPhase::H2Handshake => format!(
+                "the connection opened, but the server did not complete the HTTP/2 handshake (its \
+                 SETTINGS and an answer to spate's PING) within --connect-timeout {t:?}"
+            ),
+        }
+    }
+}
+
 /// What the sweeper told the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Signal {
@@ -43,6 +69,8 @@ pub struct Slot {
     /// 32 bits keep the slot in one line; at 100,000 requests a second a connection would need
     /// 12 hours to saturate it, and it saturates rather than wraps.
     completed: Cell<u32>,
+    /// How far the current connect came, for the message of a connect timeout.
+    phase: Cell<ConnectPhase>,
 }
 
 impl Slot {
@@ -58,6 +86,21 @@ impl Slot {
 
     pub fn begin_connect(&self, at: Tick) {
         self.connect_since.set(Some(at));
+        self.phase.set(ConnectPhase::Tcp);
+    }
+
+    /// The connect under way reached `phase`.
+    pub fn connect_reached(&self, phase: ConnectPhase) {
+        self.phase.set(phase);
+    }
+
+    pub fn connect_phase(&self) -> ConnectPhase {
+        self.phase.get()
+    }
+
+    /// Whether a connect is under way.
+    pub fn connecting(&self) -> bool {
+        self.connect_since.get().is_some()
     }
 
     pub fn end_connect(&self) {

@@ -11,14 +11,14 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use super::cpu::thread_cpu;
-use super::drive::{drive, preconnect};
+use super::drive::{NotOpen, Unopened, drive, preconnect};
 use super::pace::{Pacer, Schedule};
 use super::shared::{Connected, Limit, Setup, Shared};
 use super::slot::{Cancel, Slot};
 use super::task_set::TaskSet;
 use super::tasks::{self, Conns};
 use crate::clock::Tick;
-use crate::stats::{Failure, Stats};
+use crate::stats::{Failure, NotOpened, Stats};
 use crate::timer::Timer;
 
 /// A thread's report after pre-connecting.
@@ -28,6 +28,8 @@ pub struct Ready {
     pub established: u64,
     /// The first pre-connect failure: its class and message.
     pub first_error: Option<(Failure, String)>,
+    /// What became of the connections that did not open.
+    pub not_opened: NotOpened,
 }
 
 /// The start signal: how this thread's run ends.
@@ -71,7 +73,12 @@ struct Reporter {
 }
 
 impl Reporter {
-    fn report(&mut self, established: u64, first_error: Option<(Failure, String)>) {
+    fn report(
+        &mut self,
+        established: u64,
+        first_error: Option<(Failure, String)>,
+        not_opened: NotOpened,
+    ) {
         if let Some(tx) = self.tx.take() {
             // The receiver lives until every thread has reported; an error means the run is
             // being torn down, and the closed `go` channel then ends this thread.
@@ -79,6 +86,7 @@ impl Reporter {
                 thread: self.thread,
                 established,
                 first_error,
+                not_opened,
             });
         }
     }
@@ -92,6 +100,7 @@ impl Drop for Reporter {
                 Failure::Connect,
                 "a load thread ended before it was ready".into(),
             )),
+            NotOpened::default(),
         );
     }
 }
@@ -136,7 +145,8 @@ pub fn run(
         ctx.tasks.spawn(sweep(ctx.clone(), sweep_timer));
 
         let (open, first_error) = open_all(&ctx, connect_limit).await;
-        reporter.report(open.len() as u64, first_error);
+        let not_opened = ctx.stats.borrow().not_opened;
+        reporter.report(open.len() as u64, first_error, not_opened);
 
         // Blocking here is deliberate: nothing else on this thread may run before the clock.
         let Ok(start) = go.recv() else {
@@ -196,11 +206,12 @@ pub fn run(
 }
 
 /// A pre-connect: the connection's index and what came of it.
-type Attempt<'a> =
-    Pin<Box<dyn Future<Output = (usize, Result<Connected, (Failure, String)>)> + 'a>>;
+type Attempt<'a> = Pin<Box<dyn Future<Output = (usize, Result<Connected, NotOpen>)> + 'a>>;
 
-/// Pre-connects the thread's connections, at most `limit` at a time, and returns those that
-/// opened, in index order, with the first failure. The attempts run in a task set of their own
+/// Pre-connects the thread's connections, at most `limit` at a time, until all are tried or the
+/// connection phase ends (`Shared::setup_over`), and returns those that opened, in index order,
+/// with the first failure; the thread's stats count what became of the others. The attempts
+/// run in a task set of their own
 /// whose places, and so wakers, the later attempts reuse: a socket keeps the waker of the task
 /// that connected it until its connection first polls it, and with a waker per attempt
 /// (`buffer_unordered`) every attempt's task stayed allocated into the run (2 MB at c = 10,000).
@@ -212,11 +223,12 @@ async fn open_all(
     let limit = limit.max(1);
     let mut open = Vec::with_capacity(groups);
     let mut first_error = None;
+    let mut first_cut_off = None;
     let mut attempts: TaskSet<Attempt<'_>> = TaskSet::default();
     let mut next = 0;
     poll_fn(|cx| {
         loop {
-            while next < groups && attempts.live() < limit {
+            while next < groups && attempts.live() < limit && !ctx.setup_over.get() {
                 let g = next;
                 attempts.push(Box::pin(async move {
                     (g, preconnect(ctx, &ctx.group_slots(g)[0]).await)
@@ -227,12 +239,24 @@ async fn open_all(
                 match r {
                     Ok(c) => open.push((g, c)),
                     Err(e) => {
-                        first_error.get_or_insert(e);
+                        let mut s = ctx.stats.borrow_mut();
+                        match e.why {
+                            Unopened::TimedOut => s.not_opened.timed_out += 1,
+                            Unopened::Failed => s.not_opened.failed += 1,
+                            Unopened::CutOff => s.not_opened.cut_off += 1,
+                        }
+                        // A connection cut off says less than one that failed by itself.
+                        let first = match e.why {
+                            Unopened::CutOff => &mut first_cut_off,
+                            _ => &mut first_error,
+                        };
+                        first.get_or_insert((e.class, e.message));
                     }
                 }
                 ControlFlow::Continue(())
             });
-            if attempts.live() == 0 && next == groups {
+            if attempts.live() == 0 && (next == groups || ctx.setup_over.get()) {
+                ctx.stats.borrow_mut().not_opened.not_tried += (groups - next) as u64;
                 return Poll::Ready(());
             }
             // Places freed by this poll take the next attempts at once, unless the set asked
@@ -244,7 +268,7 @@ async fn open_all(
     })
     .await;
     open.sort_unstable_by_key(|&(g, _)| g);
-    (open, first_error)
+    (open, first_error.or(first_cut_off))
 }
 
 /// The open model's clock: while connections wait, sleep until the next request falls due
@@ -307,6 +331,18 @@ fn honour_stop(ctx: &Shared, now: Instant) {
     }
 }
 
+/// Ends the connection phase at its deadline: no pre-connect starts any more, and those under
+/// way are abandoned, so that the run starts with the connections that are open.
+fn end_setup(ctx: &Shared, now: Instant) {
+    if ctx.setup_over.get() || ctx.started.get().is_some() || now < ctx.setup.setup_deadline {
+        return;
+    }
+    ctx.setup_over.set(true);
+    for slot in ctx.slots.iter().filter(|s| s.connecting()) {
+        slot.fire(Cancel::Interrupted);
+    }
+}
+
 /// Enforces timeouts, outside stop requests and the end of the drain for every slot of the
 /// thread, publishes progress to the display, and ends the waits between failed connects. One
 /// timer per thread instead of one per request. Being a timer, it also notices when the thread
@@ -349,6 +385,7 @@ async fn sweep(ctx: Rc<Shared>, mut timer: Timer) {
 /// progress for the display.
 fn scan(ctx: &Shared, now: Instant) {
     honour_stop(ctx, now);
+    end_setup(ctx, now);
     ctx.publish();
     if ctx.drain_end.get().is_some_and(|end| now >= end) {
         ctx.stop.set(true);
@@ -373,7 +410,7 @@ mod tests {
             thread: 3,
             tx: Some(tx),
         };
-        r.report(7, None);
+        r.report(7, None, NotOpened::default());
         drop(r);
         let got: Vec<Ready> = rx.iter().collect();
         assert_eq!(got.len(), 1, "an explicit report is not repeated on drop");

@@ -4,11 +4,14 @@
 
 mod stream;
 mod tls;
+mod tls_words;
+mod verify;
 
 use std::io;
 use std::net::SocketAddr;
 pub use stream::Stream;
 pub use tls::{ClientSettings, Negotiated, TlsClient, TlsSetupError, server_config, tls_cause};
+pub use tls_words::{describe as describe_tls, describe_io as describe_tls_io};
 
 use tokio::net::TcpStream;
 

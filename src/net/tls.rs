@@ -5,16 +5,14 @@
 use std::io;
 use std::sync::Arc;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, ring};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{
-    ClientConfig, DigitallySignedStruct, HandshakeKind, RootCertStore, ServerConfig,
-    SignatureScheme,
-};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, HandshakeKind, RootCertStore, ServerConfig};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
+
+use super::verify::{NoVerification, TrustPinned};
 
 /// Why a TLS configuration could not be built. Each names the file or flag to fix.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +30,8 @@ pub enum TlsSetupError {
     NoRoots,
     #[error("{0:?} is not a valid TLS server name")]
     ServerName(String),
+    #[error("cannot build the certificate verifier: {0}")]
+    Verifier(String),
 }
 
 /// What the client offers and trusts.
@@ -70,7 +70,7 @@ impl std::fmt::Debug for TlsClient {
     }
 }
 
-fn provider() -> Arc<CryptoProvider> {
+pub(super) fn provider() -> Arc<CryptoProvider> {
     Arc::new(ring::default_provider())
 }
 
@@ -101,15 +101,20 @@ impl TlsClient {
             // The system's roots: where the private CAs of the services people load-test live.
             let native = rustls_native_certs::load_native_certs();
             roots.add_parsable_certificates(native.certs);
-            if let Some(pem) = s.cacert {
-                for cert in certs(pem, "--cacert")? {
-                    roots.add(cert)?;
-                }
+            let pinned = match s.cacert {
+                Some(pem) => certs(pem, "--cacert")?,
+                None => Vec::new(),
+            };
+            for cert in &pinned {
+                roots.add(cert.clone())?;
             }
             if roots.is_empty() {
                 return Err(TlsSetupError::NoRoots);
             }
-            builder.with_root_certificates(roots)
+            let verifier = TrustPinned::new(roots, pinned, provider())?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier))
         };
         let mut config = match (s.cert, s.key) {
             (Some(cert), Some(k)) => {
@@ -148,55 +153,6 @@ impl TlsClient {
 pub fn tls_cause(e: &io::Error) -> Option<&rustls::Error> {
     e.get_ref()
         .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-}
-
-/// `--insecure`: accepts any certificate, still checks that signatures are well formed.
-#[derive(Debug)]
-struct NoVerification(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerification {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
 }
 
 /// TLS for `spate serve`: certificate chain and key in PEM, ALPN in order of preference, and,

@@ -8,7 +8,7 @@ use std::fmt;
 use std::io;
 
 use crate::clock::Tick;
-use crate::net::tls_cause;
+use crate::net::{describe_tls, describe_tls_io, tls_cause};
 use crate::stats::Failure;
 
 /// One response, read in full, as both lanes report it.
@@ -88,8 +88,11 @@ impl fmt::Display for Fail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.cause {
             Cause::Io(e) => match tls_cause(e) {
-                Some(t) => write!(f, "TLS: {t}"),
-                None => write!(f, "{e}"),
+                Some(t) => f.write_str(&describe_tls(t)),
+                None => match describe_tls_io(e, false) {
+                    Some(words) => f.write_str(&words),
+                    None => write!(f, "{e}"),
+                },
             },
             Cause::Parse(e) => write!(f, "{e}"),
             Cause::Other(m) => f.write_str(m),

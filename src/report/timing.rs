@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::format::{count, millis, per_second as rate};
 use super::text::opt_ms;
-use crate::stats::{Phase, Summary};
+use crate::stats::{NotOpened, Phase, Summary};
 
 pub(super) fn schedule(o: &mut String, s: &Summary) -> std::fmt::Result {
     let Some(m) = &s.open_model else {
@@ -65,6 +65,18 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
     if let Some(e) = &k.connect_error {
         writeln!(o, "  first connect failure: {e}")?;
     }
+    let n = &k.not_opened;
+    if n.total() > 0 || k.setup_ms >= 1000.0 {
+        writeln!(
+            o,
+            "  the connections took {} to open (--setup-timeout {})",
+            millis(k.setup_ms),
+            millis(s.config.setup_timeout_s * 1e3)
+        )?;
+    }
+    if n.total() > 0 {
+        writeln!(o, "  not open at the start: {}", unopened(n))?;
+    }
     if let Some(f) = &k.requests_per_connection {
         let starved = match f.starved {
             0 => String::new(),
@@ -114,6 +126,28 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
         "  The first connects are outside request latency; a reconnect is inside the"
     )?;
     writeln!(o, "  latency of the request that needed it.")
+}
+
+/// What became of the connections that did not open, e.g. "6,800 timed out connecting, 200
+/// never tried".
+pub(super) fn unopened(n: &NotOpened) -> String {
+    [
+        (n.timed_out, "timed out connecting"),
+        (n.failed, "failed to connect"),
+        (
+            n.cut_off,
+            "still connecting when the connection phase ended",
+        ),
+        (
+            n.not_tried,
+            "never tried (the connection phase ended first)",
+        ),
+    ]
+    .iter()
+    .filter(|(k, _)| *k > 0)
+    .map(|(k, what)| format!("{} {what}", count(*k)))
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 fn phase_header(o: &mut String) -> std::fmt::Result {

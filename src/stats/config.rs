@@ -27,6 +27,8 @@ pub struct Config {
     pub duration_s: Option<f64>,
     pub timeout_s: f64,
     pub connect_timeout_s: f64,
+    /// --setup-timeout: the longest the connections could take to open.
+    pub setup_timeout_s: f64,
     pub keep_alive: bool,
     pub compression: bool,
     /// "verified", "insecure" (--insecure), or null without TLS.
@@ -73,6 +75,7 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
         },
         timeout_s: plan.timeout.as_secs_f64(),
         connect_timeout_s: plan.connect_timeout.as_secs_f64(),
+        setup_timeout_s: plan.setup_timeout.as_secs_f64(),
         keep_alive: plan.keep_alive,
         compression: plan.compression,
         tls: plan.target.tls.then(|| {

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::summary::Phase;
-use super::{Fairness, RunOutput};
+use super::{Fairness, NotOpened, RunOutput};
 use crate::plan::Plan;
 
 #[derive(Debug, Clone, Serialize)]
@@ -18,6 +18,12 @@ pub struct Connections {
     /// The first connect failure's message.
     pub connect_error: Option<String>,
     pub dns_ms: f64,
+    /// How long the connections took to open before the clock started (at most
+    /// --setup-timeout).
+    pub setup_ms: f64,
+    /// The requested connections that were not open when the clock started, by what became of
+    /// them (all zero when every one opened).
+    pub not_opened: NotOpened,
     /// Every successful TCP connect, before and during the run.
     pub connect: Phase,
     /// Every successful TLS handshake (count 0 without TLS).
@@ -46,6 +52,8 @@ pub fn connections(plan: &Plan, run: &RunOutput) -> Connections {
         connect_failures: s.conns.connect_failures,
         connect_error: s.connect_error.clone(),
         dns_ms: run.dns.as_secs_f64() * 1e3,
+        setup_ms: run.setup.as_secs_f64() * 1e3,
+        not_opened: s.not_opened,
         connect: Phase::of(&s.connect),
         tls: Phase::of(&s.tls),
         tls_resumed: s.conns.tls_resumed,

@@ -120,6 +120,8 @@ pub struct Counters {
     pub failures: [u64; Failure::ALL.len()],
     /// Connections open right now.
     pub open: u64,
+    /// Connects that failed (timed out, refused...), before the clock or during the run.
+    pub connect_failures: u64,
 }
 
 impl Counters {
@@ -134,6 +136,7 @@ impl Counters {
             *a += b;
         }
         self.open += o.open;
+        self.connect_failures += o.connect_failures;
     }
 }
 
@@ -144,6 +147,7 @@ pub struct Live {
     completed: AtomicU64,
     failures: [AtomicU64; Failure::ALL.len()],
     open: AtomicU64,
+    connect_failures: AtomicU64,
     /// Latencies published since the display last took them.
     interval: Mutex<LiveHist>,
 }
@@ -158,6 +162,7 @@ impl Live {
             a.store(b, Relaxed);
         }
         self.open.store(c.open, Relaxed);
+        self.connect_failures.store(c.connect_failures, Relaxed);
         if !interval.is_empty() {
             self.interval
                 .lock()
@@ -174,6 +179,7 @@ impl Live {
             completed: self.completed.load(Relaxed),
             failures: std::array::from_fn(|i| self.failures[i].load(Relaxed)),
             open: self.open.load(Relaxed),
+            connect_failures: self.connect_failures.load(Relaxed),
         }
     }
 
@@ -199,6 +205,7 @@ mod tests {
             attempts: 5,
             completed: 4,
             open: 2,
+            connect_failures: 3,
             ..Counters::default()
         };
         c.failures[Failure::Timeout as usize] = 1;

@@ -27,6 +27,8 @@ pub use summary::{
 use std::ops::AddAssign;
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
+
 /// Codes below this index are counted exactly; httparse only yields three-digit codes.
 const STATUS_SLOTS: usize = 1000;
 
@@ -79,6 +81,8 @@ pub struct Stats {
     pub connect_error: Option<String>,
     /// Connect failures because the file-descriptor limit was reached (EMFILE, ENFILE).
     pub fd_exhausted: u64,
+    /// Connections that were not open when the clock started, by what became of them.
+    pub not_opened: NotOpened,
     /// Recorded requests completed by each connection that opened before the clock (a
     /// connection is its slot: a reconnect continues its count), in no particular order.
     pub per_connection: Vec<u64>,
@@ -92,6 +96,8 @@ pub struct RunOutput {
     pub elapsed: Duration,
     /// Time to resolve the host, once, before any connection.
     pub dns: Duration,
+    /// Time the connections took to open before the clock started (at most --setup-timeout).
+    pub setup: Duration,
     /// Threads that ran.
     pub threads: u32,
     /// When the measured part of the run began (the start signal, plus --warmup).
@@ -111,12 +117,43 @@ impl RunOutput {
             stats: Stats::default(),
             elapsed: Duration::ZERO,
             dns: Duration::ZERO,
+            setup: Duration::ZERO,
             threads,
             window_start: Instant::now(),
             cpu: None,
             interrupted: false,
             nofile_limit: None,
         }
+    }
+}
+
+/// The connections that did not open before the clock started (`-c` asks for `established +
+/// total()`), by what became of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct NotOpened {
+    /// Their connect did not finish within --connect-timeout.
+    pub timed_out: u64,
+    /// Their connect failed: refused, unreachable, TLS, no HTTP/2 (the first reason is the
+    /// connections' `connect_error`).
+    pub failed: u64,
+    /// Still connecting when the connection phase ended (--setup-timeout, or Ctrl-C).
+    pub cut_off: u64,
+    /// Never tried: the connection phase ended first.
+    pub not_tried: u64,
+}
+
+impl NotOpened {
+    pub fn total(&self) -> u64 {
+        self.timed_out + self.failed + self.cut_off + self.not_tried
+    }
+}
+
+impl AddAssign for NotOpened {
+    fn add_assign(&mut self, o: NotOpened) {
+        self.timed_out += o.timed_out;
+        self.failed += o.failed;
+        self.cut_off += o.cut_off;
+        self.not_tried += o.not_tried;
     }
 }
 
@@ -168,6 +205,7 @@ impl Default for Stats {
             conns: ConnCounts::default(),
             connect_error: None,
             fd_exhausted: 0,
+            not_opened: NotOpened::default(),
             per_connection: Vec::new(),
         }
     }
@@ -267,6 +305,7 @@ impl AddAssign<&Stats> for Stats {
             self.connect_error.clone_from(&o.connect_error);
         }
         self.fd_exhausted += o.fd_exhausted;
+        self.not_opened += o.not_opened;
         self.per_connection.extend_from_slice(&o.per_connection);
     }
 }

@@ -17,7 +17,7 @@ use crossterm::{cursor, queue, style::Print, terminal::Clear, terminal::ClearTyp
 
 use crate::engine::Control;
 use crate::stats::{Counters, LiveHist};
-pub use render::{BLOCK_LINES, Stage, View, block, plain};
+pub use render::{BLOCK_LINES, Stage, View, block, plain, plain_connecting};
 pub use signals::{
     EXIT_INTERRUPTED, SAME_REQUEST, install as install_signal_handlers, interrupt_flag,
 };
@@ -27,6 +27,9 @@ pub use terminal::TerminalGuard;
 const REDRAW: Duration = Duration::from_millis(100);
 /// How often a plain line is printed when stderr is not a terminal.
 const PLAIN_EVERY: Duration = Duration::from_secs(10);
+/// How often, while the connections open: a phase that takes long (a server that drops
+/// connects) says so in a log within seconds.
+const PLAIN_CONNECTING_EVERY: Duration = Duration::from_secs(2);
 /// Window of the "now" rate and the rolling percentiles.
 const WINDOW: Duration = Duration::from_secs(1);
 
@@ -45,6 +48,8 @@ pub struct Info {
     pub total_requests: Option<u64>,
     pub duration: Option<Duration>,
     pub connections: u32,
+    /// --setup-timeout: the longest the connections may take to open.
+    pub setup_timeout: Duration,
 }
 
 /// A running display; `finish` erases the block and restores the cursor.
@@ -145,6 +150,8 @@ fn run(control: &Control, info: Info, mode: Mode, done: &mpsc::Receiver<()>) {
     let mut window = Window::new();
     let mut drawn = 0usize;
     let mut next_plain = PLAIN_EVERY;
+    let began = Instant::now();
+    let mut next_connecting = PLAIN_CONNECTING_EVERY;
     // Until the run is over (a message, or the sender gone).
     while let Err(RecvTimeoutError::Timeout) = done.recv_timeout(REDRAW) {
         let now = Instant::now();
@@ -170,6 +177,14 @@ fn run(control: &Control, info: Info, mode: Mode, done: &mpsc::Receiver<()>) {
                 let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);
                 // The last column stays empty: some terminals wrap as soon as it is written.
                 drawn = draw(&block(&view, width.saturating_sub(1).max(1)), drawn).unwrap_or(drawn);
+            }
+            Mode::Plain if view.stage == Stage::Connecting => {
+                let connecting = now.duration_since(began);
+                if connecting >= next_connecting {
+                    next_connecting += PLAIN_CONNECTING_EVERY;
+                    let line = plain_connecting(&view, connecting, info.setup_timeout);
+                    let _ = writeln!(io::stderr().lock(), "{line}");
+                }
             }
             Mode::Plain if view.elapsed >= next_plain => {
                 next_plain += PLAIN_EVERY;

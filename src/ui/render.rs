@@ -63,11 +63,15 @@ fn progress_line(v: &View, width: usize) -> String {
     let c = &v.counters;
     let (fraction, what) = match (v.stage, v.total_requests, v.duration) {
         (Stage::Connecting, _, _) => (
-            f64::from(c.open as u32) / f64::from(v.connections.max(1)),
+            c.open as f64 / f64::from(v.connections.max(1)),
             format!(
-                "connecting {} / {}",
+                "connecting {} / {}{}",
                 count(c.open),
-                count(u64::from(v.connections))
+                count(u64::from(v.connections)),
+                match c.connect_failures {
+                    0 => String::new(),
+                    n => format!(", {} failed", count(n)),
+                }
             ),
         ),
         (_, Some(total), _) => {
@@ -122,6 +126,20 @@ pub fn block(v: &View, width: usize) -> Vec<String> {
         fit(second, width),
         fit(third, width),
     ]
+}
+
+/// One plain line for logs while the connections open, `elapsed` into a phase of at most
+/// `limit` (--setup-timeout).
+pub fn plain_connecting(v: &View, elapsed: Duration, limit: Duration) -> String {
+    let c = &v.counters;
+    format!(
+        "spate: connecting: {} of {} open, {} failed, {} of at most {}",
+        count(c.open),
+        count(u64::from(v.connections)),
+        count(c.connect_failures),
+        secs(elapsed),
+        secs(limit)
+    )
 }
 
 /// One plain line for logs (stderr not a terminal).
@@ -219,6 +237,16 @@ mod tests {
             block(&v, 100)[0].contains(" 50%  connecting 25 / 50"),
             "{:?}",
             block(&v, 100)
+        );
+        v.counters.connect_failures = 1_200;
+        assert!(
+            block(&v, 100)[0].ends_with("connecting 25 / 50, 1,200 failed"),
+            "{:?}",
+            block(&v, 100)
+        );
+        assert_eq!(
+            plain_connecting(&v, Duration::from_millis(4_000), Duration::from_secs(30)),
+            "spate: connecting: 25 of 50 open, 1,200 failed, 4.0s of at most 30.0s"
         );
     }
 

@@ -60,6 +60,7 @@ fn fixed_run() -> (Plan, RunOutput) {
         stats: s,
         elapsed: Duration::from_millis(5_000),
         dns: Duration::from_micros(40),
+        setup: Duration::from_millis(3),
         threads: 2,
         window_start: std::time::Instant::now(),
         cpu: Some(Duration::from_secs(4)),

@@ -881,3 +881,46 @@ fn h2_a_close_right_after_the_preface() {
         &[Failure::Closed, Failure::H2],
     );
 }
+
+/// A duration run of one second on two connections against `s`: how many connections the
+/// server saw.
+fn connections_in_one_second(s: &Scripted, protocol: Protocol) -> u64 {
+    let mut p = plan(
+        &s.url(),
+        2,
+        spate::plan::Stop::Duration(Duration::from_secs(1)),
+    );
+    p.protocol = protocol;
+    p.threads = 1;
+    p.timeout = TIMEOUT;
+    let out = engine::run(&p).expect("the run starts");
+    assert!(out.stats.is_balanced());
+    assert!(out.stats.failed() > 0);
+    s.connections()
+}
+
+// A tight reconnect loop made a new connection every few hundred microseconds; waiting as after a
+// refused connect (1 ms doubling to 100 ms) allows at most a few dozen in a second. The bound
+// is far above that, and far below what the loop made (thousands).
+
+#[test]
+fn h2_goaway_on_every_connection_backs_off() {
+    let s = Scripted::start(|p| {
+        if let Some(mut h) = H2::accept(p, &[])
+            && h.request().is_some()
+        {
+            h.goaway(0, 0);
+        }
+    });
+    let n = connections_in_one_second(&s, Protocol::Http2);
+    assert!(n < 200, "{n} connections in one second");
+}
+
+#[test]
+fn h1_close_on_every_connection_backs_off() {
+    let s = Scripted::start(|p| {
+        p.read_request();
+    });
+    let n = connections_in_one_second(&s, Protocol::Http1);
+    assert!(n < 200, "{n} connections in one second");
+}
