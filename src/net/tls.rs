@@ -24,7 +24,14 @@ pub enum TlsSetupError {
         what: &'static str,
         source: rustls::pki_types::pem::Error,
     },
-    #[error("{0}")]
+    #[error("{what}: no PEM private key found")]
+    NoKey { what: &'static str },
+    #[error("the private key of {key} does not belong to the certificate of {cert}")]
+    KeyMismatch {
+        cert: &'static str,
+        key: &'static str,
+    },
+    #[error("{}", super::tls_words::describe(.0))]
     Rustls(#[from] rustls::Error),
     #[error("no trusted root certificates found on this system; use --cacert FILE or --insecure")]
     NoRoots,
@@ -85,7 +92,18 @@ fn certs(pem: &[u8], what: &'static str) -> Result<Vec<CertificateDer<'static>>,
 }
 
 fn key(pem: &[u8], what: &'static str) -> Result<PrivateKeyDer<'static>, TlsSetupError> {
-    PrivateKeyDer::from_pem_slice(pem).map_err(|source| TlsSetupError::Pem { what, source })
+    PrivateKeyDer::from_pem_slice(pem).map_err(|source| match source {
+        rustls::pki_types::pem::Error::NoItemsFound => TlsSetupError::NoKey { what },
+        source => TlsSetupError::Pem { what, source },
+    })
+}
+
+/// A certificate and key that rustls refused together: most often a key of another certificate.
+fn pair(e: rustls::Error, cert: &'static str, key: &'static str) -> TlsSetupError {
+    match e {
+        rustls::Error::InconsistentKeys(_) => TlsSetupError::KeyMismatch { cert, key },
+        e => TlsSetupError::Rustls(e),
+    }
 }
 
 impl TlsClient {
@@ -117,9 +135,9 @@ impl TlsClient {
                 .with_custom_certificate_verifier(Arc::new(verifier))
         };
         let mut config = match (s.cert, s.key) {
-            (Some(cert), Some(k)) => {
-                builder.with_client_auth_cert(certs(cert, "--cert")?, key(k, "--key")?)?
-            }
+            (Some(cert), Some(k)) => builder
+                .with_client_auth_cert(certs(cert, "--cert")?, key(k, "--key")?)
+                .map_err(|e| pair(e, "--cert", "--key"))?,
             _ => builder.with_no_client_auth(),
         };
         config.alpn_protocols = s.alpn.clone();
@@ -181,8 +199,9 @@ pub fn server_config(
         }
         None => builder.with_no_client_auth(),
     };
-    let mut config =
-        builder.with_single_cert(certs(cert, "--tls-cert")?, key(key_pem, "--tls-key")?)?;
+    let mut config = builder
+        .with_single_cert(certs(cert, "--tls-cert")?, key(key_pem, "--tls-key")?)
+        .map_err(|e| pair(e, "--tls-cert", "--tls-key"))?;
     config.alpn_protocols = alpn;
     Ok(Arc::new(config))
 }

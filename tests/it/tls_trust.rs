@@ -320,3 +320,33 @@ fn an_http2_server_that_never_answers_the_ping_is_not_a_connect_timeout() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_key_of_another_certificate_is_named_by_its_flags() {
+    let dir = scratch("pair");
+    let (cert, _) = self_signed_ca(&["client.test"], false);
+    let (_, other_key) = self_signed_ca(&["client.test"], false);
+    std::fs::write(dir.join("c.pem"), cert).unwrap();
+    std::fs::write(dir.join("k.pem"), other_key).unwrap();
+    std::fs::write(dir.join("junk.pem"), "junk").unwrap();
+    let path = |f: &str| dir.join(f).to_string_lossy().into_owned();
+    let cases = [
+        (
+            "k.pem",
+            "the private key of --key does not belong to the certificate of --cert",
+        ),
+        ("junk.pem", "--key: no PEM private key found"),
+    ];
+    for (key, want) in cases {
+        let o = spate(&[
+            "--cert",
+            &path("c.pem"),
+            "--key",
+            &path(key),
+            "https://127.0.0.1:1/",
+        ]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(err(&o).contains(want), "{}", err(&o));
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
