@@ -51,6 +51,20 @@ fn finish(child: Child) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// Exit 130 and a report holding every one of `parts`.
+fn stopped_with_a_report(out: &Output, parts: &[&str]) {
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for part in parts {
+        assert!(text.contains(part), "missing {part:?} in\n{text}");
+    }
+}
+
 fn interrupt_with(sig: i32, connections: u32) {
     // The in-process server needs a descriptor per connection too.
     spate::engine::raise_nofile();
@@ -72,22 +86,16 @@ fn interrupt_with(sig: i32, connections: u32) {
     wait_for(|| server.requests() > 20 + u64::from(connections));
     signal(&child, sig);
     let out = finish(child);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    stopped_with_a_report(
+        &out,
+        &[
+            "stopped early",
+            "Summary",
+            "Latency distribution",
+            "Insight",
+            "The run was stopped early",
+        ],
     );
-    let text = String::from_utf8_lossy(&out.stdout);
-    for part in [
-        "stopped early",
-        "Summary",
-        "Latency distribution",
-        "Insight",
-        "The run was stopped early",
-    ] {
-        assert!(text.contains(part), "missing {part:?} in\n{text}");
-    }
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     std::fs::remove_file(&file).unwrap();
     assert_eq!(doc["generator"]["stopped_by_signal"], true);
@@ -160,10 +168,7 @@ fn stopped_together(signals: &[i32]) -> Output {
 #[test]
 fn two_signals_together_are_one_request_to_stop() {
     for pair in [[libc::SIGINT, libc::SIGINT], [libc::SIGTERM, libc::SIGINT]] {
-        let out = stopped_together(&pair);
-        assert_eq!(out.status.code(), Some(130));
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(text.contains("Summary"), "{pair:?}: no report");
+        stopped_with_a_report(&stopped_together(&pair), &["Summary"]);
     }
 }
 
@@ -187,17 +192,7 @@ fn one_ctrl_c_under_gnu_timeout_still_prints_the_report() {
     wait_for(|| server.requests() > 24);
     // SAFETY: kill(2) on the process group our own child leads.
     assert_eq!(unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) }, 0);
-    let out = finish(child);
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    for part in ["Summary", "stopped early"] {
-        assert!(text.contains(part), "missing {part:?} in\n{text}");
-    }
+    stopped_with_a_report(&finish(child), &["Summary", "stopped early"]);
 }
 
 #[test]

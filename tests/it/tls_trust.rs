@@ -192,6 +192,13 @@ impl OpenSsl {
     }
 }
 
+impl OpenSsl {
+    /// A short run against it, without verification: what spate says of its TLS.
+    fn probe(&self) -> Output {
+        spate(&["-n", "2", "-c", "1", "-k", &format!("https://{}/", self.1)])
+    }
+}
+
 impl Drop for OpenSsl {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -206,14 +213,7 @@ fn a_server_that_speaks_only_tls_1_0_is_named_as_such() {
     }
     let dir = scratch("tls10");
     let server = OpenSsl::start(&dir, &["-tls1", "-cipher", "DEFAULT@SECLEVEL=0"]);
-    let o = spate(&[
-        "-n",
-        "2",
-        "-c",
-        "1",
-        "-k",
-        &format!("https://{}/", server.1),
-    ]);
+    let o = server.probe();
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(err(&o).lines().count(), 1, "{}", err(&o));
     assert!(err(&o).contains("only older versions"), "{}", err(&o));
@@ -228,15 +228,7 @@ fn a_server_that_wants_a_client_certificate_says_so() {
     }
     let dir = scratch("mtls");
     for version in ["-tls1_3", "-tls1_2"] {
-        let server = OpenSsl::start(&dir, &["-Verify", "1", version]);
-        let o = spate(&[
-            "-n",
-            "2",
-            "-c",
-            "1",
-            "-k",
-            &format!("https://{}/", server.1),
-        ]);
+        let o = OpenSsl::start(&dir, &["-Verify", "1", version]).probe();
         assert_ne!(o.status.code(), Some(0));
         let text = format!("{}{}", err(&o), String::from_utf8_lossy(&o.stdout));
         assert!(text.contains("--cert FILE --key FILE"), "{version}: {text}");
