@@ -191,18 +191,19 @@ pub fn spate(args: &[&str]) -> std::process::Output {
 /// SPATE_REQUIRE_TOOLS=1 (CI installs them all) a missing one fails the test; elsewhere the test
 /// says it was skipped.
 pub fn have(name: &str) -> bool {
-    let found = std::process::Command::new(name)
-        .arg("--version")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok();
+    required(name, "--version", "SPATE_REQUIRE_TOOLS")
+}
+
+/// Whether `name` runs (with `arg`, which must not fail); if not, fails when `env` is set, else
+/// says the test was skipped.
+pub fn required(name: &str, arg: &str, env: &str) -> bool {
+    let found = std::process::Command::new(name).arg(arg).output().is_ok();
     if !found {
         assert!(
-            std::env::var_os("SPATE_REQUIRE_TOOLS").is_none(),
-            "SPATE_REQUIRE_TOOLS is set but {name} is not installed"
+            std::env::var_os(env).is_none(),
+            "{env} is set but {name} is not installed"
         );
-        eprintln!("skipped: {name} is not installed");
+        eprintln!("skipped: {name} is not installed (.ci/run installs it)");
     }
     found
 }

@@ -82,18 +82,7 @@ impl Drop for Session {
 }
 
 fn have_tmux() -> bool {
-    let found = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("SPATE_REQUIRE_TMUX").is_none(),
-            "SPATE_REQUIRE_TMUX is set but tmux is not installed"
-        );
-        eprintln!("skipped: tmux is not installed (.ci/run installs it)");
-    }
-    found
+    crate::support::required("tmux", "-V", "SPATE_REQUIRE_TMUX")
 }
 
 fn server() -> Server {
