@@ -127,7 +127,8 @@ pub struct RunArgs {
     #[arg(long = "busy-poll")]
     pub busy_poll: bool,
 
-    /// Timeout per request, from its start to the last byte of the response.
+    /// Timeout per request, from its start to the last byte of the response (at least 1ms); a
+    /// response that completes later is a timeout.
     #[arg(short = 't', long = "timeout", value_name = "TIME", default_value = "20s", value_parser = values::duration)]
     pub timeout: Duration,
 
@@ -158,7 +159,7 @@ pub struct RunArgs {
     )]
     pub body: Option<String>,
 
-    /// Request body read from a file (once, before the run).
+    /// Request body read from a file (once, before the run; at most 64 MiB).
     #[arg(short = 'D', long = "body-file", value_name = "FILE")]
     pub body_file: Option<PathBuf>,
 
@@ -210,7 +211,8 @@ pub struct RunArgs {
     #[arg(short = 'k', long = "insecure")]
     pub insecure: bool,
 
-    /// Trust these PEM certificates too, besides the system's roots.
+    /// Trust these PEM certificates too, besides the system's roots; one the server presents as
+    /// its own (a self-signed certificate) is trusted as itself.
     #[arg(long = "cacert", value_name = "FILE")]
     pub cacert: Option<PathBuf>,
 
@@ -273,7 +275,8 @@ pub struct OutputArgs {
     #[arg(long = "format", value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
 
-    /// Also write the JSON result to this file (atomically).
+    /// Also write the JSON result to this file, before the report: a regular file is replaced
+    /// atomically (through symlinks), anything else (/dev/stdout, a FIFO) written as it is.
     #[arg(long = "save", value_name = "FILE")]
     pub save: Option<PathBuf>,
 }
