@@ -80,14 +80,10 @@ pub fn account(
             Err(Cancel::ConnectTimeout) => Ended::Failed(Failure::Connect),
         };
     }
-    // The sweeper cancels late attempts a tick after their timeout at the latest; a response
-    // that completed in that tick is late all the same.
-    let outcome = match outcome {
-        Ok(Ok(res)) if res.done.nanos_since(adm.start) >= ctx.timeout_ns => Err(Cancel::Timeout),
-        other => other,
-    };
     match outcome {
-        Ok(Ok(res)) => {
+        // The sweeper cancels late attempts a tick after their timeout at the latest; a
+        // response that completed in that tick is late all the same.
+        Ok(Ok(res)) if res.done.nanos_since(adm.start) < ctx.timeout_ns => {
             record(ctx, adm, connected, written, &res);
             slot.count_completed();
             Ended::Completed {
@@ -99,7 +95,7 @@ pub fn account(
             ctx.fail(class, || fail.to_string());
             Ended::Failed(class)
         }
-        Err(Cancel::Timeout) => {
+        Ok(Ok(_)) | Err(Cancel::Timeout) => {
             let t = ctx.setup.timeout;
             // Not written: the server did not read it, or (HTTP/2) allowed no stream for it.
             let sent = written.is_some();
