@@ -137,10 +137,10 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
         }
         if served.get() {
             delay = BackOff::default();
-        }
-        // A connection that served nothing (a server that sends GOAWAY on every connection, or
-        // closes it at once) is a failed connect: wait before the next, as for a refused one.
-        if !served.get() {
+        } else {
+            // A connection that served nothing (a server that sends GOAWAY on every connection,
+            // or closes it at once) is a failed connect: wait before the next, as for a refused
+            // one.
             drop(streams);
             drop(lane);
             if !back_off(ctx, base, Failure::Connect, &mut delay).await {
