@@ -171,8 +171,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
     let out = match result {
         Ok(out) => out,
         Err(e) => {
-            let line = format!("spate: {e}");
-            say(&line);
+            say(&format!("spate: {e}"));
             let code = match e {
                 RunError::Plan(_)
                 | RunError::Tls(_)
@@ -188,24 +187,21 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
                 kind: e.kind().into(),
                 message: e.to_string(),
             };
-            let summary = Summary::not_run(plan, failure, &show.summary);
-            let failed = report::emit(&summary, &show.output);
-            for e in &failed {
-                say(&format!("spate: {e}"));
-            }
-            return match failed.is_empty() {
-                true => code,
-                false => EXIT_USAGE,
-            };
+            return emit(&Summary::not_run(plan, failure, &show.summary), show, code);
         }
     };
     let summary = Summary::new(plan, &out, &show.summary);
-    let failed = report::emit(&summary, &show.output);
+    emit(&summary, show, exit_code(&summary))
+}
+
+/// Saves and prints the result as `show` asks; `code`, unless an output could not be written.
+fn emit(summary: &Summary, show: &Show, code: u8) -> u8 {
+    let failed = report::emit(summary, &show.output);
     for e in &failed {
         say(&format!("spate: {e}"));
     }
     match failed.is_empty() {
-        true => exit_code(&summary),
+        true => code,
         false => EXIT_USAGE,
     }
 }
