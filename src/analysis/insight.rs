@@ -353,22 +353,25 @@ fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
         }
     }
     if c.established < u64::from(c.requested) {
-        let why = c
-            .connect_error
-            .as_deref()
-            .map(|e| format!(" (first error: {e})"))
-            .unwrap_or_default();
         let cut = c.not_opened.cut_off + c.not_opened.not_tried;
-        let phase = match cut {
-            0 => String::new(),
-            _ => format!(
-                " ({} were not open when the connection phase ended after {})",
+        let mut notes: Vec<String> = c
+            .connect_error
+            .iter()
+            .map(|e| format!("first error: {e}"))
+            .collect();
+        if cut > 0 {
+            notes.push(format!(
+                "{} were not open when the connection phase ended after {}",
                 count(cut),
                 millis(c.setup_ms)
-            ),
+            ));
+        }
+        let why = match notes.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", notes.join("; ")),
         };
         limits.push(format!(
-            "only {} of {} connections could be opened{why}{phase}, so the load was lower than asked",
+            "only {} of {} connections could be opened{why}, so the load was lower than asked",
             count(c.established),
             count(u64::from(c.requested))
         ));
@@ -674,6 +677,22 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("Nothing indicates"));
+
+        let mut f = F::new();
+        f.connections.established = 2;
+        f.connections.connect_error = Some("connect timed out after 10s".into());
+        f.connections.not_opened.timed_out = 8;
+        f.connections.not_opened.cut_off = 10;
+        f.connections.not_opened.not_tried = 30;
+        f.connections.setup_ms = 30_000.0;
+        let t = f.text();
+        assert!(
+            t.contains(
+                "only 2 of 50 connections could be opened (first error: connect timed out after \
+                 10s; 40 were not open when the connection phase ended after 30.000 s)"
+            ),
+            "{t}"
+        );
     }
 
     #[test]
