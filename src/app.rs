@@ -141,6 +141,9 @@ fn display_mode(show: &Show) -> Mode {
 
 /// One load test, start to exit code.
 pub fn load_test(plan: &Plan, show: &Show) -> u8 {
+    for note in &show.notes {
+        say(note);
+    }
     let mode = display_mode(show);
     let control = Arc::new(match mode {
         Mode::Off => Control::new(),

@@ -35,14 +35,39 @@ pub enum TargetError {
     Credentials(String),
 }
 
+/// `url` with every non-ASCII byte after the authority percent-encoded (`/ü` is `/%C3%BC`), as
+/// browsers and curl send them: raw bytes above 0x7F are not allowed in a request target.
+fn encode_non_ascii(url: &str) -> std::borrow::Cow<'_, str> {
+    if url.is_ascii() {
+        return std::borrow::Cow::Borrowed(url);
+    }
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let rest = start
+        + url[start..]
+            .find(['/', '?', '#'])
+            .unwrap_or(url.len() - start);
+    let mut out = String::with_capacity(url.len() + 16);
+    out.push_str(&url[..rest]);
+    for b in url[rest..].bytes() {
+        match b {
+            0x80.. => out.push_str(&format!("%{b:02X}")),
+            _ => out.push(char::from(b)),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 impl Target {
     pub fn parse(url: &str) -> Result<Target, TargetError> {
         if !url.contains("://") {
             return Err(TargetError::NoScheme(redact::url(url).into()));
         }
-        let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| {
-            TargetError::Malformed(redact::url(url).into(), e.to_string())
-        })?;
+        let uri: http::Uri =
+            encode_non_ascii(url)
+                .parse()
+                .map_err(|e: http::uri::InvalidUri| {
+                    TargetError::Malformed(redact::url(url).into(), e.to_string())
+                })?;
         let tls = match uri.scheme_str() {
             Some(s) if s.eq_ignore_ascii_case("http") => false,
             Some(s) if s.eq_ignore_ascii_case("https") => true,
@@ -218,6 +243,17 @@ mod tests {
             Target::parse("http://:80/"),
             Err(TargetError::NoHost(_) | TargetError::Malformed(..))
         ));
+    }
+
+    #[test]
+    fn non_ascii_in_the_path_and_query_is_percent_encoded() {
+        let t = Target::parse("http://h/ünï?q=é").unwrap();
+        assert_eq!(t.path, "/%C3%BCn%C3%AF?q=%C3%A9");
+        assert_eq!(
+            t.url, "http://h/ünï?q=é",
+            "the report shows the URL as given"
+        );
+        assert_eq!(Target::parse("http://h/%C3%BC").unwrap().path, "/%C3%BC");
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! The clap definition of spate's command line: `spate [OPTIONS] <URL>`, `spate serve`,
 //! `spate demo`. Letters follow hey and vastar where they exist.
 
-use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -84,7 +83,7 @@ pub enum Sub {
 pub struct RunArgs {
     /// URL to load, e.g. http://127.0.0.1:8080/
     #[arg(value_name = "URL")]
-    pub url: Option<String>,
+    pub urls: Vec<String>,
 
     /// Number of requests in total (10k, 1m); 200 when neither -n nor -z is given.
     #[arg(
@@ -127,9 +126,9 @@ pub struct RunArgs {
     #[arg(long = "busy-poll")]
     pub busy_poll: bool,
 
-    /// Timeout per request, from its start to the last byte of the response (at least 1ms); a
-    /// response that completes later is a timeout.
-    #[arg(short = 't', long = "timeout", value_name = "TIME", default_value = "20s", value_parser = values::duration)]
+    /// Timeout per request, from its start to the last byte of the response (at least 1ms, with
+    /// a unit: -t 4s); a response that completes later is a timeout.
+    #[arg(short = 't', long = "timeout", value_name = "TIME", default_value = "20s", value_parser = values::timeout)]
     pub timeout: Duration,
 
     /// Timeout per connection attempt.
@@ -228,6 +227,10 @@ pub struct RunArgs {
     #[arg(long = "threads", value_name = "N")]
     pub threads: Option<u32>,
 
+    /// Accepted for wrk's command lines; spate always prints the latency percentiles.
+    #[arg(long = "latency")]
+    pub latency: bool,
+
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -235,14 +238,9 @@ pub struct RunArgs {
 /// `-c`, shared by a load test and the demo.
 #[derive(Debug, Args)]
 pub struct ConnectionsArg {
-    /// Concurrent connections.
-    #[arg(
-        short = 'c',
-        long = "connections",
-        value_name = "N",
-        default_value_t = 50
-    )]
-    pub connections: u32,
+    /// Concurrent connections [default: 50, or -n if that is fewer].
+    #[arg(short = 'c', long = "connections", value_name = "N")]
+    pub connections: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -283,9 +281,9 @@ pub struct OutputArgs {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on.
+    /// Address (or name, such as localhost) to listen on.
     #[arg(long = "host", default_value = "127.0.0.1")]
-    pub host: IpAddr,
+    pub host: String,
 
     /// Port to listen on (0: any free port, printed at start).
     #[arg(short = 'p', long = "port", default_value_t = 8080)]

@@ -14,6 +14,7 @@ use clap::Parser as _;
 use clap::error::ErrorKind;
 
 use crate::plan::{H2, Plan, Protocol, Rate, Stop, Tls};
+use crate::redact;
 use crate::report::{Format, Output, save};
 use crate::serve::ServeConfig;
 use crate::stats::SummaryOptions;
@@ -25,6 +26,9 @@ pub const EXIT_USAGE: u8 = 2;
 
 /// Requests sent when neither --requests nor --duration is given (as hey and oha do).
 pub const DEFAULT_REQUESTS: u64 = 200;
+
+/// Connections unless -c says otherwise (or a smaller -n).
+pub const DEFAULT_CONNECTIONS: u32 = 50;
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -52,6 +56,8 @@ pub struct Show {
     pub summary: SummaryOptions,
     /// Live progress on stderr (off with --no-progress).
     pub progress: bool,
+    /// Lines about the command line to print before the run (a flag that has no effect).
+    pub notes: Vec<String>,
 }
 
 /// The command line ended before anything ran: help, version, or an error.
@@ -119,7 +125,8 @@ where
     match cli.command {
         Some(Sub::Serve(s)) => serve(s),
         Some(Sub::Demo(d)) => {
-            if d.connections.connections == 0 {
+            let connections = d.connections.connections.unwrap_or(DEFAULT_CONNECTIONS);
+            if connections == 0 {
                 return Err(Exit::usage("--connections must be at least 1"));
             }
             if d.duration.is_zero() {
@@ -130,7 +137,7 @@ where
             }
             Ok(Command::Demo {
                 duration: d.duration,
-                connections: d.connections.connections,
+                connections,
                 http2: d.http2.then_some(d.streams),
                 show: show(d.output)?,
             })
@@ -139,6 +146,17 @@ where
         Some(Sub::Man) => Ok(Command::Print(generate::man())),
         None => run(cli.run),
     }
+}
+
+/// `--host` as an address, or a name resolved once (`localhost`).
+fn listen_addr(host: &str, port: u16) -> Result<std::net::SocketAddr, Exit> {
+    use std::net::ToSocketAddrs;
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    (bare, port)
+        .to_socket_addrs()
+        .map_err(|e| Exit::usage(format!("--host {host}: cannot resolve it: {e}")))?
+        .next()
+        .ok_or_else(|| Exit::usage(format!("--host {host}: no address")))
 }
 
 fn serve(s: args::ServeArgs) -> Result<Command, Exit> {
@@ -164,7 +182,7 @@ fn serve(s: args::ServeArgs) -> Result<Command, Exit> {
         _ => None,
     };
     Ok(Command::Serve(ServeConfig {
-        addr: (s.host, s.port).into(),
+        addr: listen_addr(&s.host, s.port)?,
         body_size: usize::try_from(s.body_size)
             .map_err(|_| Exit::usage("--body-size is too large"))?,
         status: s.status,
@@ -212,16 +230,31 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
             hist_bins: usize::from(o.hist_bins),
         },
         progress: !o.no_progress,
+        notes: Vec::new(),
     })
 }
 
 fn run(a: RunArgs) -> Result<Command, Exit> {
-    let Some(url) = a.url else {
-        return Err(Exit::usage(
-            "a URL is required, e.g. spate -c 50 -z 10s http://127.0.0.1:8080/ (see spate --help)",
-        ));
+    let url = match a.urls.as_slice() {
+        [] => {
+            return Err(Exit::usage(
+                "a URL is required, e.g. spate -c 50 -z 10s http://127.0.0.1:8080/ (see spate --help)",
+            ));
+        }
+        [url] => url.clone(),
+        more => {
+            return Err(Exit::usage(format!(
+                "one URL at a time ({} given); to compare servers, run spate once per URL with the \
+                 same flags (docs/USAGE.md, Comparing servers)",
+                more.len()
+            )));
+        }
     };
     let target = Target::parse(&url).map_err(|e| Exit::usage(e.to_string()))?;
+    let method = method(a.method);
+    if let Some(b) = &a.body {
+        wrk_duration(b, &method)?;
+    }
     let body = match (a.body, a.body_file) {
         (Some(b), _) => b.into_bytes(),
         (None, Some(path)) => {
@@ -262,8 +295,16 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
             None => Ok(None),
         }
     };
+    let mut notes = Vec::new();
+    // curl and wrk users add -k by habit; it changes nothing without TLS.
+    if a.insecure && !target.tls {
+        notes.push(format!(
+            "spate: note: --insecure has no effect on {} (no TLS)",
+            redact::url(&url)
+        ));
+    }
     let tls = Tls {
-        insecure: a.insecure,
+        insecure: a.insecure && target.tls,
         cacert: read("--cacert", &a.cacert)?,
         cert: read("--cert", &a.cert)?,
         key: read("--key", &a.key)?,
@@ -283,12 +324,16 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
     };
     let plan = Plan {
         target,
-        method: a.method,
+        method,
         headers,
         body,
         compression: !a.disable_compression,
         keep_alive: !a.disable_keepalive,
-        connections: a.connections.connections,
+        // Without -c, a small -n sets the connections: -n 10 is ten requests on ten connections.
+        connections: a.connections.connections.unwrap_or(match stop {
+            Stop::Requests(n) => n.clamp(1, u64::from(DEFAULT_CONNECTIONS)) as u32,
+            Stop::Duration(_) => DEFAULT_CONNECTIONS,
+        }),
         threads,
         stop,
         timeout: a.timeout,
@@ -306,10 +351,38 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
         busy_poll: a.busy_poll,
     };
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
+    let mut show = show(a.output)?;
+    show.notes = notes;
     Ok(Command::Run {
         plan: Box::new(plan),
-        show: show(a.output)?,
+        show,
     })
+}
+
+/// The standard methods in upper case, as servers expect them (`-m head` is HEAD; nginx answers
+/// a lower-case one with 400); any other method as given, since methods are case-sensitive.
+fn method(m: String) -> String {
+    const STANDARD: [&str; 9] = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ];
+    match STANDARD.iter().find(|s| s.eq_ignore_ascii_case(&m)) {
+        Some(s) => (*s).to_owned(),
+        None => m,
+    }
+}
+
+/// wrk's `-d10s` is its duration; spate's `-d` is the body. A GET whose whole body reads as a
+/// duration with a unit is that habit, not a body anyone sends.
+fn wrk_duration(body: &str, method: &str) -> Result<(), Exit> {
+    let t = body.trim();
+    let has_unit = t.ends_with(|c: char| c.is_ascii_alphabetic());
+    if method == "GET" && has_unit && crate::units::duration(t).is_ok() {
+        return Err(Exit::usage(format!(
+            "-d {t} looks like wrk's duration: spate's is -z {t} (-d is the request body; with \
+             -m POST it is sent as one)"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -562,7 +635,6 @@ mod tests {
             (&["-q", "0", "http://h/"][..], "above zero"),
             (&["-q", "fast", "http://h/"][..], "not a rate"),
             (&["--warmup", "soon", "http://h/"][..], "not a duration"),
-            (&["--insecure", "http://h/"][..], "need an https:// URL"),
             (
                 &["--cacert", "/nonexistent/ca.pem", "https://h/"][..],
                 "cannot read --cacert",
@@ -637,6 +709,52 @@ mod tests {
             let msg = error(args);
             assert!(msg.contains(want), "{args:?}: {msg}");
             assert_eq!(msg.lines().count(), 1);
+        }
+    }
+
+    #[test]
+    fn what_users_of_other_tools_type() {
+        // wrk: -t threads, -d duration, --latency.
+        let e = error(&["-t4", "-c200", "-d10s", "http://h/"]);
+        assert!(e.contains("--threads 4") && e.contains("-t 4s"), "{e}");
+        let e = error(&["-c200", "-d10s", "http://h/"]);
+        assert!(e.contains("-z 10s"), "{e}");
+        assert_eq!(plan(&["-m", "POST", "-d", "10s", "http://h/"]).body, b"10s");
+        assert_eq!(plan(&["-d", "plain text", "http://h/"]).body, b"plain text");
+        assert_eq!(
+            plan(&["--latency", "-z", "2s", "http://h/"]).stop,
+            Stop::Duration(Duration::from_secs(2))
+        );
+        // -m head is HEAD; an unknown method stays as given.
+        assert_eq!(plan(&["-m", "head", "http://h/"]).method, "HEAD");
+        assert_eq!(plan(&["-m", "Patch", "http://h/"]).method, "PATCH");
+        assert_eq!(plan(&["-m", "purge", "http://h/"]).method, "purge");
+        // hey: -n alone; the connections follow a small count.
+        assert_eq!(plan(&["-n", "10", "http://h/"]).connections, 10);
+        assert_eq!(plan(&["-n", "1k", "http://h/"]).connections, 50);
+        assert_eq!(plan(&["-z", "1s", "http://h/"]).connections, 50);
+        assert!(error(&["-n", "10", "-c", "20", "http://h/"]).contains("smaller than"));
+        // Two URLs: one at a time.
+        let e = error(&["http://a/", "http://b/"]);
+        assert!(e.contains("one URL at a time (2 given)"), "{e}");
+        // curl: -k on http:// is harmless and said so.
+        match parse(["spate", "-k", "http://u:p@h/"]) {
+            Err(e) => assert!(e.message.contains("credentials"), "{e:?}"),
+            Ok(other) => panic!("{other:?}"),
+        }
+        match parse(["spate", "-k", "http://h/"]) {
+            Ok(Command::Run { plan, show }) => {
+                assert!(!plan.tls.insecure);
+                assert_eq!(
+                    show.notes,
+                    ["spate: note: --insecure has no effect on http://h/ (no TLS)"]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse(["spate", "serve", "--host", "localhost", "--port", "0"]) {
+            Ok(Command::Serve(c)) => assert!(c.addr.ip().is_loopback(), "{:?}", c.addr),
+            other => panic!("{other:?}"),
         }
     }
 

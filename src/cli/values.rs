@@ -5,6 +5,18 @@
 use crate::plan::is_token;
 pub use crate::units::{count, duration, rate};
 
+/// `-t`: a duration, but not a bare whole number, which is what wrk's `-t4` (threads) looks like.
+pub fn timeout(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "{t} has no unit: -t is the request timeout (-t {t}s); wrk's -t{t} (threads) is \
+             --threads {t} here"
+        ));
+    }
+    duration(s)
+}
+
 /// "Name: value". The name must be a token; the value must not contain CR, LF or NUL.
 pub fn header(s: &str) -> Result<(String, String), String> {
     // The text may hold a secret (a mistyped "Authorization Bearer ..."), so errors name the
@@ -52,6 +64,14 @@ mod tests {
         assert!(header(": value").is_err());
         assert!(header("Bad Name: v").is_err());
         assert!(header("X: a\r\nInjected: 1").is_err());
+    }
+
+    #[test]
+    fn timeouts_need_a_unit() {
+        assert_eq!(timeout("4s"), Ok(std::time::Duration::from_secs(4)));
+        assert_eq!(timeout("0.5"), Ok(std::time::Duration::from_millis(500)));
+        let e = timeout("4").unwrap_err();
+        assert!(e.contains("--threads 4") && e.contains("-t 4s"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,11 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A count and its noun, singular for one: "1 connection", "1,000 connections".
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", count(n), if n == 1 { one } else { many })
+}
+
 /// Milliseconds with three decimals below one second, seconds above.
 pub fn millis(ms: f64) -> String {
     if ms < 1000.0 {
@@ -57,6 +62,9 @@ mod tests {
         assert_eq!(count(999), "999");
         assert_eq!(count(1_000), "1,000");
         assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(counted(1, "stream", "streams"), "1 stream");
+        assert_eq!(counted(0, "stream", "streams"), "0 streams");
+        assert_eq!(counted(1_000, "stream", "streams"), "1,000 streams");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use crate::stats::Summary;
 
 pub use colour::Palette;
-pub use format::{bytes, count, millis, per_second};
+pub use format::{bytes, count, counted, millis, per_second};
 pub use json::to_json;
 pub use text::render;
 

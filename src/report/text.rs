@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use super::colour::Palette;
-use super::format::{bytes, count, millis, per_second as rate};
+use super::format::{bytes, count, counted, millis, per_second as rate};
 use super::timing::{phases_and_connections, schedule};
 use crate::analysis::{LEVEL_NAMES, LevelMode, Levels};
 use crate::stats::Summary;
@@ -45,7 +45,7 @@ fn write_report(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
 fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
     let c = &s.config;
     let stop = match (c.requests, c.duration_s) {
-        (Some(n), _) => format!("{} requests", count(n)),
+        (Some(n), _) => counted(n, "request", "requests"),
         (None, Some(d)) => format!("{} duration", millis(d * 1000.0)),
         (None, None) => String::new(),
     };
@@ -71,14 +71,17 @@ fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
     let mut extras = Vec::new();
     match c.rpc {
         Some(1) => extras.push("a new connection per request".to_string()),
-        Some(n) => extras.push(format!("{} requests per connection", count(n))),
+        Some(n) => extras.push(format!(
+            "{} per connection",
+            counted(n, "request", "requests")
+        )),
         None => {}
     }
     if c.warmup_s > 0.0 {
         extras.push(format!("after {} of warm-up", millis(c.warmup_s * 1e3)));
     }
     if s.generator.stopped_by_signal {
-        extras.push("stopped early by Ctrl-C/SIGTERM".into());
+        extras.push("stopped early by Ctrl-C/SIGTERM/SIGHUP".into());
     }
     let extras = if extras.is_empty() {
         String::new()
@@ -87,10 +90,9 @@ fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
     };
     writeln!(
         o,
-        "  {} connections on {} thread{}, {stop}, {protocol}, {model}{extras}",
-        count(u64::from(c.connections)),
-        c.threads,
-        if c.threads == 1 { "" } else { "s" },
+        "  {} on {}, {stop}, {protocol}, {model}{extras}",
+        counted(u64::from(c.connections), "connection", "connections"),
+        counted(u64::from(c.threads), "thread", "threads"),
     )
 }
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::format::{count, millis, per_second as rate};
+use super::format::{count, counted, millis, per_second as rate};
 use super::text::opt_ms;
 use crate::stats::{NotOpened, Phase, Summary};
 
@@ -108,8 +108,8 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
             .map_or_else(|| "no limit".into(), count);
         writeln!(
             o,
-            "  HTTP/2: {} streams per connection asked, server limit: {limit}; {} GOAWAY",
-            s.config.streams,
+            "  HTTP/2: {} per connection asked, server limit: {limit}; {} GOAWAY",
+            counted(u64::from(s.config.streams), "stream", "streams"),
             count(k.goaways)
         )?;
     }

@@ -40,6 +40,9 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["--rpc", "0", u], "--rpc"),
         (&["-t", "soon", u], "--timeout"),
         (&["-t", "100us", u], "--timeout must be at least 1ms"),
+        (&["-t4", "-c200", "-d10s", u], "--threads 4"),
+        (&["-c200", "-d10s", u], "spate's is -z 10s"),
+        (&[u, u], "one URL at a time (2 given)"),
         (&["--connect-timeout", "0.5ms", u], "at least 1ms"),
         (&["-z", "1e19", u], "too long"),
         (&["-z", "18446744073709551615s", u], "too long"),
@@ -487,4 +490,22 @@ fn http2_against_an_http1_only_server_says_why() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("the HTTP/2 handshake failed"), "{err}");
     assert!(err.contains("h2c"), "{err}");
+}
+
+#[test]
+fn one_of_each_is_singular_and_a_lower_case_head_is_head() {
+    let server = Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        ..ServeConfig::default()
+    })
+    .unwrap();
+    let o = spate(&["-n", "1", "-m", "head", "--threads", "1", &server.url()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("HEAD http://") && text.contains("  1 connection on 1 thread, 1 request,"),
+        "{text}"
+    );
+    // HEAD: the server's 12-byte body is not sent, and none is read.
+    assert!(text.contains("body 0 B per response"), "{text}");
 }
