@@ -82,8 +82,15 @@ fn errors(f: &Facts<'_>, out: &mut Vec<String>) {
         .filter(|s| s.code >= 400)
         .map(|s| s.count)
         .sum();
+    redirects(f, out);
     if r.failed == 0 && bad_status == 0 {
-        out.push("No request failed, and every response had a status below 400.".into());
+        out.push(match r.completed {
+            0 => format!(
+                "No response arrived: {} requests were still waiting when the run ended (counted as interrupted).",
+                count(r.interrupted)
+            ),
+            _ => "No request failed, and every response had a status below 400.".into(),
+        });
         return;
     }
     if r.failed > 0 {
@@ -118,6 +125,24 @@ fn errors(f: &Facts<'_>, out: &mut Vec<String>) {
             "The error rate ({:.2} %) is above {:.0} %: look at the errors before trusting the latency figures.",
             rate * 100.0,
             HIGH_ERROR_RATE * 100.0
+        ));
+    }
+}
+
+/// 3xx responses are successes to the accounting (status below 400), but not what a person who
+/// asked for the URL wanted: say that they were not followed.
+fn redirects(f: &Facts<'_>, out: &mut Vec<String>) {
+    let n: u64 = f
+        .status_codes
+        .iter()
+        .filter(|s| (300..400).contains(&s.code) && s.code != 304)
+        .map(|s| s.count)
+        .sum();
+    if n > 0 {
+        out.push(format!(
+            "{} responses ({:.2} %) were redirects (3xx): spate counts them as they came and does not follow them, so what they point to was neither requested nor measured.",
+            count(n),
+            pct(n, f.requests.completed)
         ));
     }
 }
@@ -529,6 +554,35 @@ mod tests {
         fn text(&self) -> String {
             self.run().join("\n")
         }
+    }
+
+    #[test]
+    fn redirects_are_said_to_be_unfollowed_and_no_response_is_not_success() {
+        let mut f = F::new();
+        f.statuses = vec![StatusRow {
+            code: 301,
+            count: 10_000,
+        }];
+        let t = f.text();
+        assert!(
+            t.contains("10,000 responses (100.00 %) were redirects (3xx): spate counts them as they came and does not follow them"),
+            "{t}"
+        );
+        // 304 Not Modified is an answer, not a redirect.
+        f.statuses[0].code = 304;
+        assert!(!f.text().contains("redirects"));
+
+        let mut f = F::new();
+        f.requests.completed = 0;
+        f.requests.successful = 0;
+        f.requests.interrupted = 10_000;
+        f.statuses.clear();
+        let t = f.text();
+        assert!(!t.contains("No request failed"), "{t}");
+        assert!(
+            t.contains("No response arrived: 10,000 requests were still waiting"),
+            "{t}"
+        );
     }
 
     #[test]

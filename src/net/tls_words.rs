@@ -181,6 +181,9 @@ pub fn describe(e: &Error) -> String {
             "the server broke the TLS protocol ({})",
             snake(&format!("{p:?}")).replace('_', " ")
         ),
+        Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => "the server did not \
+             answer in TLS: if the port speaks plain HTTP, use http://"
+            .into(),
         Error::General(m) => format!("TLS: {m}"),
         other => format!("TLS: {other}"),
     }
@@ -256,6 +259,10 @@ mod tests {
                 "older than 1.2",
             ),
             (Error::NoApplicationProtocol, "drop --http2"),
+            (
+                Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType),
+                "use http://",
+            ),
         ];
         for (e, want) in cases {
             let s = describe(&e);

@@ -342,3 +342,49 @@ fn a_key_of_another_certificate_is_named_by_its_flags() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_wrong_scheme_or_protocol_for_the_port_is_named() {
+    let (cert, key) = self_signed_ca(&["127.0.0.1"], false);
+    let tls = tls_server(&cert, &key);
+    let h2c = Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        h2c: true,
+        ..ServeConfig::default()
+    })
+    .unwrap();
+    let plain = Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        ..ServeConfig::default()
+    })
+    .unwrap();
+    // http:// to a TLS port, and HTTP/1.1 to an h2c-only port: every request says why.
+    for (url, want) in [
+        (
+            format!("http://127.0.0.1:{}/", tls.addr().port()),
+            "answered in TLS: use https://",
+        ),
+        (
+            format!("http://127.0.0.1:{}/", h2c.addr().port()),
+            "as HTTP/2 does: use --http2",
+        ),
+    ] {
+        let (_, summary) = run(&plan(&url, 1, requests(2)));
+        let example = summary.errors[0].example.clone().unwrap_or_default();
+        assert!(example.contains(want), "{url}: {example}");
+    }
+    // https:// to a plain port: the run cannot start, and the line says what to use.
+    let mut p = plan(
+        &format!("https://127.0.0.1:{}/", plain.addr().port()),
+        1,
+        requests(2),
+    );
+    p.tls.insecure = true;
+    match engine::run(&p) {
+        Err(RunError::Unreachable { reason, .. }) => {
+            assert!(reason.contains("did not answer in TLS"), "{reason}");
+            assert!(reason.contains("use http://"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -41,6 +41,18 @@ impl Head {
     }
 }
 
+/// A reply in another protocol, told by its first byte alone (so that the verdict is the same
+/// however the bytes were split): a TLS record starts with its type, an alert (0x15) or a
+/// handshake (0x16); an HTTP/2 frame with the high byte of its length, 0 for any frame spate could
+/// provoke. No HTTP/1.x response starts with any of them.
+fn other_protocol(buf: &[u8]) -> Option<ParseError> {
+    match buf.first()? {
+        0x15 | 0x16 => Some(ParseError::TlsReply),
+        0x00 => Some(ParseError::H2Reply),
+        _ => None,
+    }
+}
+
 /// Parses a response head from the start of `buf`. `Ok(None)` means the head is not complete yet.
 /// `head_request` says the request was HEAD, whose response never has a body.
 pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError> {
@@ -53,7 +65,7 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseE
     ) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(None),
-        Err(e) => return Err(ParseError::Head(e)),
+        Err(e) => return Err(other_protocol(buf).unwrap_or(ParseError::Head(e))),
     };
     // A complete parse always sets both.
     let status = res.code.unwrap_or(0);
@@ -291,6 +303,24 @@ mod tests {
                 .status,
             999
         );
+    }
+
+    #[test]
+    fn a_reply_in_tls_or_http2_is_named_at_any_split() {
+        // A TLS alert (what a TLS server sends plain HTTP), and HTTP/2's SETTINGS and GOAWAY.
+        let alert: &[u8] = &[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32];
+        let settings: &[u8] = &[0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100];
+        let goaway: &[u8] = &[0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        for (bytes, want) in [
+            (alert, ParseError::TlsReply),
+            (settings, ParseError::H2Reply),
+            (goaway, ParseError::H2Reply),
+        ] {
+            for cut in 1..=bytes.len() {
+                assert_eq!(parse_head(&bytes[..cut], false), Err(want), "cut at {cut}");
+            }
+        }
+        assert_eq!(parse_head(&[], false), Ok(None));
     }
 
     #[test]

@@ -25,6 +25,12 @@ pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 pub enum ParseError {
     #[error("malformed response head: {0}")]
     Head(httparse::Error),
+    /// The reply began with a TLS record: the port speaks TLS.
+    #[error("the server answered in TLS: use https://")]
+    TlsReply,
+    /// The reply began with a NUL byte, as an HTTP/2 frame (its length) does.
+    #[error("the server answered in binary frames, as HTTP/2 does: use --http2 (h2c)")]
+    H2Reply,
     #[error("status code below 100")]
     Status,
     #[error("response head larger than {MAX_HEAD_BYTES} bytes")]
