@@ -216,8 +216,16 @@ impl State {
         if self.connected.is_some() {
             self.served = 0;
         }
-        if written.is_some() && !self.adm.warmup {
-            ctx.stats.borrow_mut().bytes_out += self.request(ctx).len() as u64;
+        if !self.adm.warmup {
+            let mut s = ctx.stats.borrow_mut();
+            if written.is_some() {
+                s.bytes_out += self.request(ctx).len() as u64;
+            }
+            // A completed response counted its bytes when it was recorded; one that did not
+            // complete (a timeout, a close, a parse error) received bytes all the same.
+            if !matches!(ended, Ended::Completed { .. }) {
+                s.bytes_in += self.exchange.bytes_in();
+            }
         }
         self.step = match ended {
             Ended::Completed { keep_alive } => {

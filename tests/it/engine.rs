@@ -558,3 +558,30 @@ fn refused_reconnects_back_off_and_resume_when_the_target_returns() {
     );
     assert!(out.stats.is_balanced());
 }
+
+#[test]
+fn bytes_of_responses_that_did_not_complete_are_counted() {
+    // Half of a 20 MB body, then silence until the timeout.
+    const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 20000000\r\n\r\n";
+    let server = Scripted::start(|p| {
+        if p.read_request().is_some() {
+            let mut bytes = HEAD.to_vec();
+            bytes.resize(HEAD.len() + 10_000_000, b'x');
+            if p.write(&bytes) {
+                std::thread::sleep(Duration::from_secs(3));
+            }
+        }
+    });
+    let mut p = plan(&server.url(), 1, requests(1));
+    p.timeout = Duration::from_secs(1);
+    let (out, summary) = run(&p);
+    assert_eq!(out.stats.failures.get(Failure::Timeout), 1);
+    assert_eq!(out.stats.bytes_in, (HEAD.len() + 10_000_000) as u64);
+    assert_eq!(summary.totals.bytes_in, out.stats.bytes_in);
+
+    // A reply that does not parse: its bytes arrived too.
+    let garbage = Scripted::constant(b"garbage\r\n\r\n");
+    let (out, _) = run(&plan(&garbage.url(), 1, requests(1)));
+    assert_eq!(out.stats.failures.get(Failure::Parse), 1);
+    assert_eq!(out.stats.bytes_in, 11);
+}

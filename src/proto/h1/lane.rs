@@ -121,6 +121,12 @@ impl Exchange {
         self.written
     }
 
+    /// Bytes of the response received so far: what an exchange that did not complete still
+    /// received (a completed one reports them in its `Response`).
+    pub fn bytes_in(&self) -> u64 {
+        self.bytes_in
+    }
+
     /// Writes what is left of `request` on `conn`, then reads its response. `request` must be
     /// the same bytes on every poll until the exchange completes; it must not be polled after.
     pub fn poll(
@@ -251,7 +257,11 @@ impl On<'_> {
             let before = carry.len();
             let complete = match feed_with_carry(&mut ex.parser, carry, data, heads) {
                 Ok(complete) => complete,
-                Err(e) => return Read::Failed(Fail::parse(e)),
+                Err(e) => {
+                    // The connection goes with the error: what it held was this response's.
+                    ex.bytes_in += (before + n) as u64;
+                    return Read::Failed(Fail::parse(e));
+                }
             };
             // Bytes that stay in `carry` for a later response are not this one's.
             ex.bytes_in += (before + n).saturating_sub(carry.len()) as u64;
