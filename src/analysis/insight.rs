@@ -216,10 +216,11 @@ fn tail_phase(f: &Facts<'_>, out: &mut Vec<String>) {
     ];
     if let Some(o) = f.open {
         candidates.push((
+            // A cause only where one was measured: a stall of spate's own.
             if spate_stall(f).is_some() {
                 "waiting to be sent (send lag: spate itself did not run for a while)"
             } else {
-                "waiting to be sent (send lag: every connection was busy)"
+                "waiting to be sent (send lag)"
             },
             o.send_lag.p99_ms,
         ));
@@ -341,6 +342,14 @@ fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
         out.push(format!(
             "{} requests were still in flight when the drain after the deadline ended; they are counted as interrupted.",
             count(f.requests.interrupted)
+        ));
+    }
+    if g.busy_poll
+        && let Some(cores) = g.cores.filter(|&c| g.threads >= c)
+    {
+        limits.push(format!(
+            "its {} busy-polling load threads (--busy-poll) spun on all {} of the machine's cores, leaving none to anything else: a server on this machine, the kernel's network work; use fewer --threads than cores, or drop --busy-poll",
+            g.threads, cores
         ));
     }
     match g.cpu_busy_percent {
@@ -525,6 +534,7 @@ mod tests {
                     cpu_busy_percent: Some(40.0),
                     busy_connections_ratio: Some(0.998),
                     nofile_limit: Some(1024),
+                    cores: Some(8),
                     fd_exhausted: 0,
                     stopped_by_signal: false,
                     busy_poll: false,
@@ -554,6 +564,24 @@ mod tests {
         fn text(&self) -> String {
             self.run().join("\n")
         }
+    }
+
+    #[test]
+    fn busy_polling_on_every_core_is_named() {
+        let mut f = F::new();
+        f.generator.busy_poll = true;
+        f.generator.threads = 2;
+        f.generator.cores = Some(2);
+        let t = f.text();
+        assert!(
+            t.contains(
+                "its 2 busy-polling load threads (--busy-poll) spun on all 2 of the machine's cores"
+            ),
+            "{t}"
+        );
+        assert!(!t.contains("Nothing indicates"), "{t}");
+        f.generator.cores = Some(8);
+        assert!(!f.text().contains("spun on all"));
     }
 
     #[test]

@@ -315,6 +315,9 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         cpu,
         interrupted,
         nofile_limit: limits::nofile().soft,
+        cores: std::thread::available_parallelism()
+            .ok()
+            .map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
     })
 }
 

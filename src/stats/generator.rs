@@ -19,6 +19,8 @@ pub struct Generator {
     /// failures and with enough samples, where it must be close to 1.
     pub busy_connections_ratio: Option<f64>,
     pub nofile_limit: Option<u64>,
+    /// Cores the process could run on (load threads and anything else on the machine).
+    pub cores: Option<u32>,
     /// Connects that failed because the file-descriptor limit was reached.
     pub fd_exhausted: u64,
     /// Stopped early by Ctrl-C or SIGTERM.
@@ -70,6 +72,7 @@ pub(super) fn generator(plan: &Plan, run: &RunOutput, mean_s: Option<f64>) -> Ge
             .map(|c| 100.0 * c / (elapsed * f64::from(run.threads.max(1)))),
         busy_connections_ratio: mean_s.and_then(|m| busy_connections(plan, run, m)),
         nofile_limit: run.nofile_limit,
+        cores: run.cores,
         fd_exhausted: run.stats.fd_exhausted,
         stopped_by_signal: run.interrupted,
         busy_poll: plan.busy_poll,

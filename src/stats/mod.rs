@@ -108,6 +108,8 @@ pub struct RunOutput {
     pub interrupted: bool,
     /// The soft limit on open file descriptors, where there is one.
     pub nofile_limit: Option<u64>,
+    /// Cores the process may run on, where known.
+    pub cores: Option<u32>,
 }
 
 impl RunOutput {
@@ -123,6 +125,7 @@ impl RunOutput {
             cpu: None,
             interrupted: false,
             nofile_limit: None,
+            cores: None,
         }
     }
 }

@@ -66,6 +66,7 @@ fn fixed_run() -> (Plan, RunOutput) {
         cpu: Some(Duration::from_secs(4)),
         interrupted: false,
         nofile_limit: Some(20_000),
+        cores: Some(8),
     };
     (plan, run)
 }
