@@ -478,6 +478,7 @@ mod tests {
                     attempted: 10_000,
                     completed: 10_000,
                     successful: 10_000,
+                    error_status: 0,
                     failed: 0,
                     interrupted: 0,
                 },
@@ -645,6 +646,7 @@ mod tests {
             attempted: 1000,
             completed: 990,
             successful: 960,
+            error_status: 30,
             failed: 10,
             interrupted: 0,
         };
@@ -838,6 +840,7 @@ mod tests {
             attempted: 0,
             completed: 0,
             successful: 0,
+            error_status: 0,
             failed: 0,
             interrupted: 0,
         };

@@ -436,6 +436,8 @@ impl Shared {
             failures: s.failures.counts(),
             open: self.open.get(),
             connect_failures: s.conns.connect_failures,
+            // A sum over the status counts, a few times a second: nothing on the request path.
+            error_status: s.completed - s.successful(),
         };
         drop(s);
         live.publish(&counters, &mut interval.borrow_mut());

@@ -285,7 +285,8 @@ fn statuses_and_errors(o: &mut String, s: &Summary) -> std::fmt::Result {
         writeln!(o, "  [{}] {:>14}", row.code, count(row.count))?;
     }
     writeln!(o, "\nErrors")?;
-    if s.errors.is_empty() {
+    let statuses = s.requests.error_status;
+    if s.errors.is_empty() && statuses == 0 {
         writeln!(o, "  none")?;
     }
     for e in &s.errors {
@@ -295,6 +296,15 @@ fn statuses_and_errors(o: &mut String, s: &Summary) -> std::fmt::Result {
             .map(|x| format!("  (first: {x})"))
             .unwrap_or_default();
         writeln!(o, "  {:<8} {:>12}{example}", e.class, count(e.count))?;
+    }
+    // Answered, but with an error: wrk's "Non-2xx or 3xx responses".
+    if statuses > 0 {
+        writeln!(
+            o,
+            "  {:<8} {:>9}  (answered with an error status; see Status codes)",
+            "status>=400",
+            count(statuses)
+        )?;
     }
     Ok(())
 }

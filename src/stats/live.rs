@@ -122,6 +122,8 @@ pub struct Counters {
     pub open: u64,
     /// Connects that failed (timed out, refused...), before the clock or during the run.
     pub connect_failures: u64,
+    /// Completed responses with a status of 400 or above.
+    pub error_status: u64,
 }
 
 impl Counters {
@@ -137,6 +139,7 @@ impl Counters {
         }
         self.open += o.open;
         self.connect_failures += o.connect_failures;
+        self.error_status += o.error_status;
     }
 }
 
@@ -148,6 +151,7 @@ pub struct Live {
     failures: [AtomicU64; Failure::ALL.len()],
     open: AtomicU64,
     connect_failures: AtomicU64,
+    error_status: AtomicU64,
     /// Latencies published since the display last took them.
     interval: Mutex<LiveHist>,
 }
@@ -163,6 +167,7 @@ impl Live {
         }
         self.open.store(c.open, Relaxed);
         self.connect_failures.store(c.connect_failures, Relaxed);
+        self.error_status.store(c.error_status, Relaxed);
         if !interval.is_empty() {
             self.interval
                 .lock()
@@ -180,6 +185,7 @@ impl Live {
             failures: std::array::from_fn(|i| self.failures[i].load(Relaxed)),
             open: self.open.load(Relaxed),
             connect_failures: self.connect_failures.load(Relaxed),
+            error_status: self.error_status.load(Relaxed),
         }
     }
 
@@ -206,6 +212,7 @@ mod tests {
             completed: 4,
             open: 2,
             connect_failures: 3,
+            error_status: 4,
             ..Counters::default()
         };
         c.failures[Failure::Timeout as usize] = 1;

@@ -98,6 +98,8 @@ pub struct Requests {
     pub completed: u64,
     /// Completed with a status below 400.
     pub successful: u64,
+    /// Completed with a status of 400 or above: answered, but with an error.
+    pub error_status: u64,
     pub failed: u64,
     pub interrupted: u64,
 }
@@ -303,6 +305,7 @@ impl Summary {
                 attempted: s.attempts,
                 completed: s.completed,
                 successful: s.successful(),
+                error_status: s.completed - s.successful(),
                 failed: s.failed(),
                 interrupted: s.interrupted,
             },

@@ -111,11 +111,14 @@ pub fn block(v: &View, width: usize) -> Vec<String> {
         count(c.open),
         count(u64::from(v.connections)),
     );
-    let failures: Vec<String> = Failure::ALL
+    let mut failures: Vec<String> = Failure::ALL
         .iter()
         .filter(|f| c.failures[**f as usize] > 0)
         .map(|f| format!("{} {}", f.name(), count(c.failures[*f as usize])))
         .collect();
+    if c.error_status > 0 {
+        failures.push(format!("status>=400 {}", count(c.error_status)));
+    }
     let third = if failures.is_empty() {
         "errors: none".to_string()
     } else {
@@ -150,13 +153,14 @@ pub fn plain(v: &View) -> String {
         .map(|d| format!(" of {}", secs(d)))
         .unwrap_or_default();
     format!(
-        "spate: {}{of}: {} completed ({} req/s), p50 {}, p99 {}, {} failed, {} connections open",
+        "spate: {}{of}: {} completed ({} req/s), p50 {}, p99 {}, {} failed, {} with status >= 400, {} connections open",
         secs(v.elapsed),
         count(c.completed),
         rate(v.rate_now),
         v.p50_ms.map_or_else(|| "-".into(), millis),
         v.p99_ms.map_or_else(|| "-".into(), millis),
         count(c.failed()),
+        count(c.error_status),
         count(c.open),
     )
 }
@@ -199,6 +203,14 @@ mod tests {
             "1,234,567 done  98,765 req/s now  97,001 avg  p50 0.412 ms  p99 0.931 ms  conns 50/50"
         );
         assert_eq!(b[2], "errors: timeout 3  closed 1");
+        let mut v = view();
+        v.counters.error_status = 86_591;
+        assert_eq!(
+            block(&v, 120)[2],
+            "errors: timeout 3  closed 1  status>=400 86,591"
+        );
+        v.counters.failures = Default::default();
+        assert_eq!(block(&v, 120)[2], "errors: status>=400 86,591");
     }
 
     #[test]
@@ -263,7 +275,7 @@ mod tests {
     fn plain_line() {
         assert_eq!(
             plain(&view()),
-            "spate: 12.3s of 30.0s: 1,234,567 completed (98,765 req/s), p50 0.412 ms, p99 0.931 ms, 4 failed, 50 connections open"
+            "spate: 12.3s of 30.0s: 1,234,567 completed (98,765 req/s), p50 0.412 ms, p99 0.931 ms, 4 failed, 0 with status >= 400, 50 connections open"
         );
     }
 }

@@ -157,6 +157,15 @@ fn all_errors_exit_1_with_a_report() {
     let o = spate(&["-n", "4", "-c", "2", &server.url()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("[500]"), "{}", stdout(&o));
+    // The Errors section shows them too, never "none" under a column of 500s.
+    let text = stdout(&o);
+    let errors = &text[text.find("\nErrors").unwrap()..];
+    assert!(errors.contains("status>=400         4"), "{errors}");
+    assert!(!errors.lines().nth(1).unwrap().contains("none"), "{errors}");
+    let o = spate(&["-n", "4", "-c", "2", "--format", "json", &server.url()]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["requests"]["error_status"], 4);
+    assert_eq!(doc["requests"]["successful"], 0);
 }
 
 #[test]
