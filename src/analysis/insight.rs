@@ -335,7 +335,7 @@ fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
     let mut limits: Vec<String> = Vec::new();
     if g.stopped_by_signal {
         out.push(format!(
-            "The run was stopped early (Ctrl-C or SIGTERM) after {}; the numbers cover that part only.",
+            "The run was stopped early (Ctrl-C, SIGTERM or SIGHUP) after {}; the numbers cover that part only.",
             millis(f.elapsed_s * 1e3)
         ));
     } else if f.requests.interrupted > 0 {
@@ -829,7 +829,7 @@ mod tests {
         f.generator.stopped_by_signal = true;
         assert!(
             f.text()
-                .contains("stopped early (Ctrl-C or SIGTERM) after 10.000 s")
+                .contains("stopped early (Ctrl-C, SIGTERM or SIGHUP) after 10.000 s")
         );
         let mut f = F::new();
         f.requests.interrupted = 7;

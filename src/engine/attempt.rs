@@ -145,6 +145,9 @@ fn record(
     s.read.record(res.done.nanos_since(first_byte));
     s.bytes_in += res.bytes_in;
     s.body_bytes += res.body_bytes;
+    if ctx.window_end.get().is_some_and(|end| res.done > end) {
+        s.drained += 1;
+    }
     if let Some(intended) = intended {
         s.service.record(res.done.nanos_since(t0));
         s.lag.record(t0.nanos_since(intended));

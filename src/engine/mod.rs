@@ -252,6 +252,10 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         Stop::Requests(_) => None,
     };
     let warmup_end = (!plan.warmup.is_zero()).then_some(window_start);
+    let window_end = match plan.stop {
+        Stop::Duration(d) => Some(window_start + d),
+        Stop::Requests(_) => None,
+    };
     // Open model: one global schedule, interleaved over the threads that have connections.
     let active: Vec<usize> = (0..threads).filter(|&k| established[k] > 0).collect();
     let whole = plan
@@ -286,6 +290,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         let _ = tx.send(Go {
             limit,
             drain_end,
+            window_end,
             warmup_end,
             paced,
         });
@@ -294,10 +299,20 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
 
     let finished = join(handles)?;
     let end = finished.iter().fold(window_start, |e, f| e.max(f.end));
+    let interrupted = control.stop_requested() || finished.iter().any(|f| f.interrupted);
+    // A duration run lasts its -z, even when its schedule ran out earlier; a stopped run lasts
+    // until the stop (the latest any thread noticed it).
+    let measured_end = match (interrupted, window_end) {
+        (false, Some(deadline)) => deadline,
+        _ => finished
+            .iter()
+            .filter_map(|f| f.window_end)
+            .max()
+            .unwrap_or(end),
+    };
     let cpu = finished
         .iter()
         .try_fold(Duration::ZERO, |a, f| f.cpu.map(|b| a + b));
-    let interrupted = control.stop_requested() || finished.iter().any(|f| f.interrupted);
     // The first thread's stats become the total: a fresh one would allocate eight more 270 KiB
     // histograms, and the allocator zeroes part of each, which makes them resident.
     let mut each = finished.into_iter().map(|f| f.stats);
@@ -307,7 +322,9 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     }
     Ok(RunOutput {
         stats,
-        elapsed: end.saturating_duration_since(window_start),
+        elapsed: measured_end.saturating_duration_since(window_start),
+        drain: end.saturating_duration_since(measured_end),
+        wall: end.saturating_duration_since(start),
         dns,
         setup: setup_time,
         threads: threads as u32,

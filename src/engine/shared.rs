@@ -140,6 +140,9 @@ pub struct Shared {
     pub limit: Cell<Limit>,
     /// When in-flight attempts stop being waited for (duration mode).
     pub drain_end: Cell<Option<Instant>>,
+    /// The end of the measured window (duration mode, or a stop request): responses completed
+    /// after it are counted as completed in the drain.
+    pub window_end: Cell<Option<Tick>>,
     /// The thread acted on an outside stop request.
     pub interrupted: Cell<bool>,
     /// The connection phase is over (its deadline passed): no pre-connect starts any more.
@@ -184,6 +187,7 @@ impl Shared {
             stop: Cell::new(false),
             limit: Cell::new(Limit::Closed),
             drain_end: Cell::new(None),
+            window_end: Cell::new(None),
             interrupted: Cell::new(false),
             setup_over: Cell::new(false),
             interval,

@@ -37,6 +37,8 @@ pub struct Ready {
 pub struct Go {
     pub limit: Limit,
     pub drain_end: Option<Instant>,
+    /// Duration mode: the end of the measured window (responses after it complete in the drain).
+    pub window_end: Option<Instant>,
     /// Closed model: attempts that start before this are the warm-up.
     pub warmup_end: Option<Instant>,
     /// Open model: the thread's schedule.
@@ -62,6 +64,9 @@ pub struct Finished {
     pub cpu: Option<Duration>,
     /// The thread stopped early because it was asked to (Ctrl-C).
     pub interrupted: bool,
+    /// The end of the measured window as the thread kept it: the deadline, or when it noticed a
+    /// stop request; `None` in a count run that ran to its end.
+    pub window_end: Option<Instant>,
 }
 
 /// Sends this thread's `Ready` exactly once. If the thread ends before reporting (its runtime
@@ -156,6 +161,7 @@ pub fn run(
         ctx.started.set(Some(Instant::now()));
         ctx.limit.set(start.limit);
         ctx.drain_end.set(start.drain_end);
+        ctx.window_end.set(start.window_end.map(Tick::of));
         ctx.warmup_end.set(start.warmup_end.map(Tick::of));
         if let Some(p) = start.paced {
             let pacer = Pacer::new(
@@ -202,6 +208,7 @@ pub fn run(
         end,
         cpu,
         interrupted: ctx.interrupted.get(),
+        window_end: ctx.window_end.get().map(Tick::to_instant),
     })
 }
 
@@ -316,6 +323,11 @@ fn honour_stop(ctx: &Shared, now: Instant) {
         return;
     }
     ctx.interrupted.set(true);
+    // The measured window ends here: what completes from now on completes in the drain.
+    let now_tick = Tick::of(now);
+    if ctx.started.get().is_some() && ctx.window_end.get().is_none_or(|end| now_tick < end) {
+        ctx.window_end.set(Some(now_tick));
+    }
     if let Some(pacer) = ctx.pacer.get() {
         pacer.close();
     }

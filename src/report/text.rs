@@ -102,10 +102,25 @@ fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
     let l = &s.latency;
     let t = &s.totals;
     writeln!(o, "\nSummary")?;
-    writeln!(o, "  Elapsed         {}", millis(t.elapsed_s * 1000.0))?;
+    let drain = match t.drain_s > 0.0 {
+        true => format!("  (then {} of drain)", millis(t.drain_s * 1000.0)),
+        false => String::new(),
+    };
     writeln!(
         o,
-        "  Requests/sec    {}  (completed responses only)",
+        "  Elapsed         {}{drain}",
+        millis(t.elapsed_s * 1000.0)
+    )?;
+    let within = match t.completed_in_drain {
+        0 => "completed responses only".to_string(),
+        n => format!(
+            "completed within it; {} more in the drain",
+            counted(n, "response", "responses")
+        ),
+    };
+    writeln!(
+        o,
+        "  Requests/sec    {}  ({within})",
         rate(t.requests_per_sec)
     )?;
     writeln!(

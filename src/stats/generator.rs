@@ -55,12 +55,14 @@ fn busy_connections(plan: &Plan, run: &RunOutput, mean_s: f64) -> Option<f64> {
         } else {
             1
         };
-        mean_s * (s.completed as f64 / elapsed) / (s.conns.established * streams) as f64
+        mean_s * ((s.completed - s.drained) as f64 / elapsed)
+            / (s.conns.established * streams) as f64
     })
 }
 
 pub(super) fn generator(plan: &Plan, run: &RunOutput, mean_s: Option<f64>) -> Generator {
-    let elapsed = run.elapsed.as_secs_f64();
+    // The CPU time runs from the start signal to the thread's end: warm-up and drain included.
+    let wall = run.wall.as_secs_f64();
     let cpu_s = run.cpu.map(|d| d.as_secs_f64());
     // A stall that ended before the measurement (during --warmup) is not the result's.
     let stall = run.stats.stall.filter(|&(at, d)| at + d > run.window_start);
@@ -68,8 +70,8 @@ pub(super) fn generator(plan: &Plan, run: &RunOutput, mean_s: Option<f64>) -> Ge
         threads: run.threads,
         cpu_s,
         cpu_busy_percent: cpu_s
-            .filter(|_| elapsed > 0.0)
-            .map(|c| 100.0 * c / (elapsed * f64::from(run.threads.max(1)))),
+            .filter(|_| wall > 0.0)
+            .map(|c| 100.0 * c / (wall * f64::from(run.threads.max(1)))),
         busy_connections_ratio: mean_s.and_then(|m| busy_connections(plan, run, m)),
         nofile_limit: run.nofile_limit,
         cores: run.cores,

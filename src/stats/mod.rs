@@ -38,6 +38,8 @@ pub struct Stats {
     /// Request attempts admitted: each ends completed, failed or interrupted.
     pub attempts: u64,
     pub completed: u64,
+    /// Of `completed`, those that completed after the measured window, in the drain.
+    pub drained: u64,
     pub interrupted: u64,
     pub failures: FailureCounts,
     /// Responses by status code (index = code).
@@ -92,8 +94,13 @@ pub struct Stats {
 #[derive(Debug, Clone)]
 pub struct RunOutput {
     pub stats: Stats,
-    /// From the start signal to the end of the last connection.
+    /// The measured window: from its start (after --warmup) to -z's deadline or the stop
+    /// request, or, in a count run, to the end of the last connection.
     pub elapsed: Duration,
+    /// After the window, the wait for requests still in flight.
+    pub drain: Duration,
+    /// From the start signal to the end of the last connection: warm-up, window and drain.
+    pub wall: Duration,
     /// Time to resolve the host, once, before any connection.
     pub dns: Duration,
     /// Time the connections took to open before the clock started (at most --setup-timeout).
@@ -118,6 +125,8 @@ impl RunOutput {
         RunOutput {
             stats: Stats::default(),
             elapsed: Duration::ZERO,
+            drain: Duration::ZERO,
+            wall: Duration::ZERO,
             dns: Duration::ZERO,
             setup: Duration::ZERO,
             threads,
@@ -185,6 +194,7 @@ impl Default for Stats {
         Stats {
             attempts: 0,
             completed: 0,
+            drained: 0,
             interrupted: 0,
             failures: FailureCounts::default(),
             status: Box::new([0; STATUS_SLOTS]),
@@ -268,6 +278,7 @@ impl AddAssign<&Stats> for Stats {
     fn add_assign(&mut self, o: &Stats) {
         self.attempts += o.attempts;
         self.completed += o.completed;
+        self.drained += o.drained;
         self.interrupted += o.interrupted;
         self.failures += &o.failures;
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {

@@ -77,9 +77,15 @@ pub struct RunFailure {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Totals {
+    /// The measured window: -z (or until the stop request), or the time a count run took.
     pub elapsed_s: f64,
-    /// Completed responses per second of elapsed time.
+    /// Responses completed within the window, per second of it.
     pub requests_per_sec: f64,
+    /// After the window, the wait for requests still in flight (at most min(--timeout, 1 s)).
+    pub drain_s: f64,
+    /// Responses that completed in the drain: in `requests.completed` and the latencies, not in
+    /// the rate.
+    pub completed_in_drain: u64,
     pub bytes_in: u64,
     pub bytes_out: u64,
     pub body_bytes: u64,
@@ -289,7 +295,9 @@ impl Summary {
             config: config(plan, run),
             totals: Totals {
                 elapsed_s: elapsed,
-                requests_per_sec: per_sec(s.completed),
+                requests_per_sec: per_sec(s.completed - s.drained),
+                drain_s: run.drain.as_secs_f64(),
+                completed_in_drain: s.drained,
                 bytes_in: s.bytes_in,
                 bytes_out: s.bytes_out,
                 body_bytes: s.body_bytes,

@@ -269,7 +269,9 @@ fn duration_run_interrupts_what_is_still_in_flight_after_the_drain() {
     assert_eq!(out.stats.attempts, 3);
     assert_eq!(out.stats.interrupted, 3);
     assert_eq!(out.stats.failed(), 0);
-    assert!(out.elapsed >= Duration::from_millis(300));
+    // The window is the -z; the drain after it is apart.
+    assert_eq!(out.elapsed, Duration::from_millis(300));
+    assert!(out.drain >= Duration::from_millis(900), "{:?}", out.drain);
 }
 
 #[test]
@@ -584,4 +586,23 @@ fn bytes_of_responses_that_did_not_complete_are_counted() {
     let (out, _) = run(&plan(&garbage.url(), 1, requests(1)));
     assert_eq!(out.stats.failures.get(Failure::Parse), 1);
     assert_eq!(out.stats.bytes_in, 11);
+}
+
+#[test]
+fn the_rate_counts_the_window_and_what_completes_in_the_drain_is_apart() {
+    // Every answer takes 300 ms; the window is 500 ms: four answers at 300 ms, four more at
+    // 600 ms, in the drain. wrk would say 4 / 0.5 s.
+    let server = builtin(ServeConfig {
+        delay: Duration::from_millis(300),
+        ..ServeConfig::default()
+    });
+    let mut p = plan(&server.url(), 4, Stop::Duration(Duration::from_millis(500)));
+    p.threads = 1;
+    p.timeout = Duration::from_secs(5);
+    let (out, summary) = run(&p);
+    assert_eq!(out.stats.completed, 8);
+    assert_eq!(summary.totals.completed_in_drain, 4);
+    assert_eq!(summary.totals.elapsed_s, 0.5);
+    assert_eq!(summary.totals.requests_per_sec, 8.0);
+    assert!(summary.totals.drain_s > 0.0);
 }

@@ -59,6 +59,8 @@ fn fixed_run() -> (Plan, RunOutput) {
     let run = RunOutput {
         stats: s,
         elapsed: Duration::from_millis(5_000),
+        drain: Duration::ZERO,
+        wall: Duration::from_millis(5_000),
         dns: Duration::from_micros(40),
         setup: Duration::from_millis(3),
         threads: 2,

@@ -339,3 +339,27 @@ fn a_stall_of_spate_itself_shows_in_latency_and_send_lag() {
     );
     assert!(!insight.contains("the server stalled"), "{insight}");
 }
+
+#[test]
+fn a_duration_run_lasts_its_duration_even_when_the_schedule_ends_earlier() {
+    // -q 3 -z 2s: sends at 0, 1/3, ... 5/3 s; the last answer comes long before 2 s.
+    let s = server(Duration::ZERO, None, false);
+    let mut p = plan(&s.url(), 2, Stop::Duration(Duration::from_secs(2)));
+    p.rate = rate(3);
+    let (out, summary) = run(&p);
+    assert_eq!(out.stats.completed, 6);
+    assert_eq!(out.elapsed, Duration::from_secs(2));
+    assert_eq!(summary.totals.elapsed_s, 2.0);
+    assert_eq!(summary.totals.requests_per_sec, 3.0);
+    let o = summary.open_model.unwrap();
+    // The report agrees with itself: both print 3.0 (the achieved rate counts send lag).
+    assert!((o.rate_achieved - 3.0).abs() < 0.01, "{}", o.rate_achieved);
+
+    // -q 0.5 -z 5s: three sends, five seconds.
+    let mut p = plan(&s.url(), 1, Stop::Duration(Duration::from_secs(5)));
+    p.rate = Some(Rate { num: 1, den: 2 });
+    let (out, summary) = run(&p);
+    assert_eq!(out.stats.completed, 3);
+    assert_eq!(summary.totals.elapsed_s, 5.0);
+    assert_eq!(summary.totals.requests_per_sec, 0.6);
+}
