@@ -123,12 +123,18 @@ impl Pacer {
         }
     }
 
-    /// The next due request, skipping (and counting) those later than --max-lag.
+    /// The next due request, skipping (and counting) those later than --max-lag. Warm-up
+    /// requests still unsent when the measured part begins are skipped without a count: behind
+    /// schedule, they would fill the measured window and leave nothing of it measured.
     pub fn take(&self, now: Instant) -> Take {
         loop {
             let j = self.next.get();
             if j >= self.end.get() {
                 return Take::Over;
+            }
+            if j < self.recorded_from && self.schedule.at(self.recorded_from) <= now {
+                self.next.set(self.recorded_from);
+                continue;
             }
             let intended = self.schedule.at(j);
             if intended > now {
@@ -318,6 +324,40 @@ mod tests {
         assert_eq!(p.scheduled(), 8);
         p.close();
         assert_eq!(p.take(late + Duration::from_secs(1)), Take::Over);
+    }
+
+    #[test]
+    fn warm_up_requests_left_behind_do_not_fill_the_measured_part() {
+        let t0 = Instant::now();
+        // 1000 per second, the first second a warm-up: a connection that sent only request 0
+        // finds, half a second into the measured part, the measured schedule, not request 1.
+        let p = Pacer::new(Schedule::new(t0, 1000, 1), 1000, 2000, None, 1);
+        assert_eq!(
+            p.take(t0),
+            Take::Due {
+                index: 0,
+                intended: t0
+            }
+        );
+        let later = t0 + Duration::from_millis(1500);
+        assert_eq!(
+            p.take(later),
+            Take::Due {
+                index: 1000,
+                intended: t0 + Duration::from_secs(1)
+            }
+        );
+        assert_eq!(p.dropped(), 0, "skipped warm-up requests are not drops");
+        // Still in the warm-up: its requests are handed out as they fall due.
+        let q = Pacer::new(Schedule::new(t0, 1000, 1), 1000, 2000, None, 1);
+        let early = t0 + Duration::from_millis(500);
+        assert_eq!(
+            q.take(early),
+            Take::Due {
+                index: 0,
+                intended: t0
+            }
+        );
     }
 
     #[test]
