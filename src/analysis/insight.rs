@@ -481,6 +481,7 @@ mod tests {
                     error_status: 0,
                     failed: 0,
                     interrupted: 0,
+                    retried: 0,
                 },
                 percentiles: Percentiles {
                     p10: Some(1.0),
@@ -649,6 +650,7 @@ mod tests {
             error_status: 30,
             failed: 10,
             interrupted: 0,
+            retried: 0,
         };
         f.errors = vec![ErrorRow {
             class: "timeout".into(),
@@ -843,6 +845,7 @@ mod tests {
             error_status: 0,
             failed: 0,
             interrupted: 0,
+            retried: 0,
         };
         assert!(f.text().starts_with("No request was sent."));
         f.percentiles.p50 = None;

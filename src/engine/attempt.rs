@@ -34,28 +34,55 @@ pub enum Ended {
     Interrupted,
 }
 
-/// Runs `exchange` as the attempt `adm` on `slot`, and accounts for it.
+/// How many times a request the server refused unprocessed is sent again before it counts as
+/// failed: a server that refuses every stream must not keep a count run from ending.
+pub const MAX_RETRIES: u8 = 3;
+
+/// How an HTTP/2 attempt ended: accounted for, or refused unprocessed by the server and to be
+/// sent again, as the same attempt, on a new connection.
+#[derive(Debug, Clone, Copy)]
+pub enum Attempted {
+    Done(Ended),
+    Again(Admitted),
+}
+
+/// Runs `exchange` as the attempt `adm` on `slot`, and accounts for it, unless the server
+/// refused it unprocessed (HTTP/2: a graceful GOAWAY below its stream): then it is neither
+/// completed nor failed, and goes again (`retried` counts it) with its start and intended time,
+/// so that its latency covers the refusal and the new connection.
 pub async fn attempt<F>(
     ctx: &Shared,
     slot: &Slot,
     adm: Admitted,
     marks: &Marks,
     exchange: Pin<&mut F>,
-) -> Ended
+) -> Attempted
 where
     F: Future<Output = Result<Response, Fail>>,
 {
     slot.begin_request(adm.start);
     let outcome = guarded(slot, exchange).await;
     slot.end_request();
-    account(
+    if let Ok(Err(fail)) = &outcome
+        && fail.refused()
+        && adm.retries < MAX_RETRIES
+    {
+        if !adm.warmup {
+            ctx.stats.borrow_mut().retried += 1;
+        }
+        return Attempted::Again(Admitted {
+            retries: adm.retries + 1,
+            ..adm
+        });
+    }
+    Attempted::Done(account(
         ctx,
         slot,
         adm,
         marks.connected.get(),
         marks.written.get(),
         outcome,
-    )
+    ))
 }
 
 /// Records or classifies how the attempt `adm` on `slot` ended (warm-up attempts only run: nothing of

@@ -3,7 +3,7 @@
 //! accounted for by `attempt`; only how it is exchanged differs. HTTP/1.1 is the hand-written
 //! `H1Conn`; HTTP/2 is here, in `async`. No allocation, lock, timer or formatting per request.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::rc::Rc;
@@ -12,9 +12,9 @@ use std::task::{Context, Poll};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
-use super::attempt::{BackOff, Ended, Marks, attempt, back_off};
+use super::attempt::{Attempted, BackOff, Ended, Marks, attempt, back_off};
 use super::h1_conn::H1Conn;
-use super::shared::{Connected, OpenH2, Shared};
+use super::shared::{Admitted, Connected, OpenH2, Shared};
 use super::slot::{Cancel, Slot, guarded};
 use super::task_set::Member;
 use crate::clock::Tick;
@@ -90,6 +90,9 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
     let base = group * ctx.setup.streams.max(1);
     let mut next = first;
     let mut delay = BackOff::default();
+    // Attempts the server refused unprocessed, to go first on the next connection. At most one
+    // per stream slot: allocated once per connection group, not per request.
+    let retries = RefCell::new(Vec::with_capacity(ctx.setup.streams.max(1)));
     loop {
         // Requests admitted on the current connection (--rpc), and whether it served one.
         let used = Cell::new(0u64);
@@ -99,7 +102,7 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
                 served.set(true);
                 open
             }
-            None => match reopen(ctx, base, &mut delay).await {
+            None => match reopen(ctx, base, &mut delay, &retries).await {
                 Reopen::Open(open, first_served) => {
                     used.set(1);
                     served.set(first_served);
@@ -119,7 +122,7 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
         let n = ctx.setup.streams.max(1).min(max_streams.max(1));
         // Declared after `lane`, so dropped before it: dropping the lane closes the connection.
         let mut streams: FuturesUnordered<_> = (0..n)
-            .map(|k| stream_loop(ctx, base, k, &lane, &used, &served))
+            .map(|k| stream_loop(ctx, base, k, &lane, &used, &served, &retries))
             .collect();
         let mut goaway = false;
         let mut over = false;
@@ -132,7 +135,8 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
         if goaway {
             ctx.stats.borrow_mut().conns.goaways += 1;
         }
-        if over || ctx.is_over() {
+        // Refused attempts were admitted already: they go on, unless the run is over altogether.
+        if (over || ctx.is_over()) && (retries.borrow().is_empty() || ctx.stop.get()) {
             break;
         }
         if served.get() {
@@ -148,6 +152,9 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
             }
         }
     }
+    // Refused attempts the run ended before sending again: in flight, as far as it knows.
+    let left = retries.borrow().iter().filter(|a| !a.warmup).count() as u64;
+    ctx.stats.borrow_mut().interrupted += left;
 }
 
 enum Reopen {
@@ -160,10 +167,20 @@ enum Reopen {
 /// A new HTTP/2 connection, opened inside an admitted attempt whose request then goes on it:
 /// the connection time is inside that request's latency, and a target that is down uses up
 /// attempts (so a count run always ends).
-async fn reopen(ctx: &Shared, index: usize, delay: &mut BackOff) -> Reopen {
+async fn reopen(
+    ctx: &Shared,
+    index: usize,
+    delay: &mut BackOff,
+    retries: &RefCell<Vec<Admitted>>,
+) -> Reopen {
     let slot = &ctx.slots[index];
-    let Some(adm) = ctx.next_attempt(index).await else {
-        return Reopen::Over;
+    let retry = retries.borrow_mut().pop();
+    let adm = match retry {
+        Some(adm) => adm,
+        None => match ctx.next_attempt(index).await {
+            Some(adm) => adm,
+            None => return Reopen::Over,
+        },
     };
     let marks = Marks::default();
     let mut opened: Option<OpenH2> = None;
@@ -182,7 +199,20 @@ async fn reopen(ctx: &Shared, index: usize, delay: &mut BackOff) -> Reopen {
             marks.written.set(Some(Tick::now()));
             exchange.receive().await
         });
-        attempt(ctx, slot, adm, &marks, exchange).await
+        match attempt(ctx, slot, adm, &marks, exchange).await {
+            Attempted::Done(ended) => Some(ended),
+            Attempted::Again(adm) => {
+                retries.borrow_mut().push(adm);
+                None
+            }
+        }
+    };
+    let Some(ended) = ended else {
+        // Refused before it was processed: the new connection served nothing.
+        return match opened {
+            Some(open) => Reopen::Open(open, false),
+            None => Reopen::Retry,
+        };
     };
     match (ended, opened) {
         (Ended::Interrupted, _) => Reopen::Over,
@@ -217,6 +247,7 @@ async fn stream_loop(
     lane: &h2::Lane,
     used: &Cell<u64>,
     served: &Cell<bool>,
+    retries: &RefCell<Vec<Admitted>>,
 ) -> StreamEnd {
     let index = base + k;
     let slot: &Slot = &ctx.slots[index];
@@ -237,10 +268,12 @@ async fn stream_loop(
         if ctx.setup.rpc.is_some_and(|n| used.get() >= n) {
             return StreamEnd::Gone { goaway: false };
         }
-        // The closed model admits without awaiting, as HTTP/1.1 does.
-        let admitted = match ctx.pacer.get() {
-            None => ctx.admit(),
-            Some(_) => ctx.next_attempt(index).await,
+        // A refused attempt first; the closed model admits without awaiting, as HTTP/1.1 does.
+        let retry = retries.borrow_mut().pop();
+        let admitted = match (retry, ctx.pacer.get()) {
+            (Some(adm), _) => Some(adm),
+            (None, None) => ctx.admit(),
+            (None, Some(_)) => ctx.next_attempt(index).await,
         };
         let Some(adm) = admitted else {
             return StreamEnd::Over;
@@ -257,9 +290,14 @@ async fn stream_loop(
             attempt(ctx, slot, adm, &marks, exchange).await
         };
         match ended {
-            Ended::Interrupted => return StreamEnd::Over,
-            Ended::Completed { .. } => served.set(true),
-            Ended::Failed(_) => {}
+            Attempted::Done(Ended::Interrupted) => return StreamEnd::Over,
+            Attempted::Done(Ended::Completed { .. }) => served.set(true),
+            Attempted::Done(Ended::Failed(_)) => {}
+            // This connection refused it: it goes first on the next one.
+            Attempted::Again(adm) => {
+                retries.borrow_mut().push(adm);
+                return StreamEnd::Gone { goaway: true };
+            }
         }
     }
 }

@@ -76,6 +76,7 @@ impl H1Conn {
                     start: Tick::now(),
                     intended: None,
                     warmup: false,
+                    retries: 0,
                 },
                 connected: None,
                 exchange: h1::Exchange::new(head),

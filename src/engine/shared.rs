@@ -97,6 +97,8 @@ pub struct Admitted {
     pub intended: Option<Tick>,
     /// Sent during --warmup: not recorded.
     pub warmup: bool,
+    /// Times it was sent again after a server refused it unprocessed (HTTP/2 GOAWAY).
+    pub retries: u8,
 }
 
 /// Counts open connections: dropped with the connection, whichever path drops it.
@@ -249,6 +251,7 @@ impl Shared {
                     start,
                     intended: Some(intended),
                     warmup,
+                    retries: 0,
                 }))
             }
             Take::Wait => {
@@ -285,6 +288,7 @@ impl Shared {
             start: now,
             intended: None,
             warmup,
+            retries: 0,
         })
     }
 

@@ -45,6 +45,9 @@ pub enum Cause {
     Message(String),
     /// The server closed the connection before the response was complete.
     Eof,
+    /// HTTP/2: the server refused the stream before processing it (a graceful GOAWAY below its
+    /// id, or one that came before it was sent), so sending it again is safe.
+    Refused(&'static str),
 }
 
 impl Fail {
@@ -76,6 +79,11 @@ impl Fail {
         }
     }
 
+    /// Whether the server refused the request unprocessed, so that it may be sent again.
+    pub fn refused(&self) -> bool {
+        matches!(self.cause, Cause::Refused(_))
+    }
+
     pub fn eof() -> Fail {
         Fail {
             class: Failure::Closed,
@@ -98,6 +106,7 @@ impl fmt::Display for Fail {
             Cause::Other(m) => f.write_str(m),
             Cause::Message(m) => f.write_str(m),
             Cause::Eof => f.write_str("connection closed before the response was complete"),
+            Cause::Refused(m) => f.write_str(m),
         }
     }
 }

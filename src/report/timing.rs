@@ -112,6 +112,13 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
             counted(u64::from(s.config.streams), "stream", "streams"),
             count(k.goaways)
         )?;
+        if s.requests.retried > 0 {
+            writeln!(
+                o,
+                "  {} sent again on a new connection: refused unprocessed by a GOAWAY",
+                counted(s.requests.retried, "request", "requests")
+            )?;
+        }
     }
     if k.http1 > 0 && k.http2 > 0 {
         writeln!(

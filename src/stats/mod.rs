@@ -40,6 +40,9 @@ pub struct Stats {
     pub completed: u64,
     /// Of `completed`, those that completed after the measured window, in the drain.
     pub drained: u64,
+    /// Times a request refused unprocessed by the server (HTTP/2 GOAWAY) was sent again: not
+    /// attempts of their own, and not failures.
+    pub retried: u64,
     pub interrupted: u64,
     pub failures: FailureCounts,
     /// Responses by status code (index = code).
@@ -195,6 +198,7 @@ impl Default for Stats {
             attempts: 0,
             completed: 0,
             drained: 0,
+            retried: 0,
             interrupted: 0,
             failures: FailureCounts::default(),
             status: Box::new([0; STATUS_SLOTS]),
@@ -279,6 +283,7 @@ impl AddAssign<&Stats> for Stats {
         self.attempts += o.attempts;
         self.completed += o.completed;
         self.drained += o.drained;
+        self.retried += o.retried;
         self.interrupted += o.interrupted;
         self.failures += &o.failures;
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {

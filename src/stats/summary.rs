@@ -108,6 +108,9 @@ pub struct Requests {
     pub error_status: u64,
     pub failed: u64,
     pub interrupted: u64,
+    /// Times a request the server refused unprocessed (HTTP/2: above a graceful GOAWAY's last
+    /// stream) was sent again on a new connection; each request counts once in `attempted`.
+    pub retried: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -316,6 +319,7 @@ impl Summary {
                 error_status: s.completed - s.successful(),
                 failed: s.failed(),
                 interrupted: s.interrupted,
+                retried: s.retried,
             },
             latency,
             histogram,

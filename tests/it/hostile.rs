@@ -661,11 +661,12 @@ fn h2_graceful_goaway_after_some_requests() {
             h.drain();
         }
     });
-    // A request sent before the GOAWAY arrived is refused by it: `closed`, and retried on a
-    // new connection.
-    let summary = expect(h2c(&s, 12, 1, 1), Done::Mostly, &[Failure::Closed]).unwrap();
+    // A request sent before the GOAWAY arrived is refused by it, unprocessed: it goes again on
+    // a new connection, neither failed nor counted twice.
+    let summary = expect(h2c(&s, 12, 1, 1), Done::All, &[]).unwrap();
     assert!(summary.connections.reconnects > 0);
-    assert!(summary.requests.completed >= 9, "{:?}", summary.requests);
+    assert_eq!(summary.requests.completed, 12, "{:?}", summary.requests);
+    assert!(summary.requests.retried > 0, "{:?}", summary.requests);
 }
 
 #[test]
@@ -923,4 +924,20 @@ fn h1_close_on_every_connection_backs_off() {
     });
     let n = connections_in_one_second(&s, Protocol::Http1);
     assert!(n < 200, "{n} connections in one second");
+}
+
+#[test]
+fn h2_refusing_every_stream_still_ends_a_count_run() {
+    // GOAWAY(0) on every connection refuses each request unprocessed: each goes again three
+    // times, then fails, so -n 4 ends.
+    let s = Scripted::start(|p| {
+        if let Some(mut h) = H2::accept(p, &[])
+            && h.request().is_some()
+        {
+            h.goaway(0, 0);
+        }
+    });
+    let summary = expect(h2c(&s, 4, 1, 1), Done::None, &[Failure::Closed]).unwrap();
+    assert_eq!(summary.requests.failed, 4, "{:?}", summary.requests);
+    assert_eq!(summary.requests.retried, 12, "{:?}", summary.requests);
 }

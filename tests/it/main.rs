@@ -10,6 +10,7 @@ mod h2;
 mod hostile;
 mod install;
 mod limits;
+mod nginx;
 mod open;
 mod pki;
 mod release;

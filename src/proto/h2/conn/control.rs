@@ -112,7 +112,7 @@ impl Conn {
                     k,
                     Err(Fail {
                         class: Failure::Closed,
-                        cause: Cause::Other(
+                        cause: Cause::Refused(
                             "the server's graceful GOAWAY came before it processed this stream",
                         ),
                     }),

@@ -292,7 +292,7 @@ impl Conn {
             (Some(e), _) => fail(e),
             (None, Some(_)) => Fail {
                 class: Failure::Closed,
-                cause: Cause::Other("the server's GOAWAY came before this request was sent"),
+                cause: Cause::Refused("the server's GOAWAY came before this request was sent"),
             },
             (None, None) => Fail {
                 class: Failure::Closed,

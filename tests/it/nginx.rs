@@ -1,0 +1,118 @@
+//! Against Debian's nginx, which no one here wrote: its stock behaviour of ending an HTTP/2
+//! connection with a graceful GOAWAY after `keepalive_requests` requests must cost nothing:
+//! `-n N` is N responses, none failed, and nginx's access log counts exactly N. nginx is required
+//! in CI (SPATE_REQUIRE_TOOLS=1).
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::have;
+
+/// nginx in the foreground on a free loopback port, with `server` as its server block's body.
+struct Nginx {
+    child: Child,
+    dir: PathBuf,
+    addr: SocketAddr,
+}
+
+impl Nginx {
+    fn start(tag: &str, listen: &str, http: &str, server: &str) -> Nginx {
+        let dir = std::env::temp_dir().join(format!("spate-nginx-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("tmp")).unwrap();
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let d = dir.display();
+        let conf = format!(
+            "master_process off;\ndaemon off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{\n  access_log {d}/access.log;\n  client_body_temp_path {d}/tmp;\n  \
+             proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  uwsgi_temp_path {d}/tmp;\n  \
+             scgi_temp_path {d}/tmp;\n  {http}\n  server {{\n    listen {addr} {listen};\n    \
+             {server}\n  }}\n}}\n"
+        );
+        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+        let child = Command::new("nginx")
+            .arg("-p")
+            .arg(&dir)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while TcpStream::connect(addr).is_err() {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "nginx never listened"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Nginx { child, dir, addr }
+    }
+
+    /// The requests nginx logged.
+    fn logged(&self) -> usize {
+        std::fs::read_to_string(self.dir.join("access.log"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn http2_graceful_goaway_costs_no_request() {
+    if !have("nginx") {
+        return;
+    }
+    // Stock nginx says 1000; 100 makes twenty GOAWAYs in 2,000 requests.
+    let nginx = Nginx::start(
+        "goaway",
+        "http2",
+        "keepalive_requests 100;",
+        "location / { return 200 \"ok\\n\"; }",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args([
+            "-n",
+            "2000",
+            "-c",
+            "2",
+            "-p",
+            "8",
+            "--http2",
+            "--no-progress",
+        ])
+        .args(["--slo", "errors=1%", "--format", "json"])
+        .arg(format!("http://{}/", nginx.addr))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["requests"];
+    assert_eq!(r["completed"], 2000, "{r}");
+    assert_eq!(r["failed"], 0, "{r}");
+    assert!(doc["connections"]["goaways"].as_u64().unwrap() >= 19);
+    assert!(r["retried"].as_u64().unwrap() > 0, "{r}");
+    assert_eq!(nginx.logged(), 2000, "nginx served each request once");
+}
