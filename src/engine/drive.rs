@@ -251,6 +251,9 @@ async fn stream_loop(
 ) -> StreamEnd {
     let index = base + k;
     let slot: &Slot = &ctx.slots[index];
+    // Refused attempts are all queued before this connection opened (the previous one's streams
+    // had ended): once none is left, none comes, and the loop stops looking.
+    let mut may_retry = true;
     loop {
         // Also how GOAWAY and a dead connection show: the connection is gone.
         // A server that allows no stream (MAX_CONCURRENT_STREAMS 0) while none of ours is open
@@ -269,12 +272,17 @@ async fn stream_loop(
             return StreamEnd::Gone { goaway: false };
         }
         // A refused attempt first; the closed model admits without awaiting, as HTTP/1.1 does.
-        let retry = retries.borrow_mut().pop();
-        let admitted = match (retry, ctx.pacer.get()) {
-            (Some(adm), _) => Some(adm),
-            (None, None) => ctx.admit(),
-            (None, Some(_)) => ctx.next_attempt(index).await,
-        };
+        let mut admitted = None;
+        if may_retry {
+            admitted = retries.borrow_mut().pop();
+            may_retry = admitted.is_some();
+        }
+        if admitted.is_none() {
+            admitted = match ctx.pacer.get() {
+                None => ctx.admit(),
+                Some(_) => ctx.next_attempt(index).await,
+            };
+        }
         let Some(adm) = admitted else {
             return StreamEnd::Over;
         };
