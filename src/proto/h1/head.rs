@@ -35,9 +35,9 @@ pub struct Head {
 
 impl Head {
     /// An interim response (100 Continue, 103 Early Hints): a final response follows on the same
-    /// connection. 101 is final: the connection stops speaking HTTP/1.1.
+    /// connection. (101 never gets here: it is an error.)
     pub fn is_interim(&self) -> bool {
-        (100..200).contains(&self.status) && self.status != 101
+        (100..200).contains(&self.status)
     }
 }
 
@@ -58,11 +58,11 @@ fn other_protocol(buf: &[u8]) -> Option<ParseError> {
 pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError> {
     let mut headers = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
     let mut res = httparse::Response::new(&mut []);
-    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
-        &mut res,
-        buf,
-        &mut headers,
-    ) {
+    // RFC 9112 5.2: a client replaces an obsolete line folding with spaces instead of refusing
+    // the response; the values spate reads are trimmed of it (ASCII whitespace).
+    let mut config = httparse::ParserConfig::default();
+    config.allow_obsolete_multiline_headers_in_responses(true);
+    let len = match config.parse_response_with_uninit_headers(&mut res, buf, &mut headers) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => return Err(other_protocol(buf).unwrap_or(ParseError::Head(e))),
@@ -72,6 +72,10 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseE
     // httparse takes any three digits; below 100 there is no status class to count it in.
     if status < 100 {
         return Err(ParseError::Status);
+    }
+    // spate never asks to upgrade: a server that switches protocols has left HTTP/1.1.
+    if status == 101 {
+        return Err(ParseError::Switched);
     }
     let http10 = res.version == Some(0);
 
@@ -116,7 +120,7 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseE
     } else {
         Framing::Close
     };
-    if framing == Framing::Close || status == 101 {
+    if framing == Framing::Close {
         keep_alive = false;
     }
     Ok(Some(Head {
@@ -227,10 +231,20 @@ mod tests {
     fn interim_responses() {
         assert!(head("HTTP/1.1 100 Continue\r\n\r\n").is_interim());
         assert!(head("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n").is_interim());
-        let switching = head("HTTP/1.1 101 Switching Protocols\r\n\r\n");
-        assert!(!switching.is_interim());
-        assert!(!switching.keep_alive);
+        assert_eq!(
+            parse_head(b"HTTP/1.1 101 Switching Protocols\r\n\r\n", false),
+            Err(ParseError::Switched)
+        );
         assert!(!head("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").is_interim());
+    }
+
+    #[test]
+    fn obsolete_line_folding_is_read_as_spaces() {
+        let h = head(
+            "HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length: 2\r\nConnection:\r\n close\r\n\r\nok",
+        );
+        assert_eq!(h.framing, Framing::Length(2));
+        assert!(!h.keep_alive, "a folded Connection: close still closes");
     }
 
     #[test]

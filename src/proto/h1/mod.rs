@@ -33,6 +33,8 @@ pub enum ParseError {
     H2Reply,
     #[error("status code below 100")]
     Status,
+    #[error("the server switched protocols (101), which spate did not ask for")]
+    Switched,
     #[error("response head larger than {MAX_HEAD_BYTES} bytes")]
     HeadTooLarge,
     #[error("invalid Content-Length")]
