@@ -16,10 +16,19 @@ const HIDE_CURSOR: &[u8] = b"\x1b[?25l";
 pub struct TerminalGuard(());
 
 impl TerminalGuard {
+    /// Hides the cursor of stderr, if stderr is a terminal (escapes mean nothing elsewhere).
     pub fn hide_cursor() -> TerminalGuard {
+        use std::io::IsTerminal;
+        let err = io::stderr();
+        match err.is_terminal() {
+            true => TerminalGuard::hide_on(&mut err.lock()),
+            false => TerminalGuard(()),
+        }
+    }
+
+    fn hide_on(out: &mut impl Write) -> TerminalGuard {
         install_panic_hook();
-        let mut err = io::stderr().lock();
-        let _ = err.write_all(HIDE_CURSOR).and_then(|()| err.flush());
+        let _ = out.write_all(HIDE_CURSOR).and_then(|()| out.flush());
         CURSOR_HIDDEN.store(true, Ordering::SeqCst);
         TerminalGuard(())
     }
@@ -27,7 +36,9 @@ impl TerminalGuard {
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
-        if CURSOR_HIDDEN.swap(false, Ordering::SeqCst) {
+        use std::io::IsTerminal;
+        // Hidden only on a terminal; shown again only there.
+        if CURSOR_HIDDEN.swap(false, Ordering::SeqCst) && io::stderr().is_terminal() {
             let mut err = io::stderr().lock();
             let _ = err.write_all(SHOW_CURSOR).and_then(|()| err.flush());
         }
@@ -63,11 +74,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn guard_tracks_the_cursor() {
+    fn guard_tracks_the_cursor_and_writes_escapes_only_to_a_terminal() {
+        let mut out = Vec::new();
         {
-            let _g = TerminalGuard::hide_cursor();
+            let _g = TerminalGuard::hide_on(&mut out);
             assert!(CURSOR_HIDDEN.load(Ordering::SeqCst));
         }
         assert!(!CURSOR_HIDDEN.load(Ordering::SeqCst));
+        assert_eq!(out, HIDE_CURSOR);
+        // The test's stderr is a pipe: nothing is hidden, nothing written to it.
+        use std::io::IsTerminal;
+        if !io::stderr().is_terminal() {
+            let _g = TerminalGuard::hide_cursor();
+            assert!(!CURSOR_HIDDEN.load(Ordering::SeqCst));
+        }
     }
 }
