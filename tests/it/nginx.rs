@@ -3,14 +3,13 @@
 //! `-n N` is N responses, none failed, and nginx's access log counts exactly N. nginx is required
 //! in CI (SPATE_REQUIRE_TOOLS=1).
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command};
 
 use serde_json::Value;
 
-use crate::support::have;
+use crate::support::{free_addr, have, spawn_listening};
 
 /// nginx in the foreground on a free loopback port, with `server` as its server block's body.
 struct Nginx {
@@ -24,10 +23,7 @@ impl Nginx {
         let dir = std::env::temp_dir().join(format!("spate-nginx-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("tmp")).unwrap();
-        let addr = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap();
+        let addr = free_addr();
         let d = dir.display();
         let conf = format!(
             "master_process off;\ndaemon off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
@@ -38,23 +34,12 @@ impl Nginx {
              {server}\n  }}\n}}\n"
         );
         std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-        let child = Command::new("nginx")
-            .arg("-p")
+        let mut cmd = Command::new("nginx");
+        cmd.arg("-p")
             .arg(&dir)
             .arg("-c")
-            .arg(dir.join("nginx.conf"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let t = Instant::now();
-        while TcpStream::connect(addr).is_err() {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "nginx never listened"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            .arg(dir.join("nginx.conf"));
+        let child = spawn_listening(&mut cmd, addr);
         Nginx { child, dir, addr }
     }
 

@@ -207,3 +207,31 @@ pub fn required(name: &str, arg: &str, env: &str) -> bool {
     }
     found
 }
+
+/// Starts `cmd` (a server of another project's) with its output discarded, and waits until it
+/// listens on `addr`, which it was told to use.
+pub fn spawn_listening(cmd: &mut std::process::Command, addr: SocketAddr) -> std::process::Child {
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{cmd:?} never listened on {addr}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+/// A loopback address whose port was free a moment ago, for a server that takes its port on
+/// the command line.
+pub fn free_addr() -> SocketAddr {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}

@@ -5,16 +5,16 @@
 //! never answers the PING). OpenSSL is required in CI (SPATE_REQUIRE_TOOLS=1).
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Output};
+use std::time::Duration;
 
 use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair, date_time_ymd};
 use spate::engine::{self, RunError};
 use spate::plan::Protocol;
 use spate::serve::{ServeConfig, ServeTls, Server};
 
-use crate::support::{Scripted, have, plan, requests, run};
+use crate::support::{Scripted, free_addr, have, plan, requests, run, spawn_listening};
 
 fn scratch(tag: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("spate-trust-{tag}-{}", std::process::id()));
@@ -164,31 +164,16 @@ impl OpenSsl {
         let (cert, key) = self_signed_ca(&["127.0.0.1"], false);
         std::fs::write(dir.join("c.pem"), cert).unwrap();
         std::fs::write(dir.join("k.pem"), key).unwrap();
-        let addr = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap();
-        let child = Command::new("openssl")
-            .arg("s_server")
+        let addr = free_addr();
+        let mut cmd = Command::new("openssl");
+        cmd.arg("s_server")
             .args(["-accept", &addr.to_string(), "-www", "-quiet"])
             .arg("-cert")
             .arg(dir.join("c.pem"))
             .arg("-key")
             .arg(dir.join("k.pem"))
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let t = Instant::now();
-        while TcpStream::connect(addr).is_err() {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "s_server never listened"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        OpenSsl(child, addr)
+            .args(args);
+        OpenSsl(spawn_listening(&mut cmd, addr), addr)
     }
 }
 
