@@ -114,8 +114,8 @@ fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
     let within = match t.completed_in_drain {
         0 => "completed responses only".to_string(),
         n => format!(
-            "completed within it; {} more in the drain",
-            counted(n, "response", "responses")
+            "responses completed within it; {} more in the drain",
+            count(n)
         ),
     };
     writeln!(
