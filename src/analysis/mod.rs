@@ -2,6 +2,7 @@
 //! insight sentences. Pure functions of plain data: no IO, no terminal, no clock.
 
 mod fairness;
+mod generator;
 mod insight;
 mod levels;
 mod ports;
