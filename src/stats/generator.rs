@@ -23,7 +23,7 @@ pub struct Generator {
     pub cores: Option<u32>,
     /// Connects that failed because the file-descriptor limit was reached.
     pub fd_exhausted: u64,
-    /// Stopped early by Ctrl-C or SIGTERM.
+    /// Stopped early by Ctrl-C, SIGTERM or SIGHUP.
     pub stopped_by_signal: bool,
     /// --busy-poll: the load threads polled instead of sleeping (their CPU use is then no sign of
     /// saturation).
