@@ -1,33 +1,42 @@
-//! The insight rule on how evenly connections were served (requests per connection). Reads only
-//! the finished counts; thresholds are documented in docs/MEASUREMENT.md.
+//! The insight rule on how evenly the clients were served (requests per client: one of the `-c`
+//! connections with its reconnects). Reads only the finished counts; thresholds are documented
+//! in docs/MEASUREMENT.md.
 
 use crate::report::count;
 use crate::stats::{Connections, Fairness};
 
-/// The median connection must have completed at least this many requests for the rules to speak:
-/// below it, uneven counts are noise of a short run.
+/// The median client must have completed at least this many requests for the rules to speak
+/// (for starved clients: the median of those answered): below it, uneven counts are noise of a
+/// short run.
 pub const FAIRNESS_MIN_P50: u64 = 10;
-/// max / min above this: connections were served unevenly.
+/// max / min above this: clients were served unevenly.
 pub const UNEVEN: f64 = 3.0;
 
-pub fn fairness(c: &Connections, out: &mut Vec<String>) {
-    rule(c.requests_per_connection.as_ref(), c.established, out);
+/// Clients the server never answered while the others were served: in the closed model (the
+/// open model's schedule leaves connections idle by design), with enough requests to tell.
+pub fn starved(c: &Connections, closed: bool) -> Option<&Fairness> {
+    c.requests_per_client
+        .as_ref()
+        .filter(|f| closed && f.starved > 0 && f.p50_answered >= FAIRNESS_MIN_P50)
 }
 
-fn rule(f: Option<&Fairness>, connections: u64, out: &mut Vec<String>) {
-    let Some(f) = f.filter(|f| f.p50 >= FAIRNESS_MIN_P50) else {
+pub fn fairness(c: &Connections, closed: bool, out: &mut Vec<String>) {
+    if let Some(f) = starved(c, closed) {
+        out.push(format!(
+            "{} of {} connections got no response in the whole run while the others completed \
+             a median of {} each: the server never answered them (look at its listen backlog, \
+             connection limit or event loop). The latency figures describe only the answered \
+             connections; the unanswered requests ended as interrupted or timed out.",
+            count(f.starved),
+            count(c.established),
+            count(f.p50_answered)
+        ));
+        return;
+    }
+    let Some(f) = c.requests_per_client.as_ref() else {
         return;
     };
-    if f.starved > 0 {
-        out.push(format!(
-            "{} of {} connections completed no request while the median one completed {}: \
-             they were never answered (look at the server's accept queue, connection limit or \
-             event loop).",
-            count(f.starved),
-            count(connections),
-            count(f.p50)
-        ));
-    } else if f.max_over_min.is_some_and(|r| r > UNEVEN) {
+    if closed && f.p50 >= FAIRNESS_MIN_P50 && f.max_over_min.is_some_and(|r| r > UNEVEN) {
         out.push(format!(
             "Connections were served unevenly: from {} to {} requests each (median {}).",
             count(f.min),
@@ -42,8 +51,17 @@ mod tests {
     use super::*;
 
     fn said(counts: &[u64]) -> Vec<String> {
+        let mut c = crate::analysis::insight::tests::connections();
+        c.requests_per_client = Fairness::of(counts);
+        c.established = counts.len() as u64;
         let mut out = Vec::new();
-        rule(Fairness::of(counts).as_ref(), counts.len() as u64, &mut out);
+        fairness(&c, true, &mut out);
+        let mut open = Vec::new();
+        fairness(&c, false, &mut open);
+        assert!(
+            open.is_empty(),
+            "the open model leaves connections idle by design"
+        );
         out
     }
 
@@ -54,9 +72,12 @@ mod tests {
         let s = said(&[0, 100, 101, 0, 99]);
         assert_eq!(s.len(), 1);
         assert!(
-            s[0].starts_with("2 of 5 connections completed no request"),
+            s[0].starts_with("2 of 5 connections got no response in the whole run while the others completed a median of 100 each"),
             "{s:?}"
         );
+        let most = said(&[0, 0, 0, 0, 0, 0, 0, 543, 12]);
+        assert!(most[0].starts_with("7 of 9 connections"), "{most:?}");
+        assert!(said(&[0, 0, 0, 5]).is_empty(), "too few answered to tell");
         let u = said(&[10, 100, 101, 99]);
         assert_eq!(
             u,

@@ -56,7 +56,7 @@ pub fn insight(f: &Facts<'_>) -> Vec<String> {
     shape(f, &mut out);
     tail_phase(f, &mut out);
     stall(f, &mut out);
-    super::fairness::fairness(f.connections, &mut out);
+    super::fairness::fairness(f.connections, f.open.is_none(), &mut out);
     schedule(f, &mut out);
     super::generator::generator(f, &mut out);
     out
@@ -225,12 +225,11 @@ fn tail_phase(f: &Facts<'_>, out: &mut Vec<String>) {
             o.send_lag.p99_ms,
         ));
     }
-    let c = f.connections;
-    if c.reconnects as f64 > RECONNECT_SHARE * f.requests.completed as f64 {
-        candidates.push(("opening new connections", c.connect.p99_ms));
-        if c.tls.count > 0 {
-            candidates.push(("TLS handshakes of new connections", c.tls.p99_ms));
-        }
+    // Connects inside latency only: the ones before the clock are in no request's latency.
+    let connect = &f.phases.connect;
+    let reconnecting = connect.count as f64 > RECONNECT_SHARE * f.requests.completed as f64;
+    if reconnecting {
+        candidates.push(("opening new connections", connect.p99_ms));
     }
     let Some((name, Some(v))) = candidates
         .into_iter()
@@ -239,11 +238,24 @@ fn tail_phase(f: &Facts<'_>, out: &mut Vec<String>) {
     else {
         return;
     };
-    out.push(format!(
-        "The tail is in {name}: its p99 is {} of the {} latency p99.",
-        millis(v),
-        millis(p99)
-    ));
+    out.push(if reconnecting && name == "opening new connections" {
+        // Of a subset of the requests: its p99 is not a part of the latency p99, so it is not
+        // said to be one.
+        format!(
+            "The tail is in opening new connections: {} of {} requests ({:.1} %) opened one inside their latency, and opening it took {} at p99 (latency p99 {}).",
+            count(connect.count),
+            count(f.requests.completed),
+            pct(connect.count, f.requests.completed),
+            millis(v),
+            millis(p99)
+        )
+    } else {
+        format!(
+            "The tail is in {name}: its p99 is {} of the {} latency p99.",
+            millis(v),
+            millis(p99)
+        )
+    });
 }
 
 fn stall(f: &Facts<'_>, out: &mut Vec<String>) {
@@ -330,7 +342,7 @@ fn opt_ms(v: Option<f64>) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::stats::{Phase, StatusRow};
 
@@ -342,6 +354,36 @@ mod tests {
             p99_ms: p99,
             max_ms: p99,
             hdr_base64: String::new(),
+        }
+    }
+
+    /// The connection figures of a healthy run, for the rules' tests.
+    pub(in crate::analysis) fn connections() -> Connections {
+        Connections {
+            requested: 50,
+            established: 50,
+            reconnects: 0,
+            connect_failures: 0,
+            connect_error: None,
+            dns_ms: 0.1,
+            setup_ms: 2.0,
+            not_opened: Default::default(),
+            connect: phase(Some(0.2)),
+            tls: Phase {
+                count: 0,
+                mean_ms: None,
+                p50_ms: None,
+                p99_ms: None,
+                max_ms: None,
+                hdr_base64: String::new(),
+            },
+            tls_resumed: 0,
+            http1: 50,
+            http2: 0,
+            server_max_streams: None,
+            goaways: 0,
+            requests_per_connection: None,
+            requests_per_client: None,
         }
     }
 
@@ -387,35 +429,12 @@ mod tests {
                 }],
                 errors: vec![],
                 phases: Phases {
+                    connect: phase(None),
                     write: phase(Some(0.01)),
                     wait: phase(Some(1.4)),
                     read: phase(Some(0.05)),
                 },
-                connections: Connections {
-                    requested: 50,
-                    established: 50,
-                    reconnects: 0,
-                    connect_failures: 0,
-                    connect_error: None,
-                    dns_ms: 0.1,
-                    setup_ms: 2.0,
-                    not_opened: Default::default(),
-                    connect: phase(Some(0.2)),
-                    tls: Phase {
-                        count: 0,
-                        mean_ms: None,
-                        p50_ms: None,
-                        p99_ms: None,
-                        max_ms: None,
-                        hdr_base64: String::new(),
-                    },
-                    tls_resumed: 0,
-                    http1: 50,
-                    http2: 0,
-                    server_max_streams: None,
-                    goaways: 0,
-                    requests_per_connection: None,
-                },
+                connections: connections(),
                 generator: Generator {
                     threads: 2,
                     cpu_s: Some(1.0),
@@ -604,13 +623,22 @@ mod tests {
             f.text()
                 .contains("The tail is in reading the response body")
         );
+        // Connects before the clock are in no request's latency: never the tail.
         f.connections.reconnects = 500;
-        f.connections.connect = phase(Some(2.0));
+        f.connections.connect = phase(Some(900.0));
+        assert!(!f.text().contains("opening new connections"));
+        f.phases.connect = Phase {
+            count: 500,
+            ..phase(Some(2.0))
+        };
         assert!(
+            f.text().contains(
+                "The tail is in opening new connections: 500 of 10,000 requests (5.0 %) opened one inside their latency, and opening it took 2.000 ms at p99 (latency p99 1.500 ms)."
+            ),
+            "{}",
             f.text()
-                .contains("The tail is in opening new connections: its p99 is 2.000 ms")
         );
-        f.connections.reconnects = 50;
+        f.phases.connect.count = 100;
         assert!(
             !f.text().contains("opening new connections"),
             "1 % or fewer reconnects"

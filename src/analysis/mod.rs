@@ -8,6 +8,7 @@ mod levels;
 mod ports;
 mod slo;
 
+pub use fairness::starved;
 pub use insight::{Facts, STALL_MS, insight};
 pub use levels::{LEVEL_NAMES, LevelMode, Levels};
 pub use slo::{Measured, Pct, SloSpec, Verdict, verdicts};

@@ -167,6 +167,9 @@ fn record(
     s.completed += 1;
     s.count_status(res.status);
     s.latency.record(latency);
+    if let Some(up) = connected {
+        s.reconnect.record(up.nanos_since(t0));
+    }
     s.write.record(written.nanos_since(write_start));
     s.wait.record(first_byte.nanos_since(written));
     s.read.record(res.done.nanos_since(first_byte));

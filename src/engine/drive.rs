@@ -94,9 +94,11 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
     // per stream slot: allocated once per connection group, not per request.
     let retries = RefCell::new(Vec::with_capacity(ctx.setup.streams.max(1)));
     loop {
-        // Requests admitted on the current connection (--rpc), and whether it served one.
+        // Requests admitted on the current connection (--rpc), whether it served one (a
+        // pre-connected one counts as served), and the responses it carried.
         let used = Cell::new(0u64);
         let served = Cell::new(false);
+        let done = Cell::new(0u64);
         let open = match next.take() {
             Some(open) => {
                 served.set(true);
@@ -106,6 +108,7 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
                 Reopen::Open(open, first_served) => {
                     used.set(1);
                     served.set(first_served);
+                    done.set(u64::from(first_served));
                     open
                 }
                 Reopen::Retry => continue,
@@ -122,7 +125,7 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
         let n = ctx.setup.streams.max(1).min(max_streams.max(1));
         // Declared after `lane`, so dropped before it: dropping the lane closes the connection.
         let mut streams: FuturesUnordered<_> = (0..n)
-            .map(|k| stream_loop(ctx, base, k, &lane, &used, &served, &retries))
+            .map(|k| stream_loop(ctx, base, k, &lane, &used, &done, &retries))
             .collect();
         let mut goaway = false;
         let mut over = false;
@@ -132,9 +135,12 @@ async fn h2_group(ctx: &Shared, group: usize, first: Option<OpenH2>) {
                 StreamEnd::Gone { goaway: g } => goaway |= g,
             }
         }
-        if goaway {
-            ctx.stats.borrow_mut().conns.goaways += 1;
+        {
+            let mut s = ctx.stats.borrow_mut();
+            s.conns.goaways += u64::from(goaway);
+            s.per_connection.record(done.get());
         }
+        served.set(served.get() || done.get() > 0);
         // Refused attempts were admitted already: they go on, unless the run is over altogether.
         if (over || ctx.is_over()) && (retries.borrow().is_empty() || ctx.stop.get()) {
             break;
@@ -215,9 +221,21 @@ async fn reopen(
         };
     };
     match (ended, opened) {
-        (Ended::Interrupted, _) => Reopen::Over,
+        (Ended::Interrupted, opened) => {
+            if opened.is_some() {
+                ctx.stats.borrow_mut().per_connection.record(0);
+            }
+            Reopen::Over
+        }
         // Without keep-alive (--rpc 1) the connection served its one request.
-        (_, Some(_)) if ctx.setup.rpc == Some(1) => Reopen::Retry,
+        (ended, Some(_)) if ctx.setup.rpc == Some(1) => {
+            let done = matches!(ended, Ended::Completed { .. });
+            ctx.stats
+                .borrow_mut()
+                .per_connection
+                .record(u64::from(done));
+            Reopen::Retry
+        }
         (Ended::Completed { .. }, Some(open)) => {
             *delay = BackOff::default();
             Reopen::Open(open, true)
@@ -246,7 +264,7 @@ async fn stream_loop(
     k: usize,
     lane: &h2::Lane,
     used: &Cell<u64>,
-    served: &Cell<bool>,
+    done: &Cell<u64>,
     retries: &RefCell<Vec<Admitted>>,
 ) -> StreamEnd {
     let index = base + k;
@@ -299,7 +317,7 @@ async fn stream_loop(
         };
         match ended {
             Attempted::Done(Ended::Interrupted) => return StreamEnd::Over,
-            Attempted::Done(Ended::Completed { .. }) => served.set(true),
+            Attempted::Done(Ended::Completed { .. }) => done.set(done.get() + 1),
             Attempted::Done(Ended::Failed(_)) => {}
             // This connection refused it: it goes first on the next one.
             Attempted::Again(adm) => {

@@ -40,7 +40,7 @@ struct State {
     connected: Option<Tick>,
     exchange: h1::Exchange,
     conn: Option<OpenConn>,
-    /// Requests on the current connection, for --rpc.
+    /// Responses completed on the current connection, for --rpc and the per-connection counts.
     served: u64,
     /// The next wait after a failed connect.
     delay: BackOff,
@@ -144,6 +144,7 @@ impl Future for H1Conn {
                     };
                 }
                 Step::Done => {
+                    st.close(ctx);
                     // With ALPN and -p, an HTTP/1.1 connection has a group of slots too.
                     for slot in ctx.group_slots(st.index / ctx.setup.streams.max(1)) {
                         slot.retire();
@@ -206,6 +207,14 @@ impl State {
         }
     }
 
+    /// Drops the connection, if one is open, counting the responses it carried.
+    fn close(&mut self, ctx: &Shared) {
+        if self.conn.take().is_some() {
+            ctx.stats.borrow_mut().per_connection.record(self.served);
+        }
+        self.served = 0;
+    }
+
     /// Accounts for the current attempt and decides what comes next.
     fn end(&mut self, ctx: &Shared, outcome: Result<Result<Response, Fail>, Cancel>) {
         // A cancelled connect stops here.
@@ -232,15 +241,13 @@ impl State {
             Ended::Completed { keep_alive } => {
                 self.served += 1;
                 if !keep_alive || self.last {
-                    self.conn = None;
-                    self.served = 0;
+                    self.close(ctx);
                 }
                 self.delay = BackOff::default();
                 Step::Admit
             }
             Ended::Failed(class) => {
-                self.conn = None;
-                self.served = 0;
+                self.close(ctx);
                 // A new connection that the server closed before answering is a failed
                 // connect: wait before the next, as for a refused one.
                 let class = match class {

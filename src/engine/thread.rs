@@ -188,7 +188,7 @@ pub fn run(
             .map(|(a, b)| b.saturating_sub(a));
         ctx.publish();
         let mut s = ctx.stats.borrow_mut();
-        s.per_connection.extend(
+        s.per_client.extend(
             established
                 .iter()
                 .map(|&g| ctx.group_slots(g).iter().map(Slot::completed).sum::<u64>()),

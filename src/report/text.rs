@@ -131,6 +131,14 @@ fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
         count(r.failed),
         count(r.interrupted)
     )?;
+    if let Some(f) = crate::analysis::starved(&s.connections, s.config.rate.is_none()) {
+        writeln!(
+            o,
+            "  Unanswered      {} of {} connections got no response in the whole run",
+            count(f.starved),
+            count(s.connections.established)
+        )?;
+    }
     let pct = if r.completed > 0 {
         100.0 * r.successful as f64 / r.completed as f64
     } else {

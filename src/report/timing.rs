@@ -48,6 +48,9 @@ pub(super) fn schedule(o: &mut String, s: &Summary) -> std::fmt::Result {
 pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::Result {
     writeln!(o, "\nPhases of completed requests")?;
     phase_header(o)?;
+    if s.phases.connect.count > 0 {
+        phase_row(o, "open a connection", &s.phases.connect)?;
+    }
     phase_row(o, "write request", &s.phases.write)?;
     phase_row(o, "wait for first byte", &s.phases.wait)?;
     phase_row(o, "read response", &s.phases.read)?;
@@ -78,13 +81,22 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
         writeln!(o, "  not open at the start: {}", unopened(n))?;
     }
     if let Some(f) = &k.requests_per_connection {
+        writeln!(
+            o,
+            "  responses per TCP connection: min {}, median {}, max {}",
+            count(f.min),
+            count(f.p50),
+            count(f.max)
+        )?;
+    }
+    if let Some(f) = &k.requests_per_client {
         let starved = match f.starved {
             0 => String::new(),
             n => format!(", {} completed none", count(n)),
         };
         writeln!(
             o,
-            "  requests per connection: min {}, median {}, max {}{starved}",
+            "  requests per client: min {}, median {}, max {}{starved}",
             count(f.min),
             count(f.p50),
             count(f.max)
@@ -132,7 +144,14 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
         o,
         "  The first connects are outside request latency; a reconnect is inside the"
     )?;
-    writeln!(o, "  latency of the request that needed it.")
+    writeln!(
+        o,
+        "  latency of the request that needed it. A client is one of the"
+    )?;
+    writeln!(
+        o,
+        "  requested connections with the reconnects that replaced it."
+    )
 }
 
 /// What became of the connections that did not open, e.g. "6,800 timed out connecting, 200

@@ -1,10 +1,10 @@
 //! `Connections`: the report's connection figures (opened, reconnected, failed, setup times,
-//! protocols, requests per connection), derived from the merged stats. Facts only.
+//! protocols, requests per connection and per client), derived from the merged stats. Facts only.
 
 use serde::Serialize;
 
 use super::summary::Phase;
-use super::{Fairness, NotOpened, RunOutput};
+use super::{Fairness, NotOpened, PerConnection, RunOutput};
 use crate::plan::Plan;
 
 #[derive(Debug, Clone, Serialize)]
@@ -38,8 +38,12 @@ pub struct Connections {
     pub server_max_streams: Option<u64>,
     /// HTTP/2 connections the server ended with GOAWAY.
     pub goaways: u64,
-    /// Requests completed per connection; null without connections.
-    pub requests_per_connection: Option<Fairness>,
+    /// Responses per TCP connection (every connection of the run, warm-up included); null when
+    /// none opened.
+    pub requests_per_connection: Option<PerConnection>,
+    /// Recorded requests per client (one of the requested connections with its reconnects);
+    /// null without clients.
+    pub requests_per_client: Option<Fairness>,
 }
 
 /// The connection figures of a finished run.
@@ -62,6 +66,7 @@ pub fn connections(plan: &Plan, run: &RunOutput) -> Connections {
         // HTTP/2 allows at most 2^31-1; more means the server announced no limit.
         server_max_streams: s.conns.server_streams.filter(|&n| n <= i32::MAX as u64),
         goaways: s.conns.goaways,
-        requests_per_connection: Fairness::of(&s.per_connection),
+        requests_per_connection: PerConnection::of(&s.per_connection),
+        requests_per_client: Fairness::of(&s.per_client),
     }
 }

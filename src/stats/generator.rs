@@ -16,7 +16,7 @@ pub struct Generator {
     /// That CPU time over elapsed x threads, in %.
     pub cpu_busy_percent: Option<f64>,
     /// Mean latency x rate / open connections (Little's law); set for duration runs without
-    /// failures and with enough samples, where it must be close to 1.
+    /// failures, with enough samples and every connection answered, where it must be close to 1.
     pub busy_connections_ratio: Option<f64>,
     pub nofile_limit: Option<u64>,
     /// Cores the process could run on (load threads and anything else on the machine).
@@ -36,7 +36,8 @@ pub struct Generator {
 }
 
 /// Busy connections by Little's law, only where it must hold: a duration run without failures,
-/// at least a second long, with enough completed requests to average over.
+/// at least a second long, with enough completed requests to average over and no client left
+/// unanswered.
 fn busy_connections(plan: &Plan, run: &RunOutput, mean_s: f64) -> Option<f64> {
     let s = &run.stats;
     let elapsed = run.elapsed.as_secs_f64();
@@ -46,7 +47,10 @@ fn busy_connections(plan: &Plan, run: &RunOutput, mean_s: f64) -> Option<f64> {
         && s.failed() == 0
         && s.completed >= 1000
         && elapsed >= 1.0
-        && s.conns.established > 0;
+        && s.conns.established > 0
+        // A client the server never answered waits the whole run in no request's latency: the
+        // law does not describe such a run (the fairness rule does).
+        && !s.per_client.contains(&0);
     usable.then(|| {
         // HTTP/2 multiplexes: every stream in use is a request in flight.
         let streams = if s.conns.h2 > 0 {

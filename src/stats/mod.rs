@@ -14,7 +14,7 @@ mod summary;
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
 pub use connections::Connections;
 pub use failure::{Failure, FailureCounts, is_fd_exhaustion};
-pub use fairness::Fairness;
+pub use fairness::{Fairness, PerConnection};
 pub use generator::Generator;
 pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist};
 pub use live::{Counters, Live, LiveHist};
@@ -49,8 +49,9 @@ pub struct Stats {
     pub status: Box<[u64; STATUS_SLOTS]>,
     /// Request latency of completed responses, ns.
     pub latency: Hist,
-    /// Phases of completed responses, ns: connect (reconnects during the run), write, wait for
-    /// the first byte, read the rest.
+    /// Phases of completed responses, ns: opening a connection (only requests that opened one,
+    /// inside their latency), write, wait for the first byte, read the rest.
+    pub reconnect: Hist,
     pub write: Hist,
     pub wait: Hist,
     pub read: Hist,
@@ -88,9 +89,12 @@ pub struct Stats {
     pub fd_exhausted: u64,
     /// Connections that were not open when the clock started, by what became of them.
     pub not_opened: NotOpened,
-    /// Recorded requests completed by each connection that opened before the clock (a
-    /// connection is its slot: a reconnect continues its count), in no particular order.
-    pub per_connection: Vec<u64>,
+    /// Recorded requests completed by each client: one of the `-c` connections that opened
+    /// before the clock, with all its reconnects, in no particular order.
+    pub per_client: Vec<u64>,
+    /// Responses each TCP connection carried (warm-up included), recorded when it closed or the
+    /// run ended: a count, not nanoseconds, in the same histogram layout (exact below 2,048).
+    pub per_connection: Hist,
 }
 
 /// What a finished run measured: the merged stats and the clocks around them.
@@ -203,6 +207,7 @@ impl Default for Stats {
             failures: FailureCounts::default(),
             status: Box::new([0; STATUS_SLOTS]),
             latency: Hist::new(),
+            reconnect: Hist::new(),
             write: Hist::new(),
             wait: Hist::new(),
             read: Hist::new(),
@@ -223,7 +228,8 @@ impl Default for Stats {
             connect_error: None,
             fd_exhausted: 0,
             not_opened: NotOpened::default(),
-            per_connection: Vec::new(),
+            per_client: Vec::new(),
+            per_connection: Hist::new(),
         }
     }
 }
@@ -290,6 +296,7 @@ impl AddAssign<&Stats> for Stats {
             *a += b;
         }
         self.latency += &o.latency;
+        self.reconnect += &o.reconnect;
         self.write += &o.write;
         self.wait += &o.wait;
         self.read += &o.read;
@@ -325,7 +332,8 @@ impl AddAssign<&Stats> for Stats {
         }
         self.fd_exhausted += o.fd_exhausted;
         self.not_opened += o.not_opened;
-        self.per_connection.extend_from_slice(&o.per_connection);
+        self.per_client.extend_from_slice(&o.per_client);
+        self.per_connection += &o.per_connection;
     }
 }
 
@@ -359,8 +367,10 @@ mod tests {
         b.count_status(200);
         b.latency.record(2_000);
         b.bytes_in = 10;
-        a.per_connection = vec![2];
-        b.per_connection = vec![1, 0];
+        a.per_client = vec![2];
+        b.per_client = vec![1, 0];
+        a.per_connection.record(2);
+        b.per_connection.record(1);
 
         assert!(a.is_balanced() && b.is_balanced());
         a += &b;
@@ -373,7 +383,8 @@ mod tests {
         assert_eq!(a.successful(), 2);
         assert_eq!(a.latency.len(), 2);
         assert_eq!((a.bytes_in, a.conns.reconnects), (10, 1));
-        assert_eq!(a.per_connection, vec![2, 1, 0]);
+        assert_eq!(a.per_client, vec![2, 1, 0]);
+        assert_eq!(a.per_connection.len(), 2);
     }
 
     #[test]

@@ -191,6 +191,9 @@ pub struct Phase {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Phases {
+    /// Request start to the connection being up, for the requests that opened one (a reconnect
+    /// inside their latency; count = how many).
+    pub connect: Phase,
     /// Request start (or connect end) to the last request byte written.
     pub write: Phase,
     /// Last request byte written to the first response byte read.
@@ -337,6 +340,7 @@ impl Summary {
                 })
                 .collect(),
             phases: Phases {
+                connect: Phase::of(&s.reconnect),
                 write: Phase::of(&s.write),
                 wait: Phase::of(&s.wait),
                 read: Phase::of(&s.read),

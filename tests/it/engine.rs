@@ -43,7 +43,7 @@ fn more_connections_than_connects_in_flight_all_open_and_all_are_served() {
     p.threads = 1;
     let (out, _) = run(&p);
     assert_eq!(out.stats.conns.established, n as u64);
-    let per = &out.stats.per_connection;
+    let per = &out.stats.per_client;
     assert_eq!(per.len(), n);
     assert!(per.iter().all(|&k| k > 0), "a connection was not served");
     assert_eq!(

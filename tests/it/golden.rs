@@ -55,6 +55,14 @@ fn fixed_run() -> (Plan, RunOutput) {
     for i in 0..55u64 {
         s.connect.record(100_000 + i * 1_000);
     }
+    // Five requests reconnected inside their latency; five connections closed after 150.
+    for i in 0..5u64 {
+        s.reconnect.record(120_000 + i * 10_000);
+    }
+    s.per_client = (0..50u64).map(|i| 195 + i % 11).collect();
+    for i in 0..55u64 {
+        s.per_connection.record(if i < 5 { 150 } else { 190 + i % 7 });
+    }
     assert!(s.is_balanced());
     let run = RunOutput {
         stats: s,

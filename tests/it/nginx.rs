@@ -1,7 +1,7 @@
 //! Against Debian's nginx, which no one here wrote: its stock behaviour of ending an HTTP/2
 //! connection with a graceful GOAWAY after `keepalive_requests` requests must cost nothing:
-//! `-n N` is N responses, none failed, and nginx's access log counts exactly N. nginx is required
-//! in CI (SPATE_REQUIRE_TOOLS=1).
+//! `-n N` is N responses, none failed, and nginx's access log counts exactly N; and the responses
+//! per TCP connection show its limit. nginx is required in CI (SPATE_REQUIRE_TOOLS=1).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -99,5 +99,60 @@ fn http2_graceful_goaway_costs_no_request() {
     assert_eq!(r["failed"], 0, "{r}");
     assert!(doc["connections"]["goaways"].as_u64().unwrap() >= 19);
     assert!(r["retried"].as_u64().unwrap() > 0, "{r}");
+    let per = &doc["connections"]["requests_per_connection"];
+    assert_eq!(
+        (&per["max"], &per["p50"]),
+        (&100.into(), &100.into()),
+        "{per}"
+    );
     assert_eq!(nginx.logged(), 2000, "nginx served each request once");
+}
+
+/// spate's JSON for `-n 2000 -c 4 ARGS` against `url`.
+fn json_run(url: &str, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args(["-n", "2000", "-c", "4", "--no-progress", "--format", "json"])
+        .args(args)
+        .arg(url)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn responses_per_tcp_connection_show_the_servers_keepalive_limit() {
+    if !have("nginx") {
+        return;
+    }
+    let nginx = Nginx::start(
+        "keepalive",
+        "",
+        "keepalive_requests 100;",
+        "location / { return 200 \"ok\\n\"; }",
+    );
+    let url = format!("http://{}/", nginx.addr);
+    // nginx closes each connection after its 100th response.
+    let doc = json_run(&url, &[]);
+    let per = &doc["connections"]["requests_per_connection"];
+    assert_eq!(
+        (&per["max"], &per["p50"]),
+        (&100.into(), &100.into()),
+        "{per}"
+    );
+    assert!(per["connections"].as_u64().unwrap() >= 20, "{per}");
+    // Per client, a reconnect continues the count: far above the server's limit.
+    let client = &doc["connections"]["requests_per_client"];
+    assert!(client["min"].as_u64().unwrap() > 100, "{client}");
+    // --rpc 1: every TCP connection carried exactly one.
+    let doc = json_run(&url, &["--rpc", "1"]);
+    let per = &doc["connections"]["requests_per_connection"];
+    assert_eq!((&per["min"], &per["max"]), (&1.into(), &1.into()), "{per}");
+    assert_eq!(per["connections"], 2000, "{per}");
+    assert_eq!(nginx.logged(), 4000);
 }

@@ -299,7 +299,7 @@ fn more_connections_than_one_poll_can_write_are_all_served_over_tls() {
         p.threads = 1;
         p.protocol = protocol;
         let (out, _) = run(&p);
-        let per = &out.stats.per_connection;
+        let per = &out.stats.per_client;
         assert_eq!(per.len(), n as usize, "{protocol:?}");
         assert!(
             per.iter().all(|&k| k > 0),
