@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use std::ops::AddAssign;
+
 use super::Hist;
 
 /// Requests completed per client: one of the `-c` connections open when the clock started, with
@@ -43,26 +45,64 @@ impl Fairness {
     }
 }
 
+/// What a thread counts of the responses each TCP connection carried, recorded once per
+/// connection (when it closes or the run ends): a histogram for the median, bounded in size
+/// whatever the number of connections, and the exact extremes.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectionCounts {
+    hist: Hist,
+    min: Option<u64>,
+    max: u64,
+}
+
+impl ConnectionCounts {
+    pub fn record(&mut self, responses: u64) {
+        self.hist.record(responses);
+        self.min = Some(self.min.map_or(responses, |m| m.min(responses)));
+        self.max = self.max.max(responses);
+    }
+
+    pub fn len(&self) -> u64 {
+        self.hist.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hist.is_empty()
+    }
+}
+
+impl AddAssign<&ConnectionCounts> for ConnectionCounts {
+    fn add_assign(&mut self, o: &ConnectionCounts) {
+        self.hist += &o.hist;
+        self.min = match (self.min, o.min) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.max = self.max.max(o.max);
+    }
+}
+
 /// Responses carried per TCP connection: every connection of the run, each counted when it
 /// closed or when the run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PerConnection {
     pub connections: u64,
     pub min: u64,
-    /// Exact up to 2,048, then within 0.1 %.
+    /// Exact up to 2,048, then within 0.1 % (and never outside min..max).
     pub p50: u64,
     pub max: u64,
 }
 
 impl PerConnection {
     /// `None` when no connection opened.
-    pub fn of(h: &Hist) -> Option<PerConnection> {
-        let h = (!h.is_empty()).then(|| h.hdr())?;
+    pub fn of(c: &ConnectionCounts) -> Option<PerConnection> {
+        let min = c.min?;
+        let h = c.hist.hdr();
         Some(PerConnection {
             connections: h.len(),
-            min: h.min(),
-            p50: h.lowest_equivalent(h.value_at_quantile(0.5)),
-            max: h.max(),
+            min,
+            p50: h.value_at_quantile(0.5).clamp(min, c.max),
+            max: c.max,
         })
     }
 }
@@ -87,12 +127,25 @@ mod tests {
 
     #[test]
     fn counts_per_tcp_connection_are_exact_where_they_matter() {
-        assert_eq!(PerConnection::of(&Hist::new()), None);
-        let mut h = Hist::new();
-        for n in [1000, 1000, 1000, 271, 0] {
-            h.record(n);
+        assert_eq!(PerConnection::of(&ConnectionCounts::default()), None);
+        let mut a = ConnectionCounts::default();
+        for n in [1000, 1000, 271] {
+            a.record(n);
         }
-        let p = PerConnection::of(&h).unwrap();
+        let mut b = ConnectionCounts::default();
+        b.record(1000);
+        b.record(0);
+        a += &b;
+        let p = PerConnection::of(&a).unwrap();
         assert_eq!((p.connections, p.min, p.p50, p.max), (5, 0, 1000, 1000));
+        // Above 2,048 the histogram's buckets are 4 wide here; the extremes stay exact and the
+        // median inside them.
+        let mut c = ConnectionCounts::default();
+        for n in [7238, 7239, 7239] {
+            c.record(n);
+        }
+        let p = PerConnection::of(&c).unwrap();
+        assert_eq!((p.min, p.max), (7238, 7239));
+        assert!((7238..=7239).contains(&p.p50), "{p:?}");
     }
 }

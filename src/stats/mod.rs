@@ -14,7 +14,7 @@ mod summary;
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
 pub use connections::Connections;
 pub use failure::{Failure, FailureCounts, is_fd_exhaustion};
-pub use fairness::{Fairness, PerConnection};
+pub use fairness::{ConnectionCounts, Fairness, PerConnection};
 pub use generator::Generator;
 pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist};
 pub use live::{Counters, Live, LiveHist};
@@ -93,8 +93,8 @@ pub struct Stats {
     /// before the clock, with all its reconnects, in no particular order.
     pub per_client: Vec<u64>,
     /// Responses each TCP connection carried (warm-up included), recorded when it closed or the
-    /// run ended: a count, not nanoseconds, in the same histogram layout (exact below 2,048).
-    pub per_connection: Hist,
+    /// run ended.
+    pub per_connection: ConnectionCounts,
 }
 
 /// What a finished run measured: the merged stats and the clocks around them.
@@ -229,7 +229,7 @@ impl Default for Stats {
             fd_exhausted: 0,
             not_opened: NotOpened::default(),
             per_client: Vec::new(),
-            per_connection: Hist::new(),
+            per_connection: ConnectionCounts::default(),
         }
     }
 }
