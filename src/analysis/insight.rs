@@ -18,6 +18,8 @@ pub const TAIL_LONG: f64 = 2.0;
 /// p99.9/p99 above this (with at least `OUTLIER_MIN_SAMPLES` samples): rare outliers.
 pub const OUTLIERS: f64 = 3.0;
 pub const OUTLIER_MIN_SAMPLES: u64 = 1000;
+/// p99.99/p99.9 above `OUTLIERS`, with at least this many samples: very rare outliers.
+pub const RARE_OUTLIER_MIN_SAMPLES: u64 = 10_000;
 /// p95/p50 above this: latency grows under load (queueing).
 pub const QUEUEING: f64 = 3.0;
 /// Reconnects above this share of completed requests make connect a candidate tail phase.
@@ -191,9 +193,19 @@ fn shape(f: &Facts<'_>, out: &mut Vec<String>) {
             "There are rare outliers: p99.9 is {o:.1}x p99 (about 1 request in 1,000)."
         ));
     }
-    if !notable {
+    let rare = (f.latency_count >= RARE_OUTLIER_MIN_SAMPLES)
+        .then(|| ratio(p.p99_99, p.p99_9))
+        .flatten();
+    if let Some(o) = rare.filter(|&o| o > OUTLIERS) {
+        notable = true;
         out.push(format!(
-            "No long tail, outliers or queueing (p95/p50 {:.1}, p99/p95 {:.1}, p99.9/p99 {:.1}).",
+            "There are very rare outliers: p99.99 is {o:.1}x p99.9 (about 1 request in 10,000)."
+        ));
+    }
+    if !notable {
+        let rare = rare.map_or_else(String::new, |r| format!(", p99.99/p99.9 {r:.1}"));
+        out.push(format!(
+            "No long tail, outliers or queueing (p95/p50 {:.1}, p99/p95 {:.1}, p99.9/p99 {:.1}{rare}).",
             ratio(p.p95, p.p50).unwrap_or(1.0),
             ratio(p.p99, p.p95).unwrap_or(1.0),
             ratio(p.p99_9, p.p99).unwrap_or(1.0)
@@ -613,6 +625,30 @@ pub(super) mod tests {
         assert!(!t.contains("No long tail"));
         f.count = 999;
         assert!(!f.text().contains("outliers:"), "too few samples for p99.9");
+    }
+
+    #[test]
+    fn a_long_way_from_p99_9_to_p99_99_is_not_no_long_tail() {
+        // The run that was summed up as "No long tail": p99.9 11.7 ms, p99.99 214.8 ms.
+        let mut f = F::new();
+        f.percentiles.p99_9 = Some(2.0);
+        f.percentiles.p99_99 = Some(36.7);
+        let t = f.text();
+        assert!(
+            t.contains(
+                "There are very rare outliers: p99.99 is 18.4x p99.9 (about 1 request in 10,000)."
+            ),
+            "{t}"
+        );
+        assert!(!t.contains("No long tail"), "{t}");
+        f.count = 9_999;
+        let t = f.text();
+        assert!(!t.contains("very rare"), "too few samples for p99.99: {t}");
+        assert!(t.contains("No long tail"), "{t}");
+        assert!(!t.contains("p99.99/p99.9"), "{t}");
+        f.count = 10_000;
+        f.percentiles.p99_99 = Some(3.0);
+        assert!(f.text().contains("p99.9/p99 1.3, p99.99/p99.9 1.5)."));
     }
 
     #[test]

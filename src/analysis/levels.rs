@@ -1,11 +1,14 @@
-//! The 11 SLO levels that colour the report: their bounds come from the run's own percentiles,
-//! or from `--slo` targets where given, and are forced to rise with the level.
+//! The 11 levels that colour the report. Without `--slo` they are bands of the run's own
+//! percentiles, named by their bounds ("<=p95"), never by a judgement the run cannot support;
+//! with latency targets, the target-made bounds sit exactly on the targets and the levels carry
+//! the SLO words (elite .. violation). Bounds always rise with the level.
 
 use serde::Serialize;
 
 use super::slo::{Pct, SloSpec};
 use crate::stats::Percentiles;
 
+/// The levels' words, used with `--slo` latency targets.
 pub const LEVEL_NAMES: [&str; 11] = [
     "elite",
     "excellent",
@@ -51,6 +54,9 @@ pub struct Levels {
     pub bounds_ms: [f64; 10],
     /// How each bound was made, e.g. "p25 x 0.5" or "slo p99 x 2".
     pub basis: [String; 10],
+    /// Each level's name: the SLO words with targets; without, the band it is ("<=p25x0.5",
+    /// "<=p99", ">p99x3").
+    pub names: [String; 11],
 }
 
 impl Levels {
@@ -62,28 +68,50 @@ impl Levels {
             LevelMode::Slo
         };
         let mut bounds_ms = [0.0; 10];
+        let mut fixed = [false; 10];
         let mut basis: [String; 10] = Default::default();
+        let mut bands: [String; 11] = Default::default();
         for (i, &(pct, factor)) in BASIS.iter().enumerate() {
             let (value, from) = match slo.target_ms(pct) {
                 Some(t) => (t, "slo "),
                 None => (pct.of(run)?, ""),
             };
+            fixed[i] = !from.is_empty();
             bounds_ms[i] = value * factor;
             basis[i] = if factor == 1.0 {
                 format!("{from}{}", pct.key())
             } else {
                 format!("{from}{} x {factor}", pct.key())
             };
+            bands[i] = format!("<={}", basis[i].replace(" x ", "x"));
         }
-        // A target stricter than a lower level's run value caps that level too, so that the
-        // levels still rise with latency.
-        for i in (0..9).rev() {
-            bounds_ms[i] = bounds_ms[i].min(bounds_ms[i + 1]);
+        bands[10] = format!(">{}", basis[9].replace(" x ", "x"));
+        // Targets rise with the percentile (`SloSpec` refuses others), so the bounds made from
+        // them do too, and they stay exactly where they are: a run value between two of them
+        // is held inside them.
+        for i in 0..10 {
+            if fixed[i] {
+                continue;
+            }
+            let below = (0..i)
+                .rev()
+                .find(|&j| fixed[j])
+                .map_or(0.0, |j| bounds_ms[j]);
+            let above = (i + 1..10)
+                .find(|&j| fixed[j])
+                .map_or(f64::INFINITY, |j| bounds_ms[j]);
+            let prev = if i > 0 { bounds_ms[i - 1] } else { 0.0 };
+            bounds_ms[i] = bounds_ms[i].max(below).max(prev).min(above);
         }
+        let names = match mode {
+            LevelMode::Slo => LEVEL_NAMES.map(String::from),
+            LevelMode::Relative => bands,
+        };
         Some(Levels {
             mode,
             bounds_ms,
             basis,
+            names,
         })
     }
 
@@ -121,27 +149,44 @@ mod tests {
         );
         assert_eq!(l.basis[0], "p25 x 0.5");
         assert_eq!(l.basis[6], "p99");
+        // Bands of the run, not verdicts on it.
+        assert_eq!(
+            l.names,
+            [
+                "<=p25x0.5",
+                "<=p25",
+                "<=p50",
+                "<=p75",
+                "<=p90",
+                "<=p95",
+                "<=p99",
+                "<=p99x1.5",
+                "<=p99x2",
+                "<=p99x3",
+                ">p99x3"
+            ]
+        );
         let names: Vec<_> = [
             0.1, 0.5, 0.9, 2.0, 2.5, 3.5, 4.5, 9.0, 12.0, 19.0, 25.0, 31.0,
         ]
         .iter()
-        .map(|&ms| LEVEL_NAMES[l.level_of(ms)])
+        .map(|&ms| l.names[l.level_of(ms)].as_str())
         .collect();
         assert_eq!(
             names,
             [
-                "elite",
-                "elite",
-                "excellent",
-                "good",
-                "normal",
-                "acceptable",
-                "degraded",
-                "slow",
-                "very slow",
-                "critical",
-                "severe",
-                "violation"
+                "<=p25x0.5",
+                "<=p25x0.5",
+                "<=p25",
+                "<=p50",
+                "<=p75",
+                "<=p90",
+                "<=p95",
+                "<=p99",
+                "<=p99x1.5",
+                "<=p99x2",
+                "<=p99x3",
+                ">p99x3"
             ]
         );
     }
@@ -153,10 +198,31 @@ mod tests {
         assert_eq!(l.mode, LevelMode::Slo);
         assert_eq!(l.bounds_ms[2], 20.0, "p50 target");
         assert_eq!(l.bounds_ms[6], 250.0, "p99 target");
-        // The run's p75..p95 (300..500 ms) exceed the p99 target: capped at 250.
+        // The run's p75..p95 (300..500 ms) exceed the p99 target: held at 250.
         assert_eq!(&l.bounds_ms[3..6], &[250.0, 250.0, 250.0]);
         assert_eq!(l.bounds_ms[9], 750.0);
         assert_eq!(l.basis[6], "slo p99");
+        assert_eq!(l.names[6], "slow");
+    }
+
+    #[test]
+    fn targets_are_bounds_exactly_whatever_the_run() {
+        // The run's p75 (0.969 ms) is below the p50 target: it used to pull the p50 bound down
+        // to 0.969 ms. Now it is raised to the target instead.
+        let slo: SloSpec = "p50=1ms,p99=5ms".parse().unwrap();
+        let l = Levels::new(&pcts(0.5, 0.8, 0.969, 1.2, 1.5, 3.0), &slo).unwrap();
+        assert_eq!(l.bounds_ms[2], 1.0);
+        assert_eq!(l.bounds_ms[3], 1.0, "p75 held at the p50 target");
+        assert_eq!(l.bounds_ms[6], 5.0);
+        assert_eq!(&l.bounds_ms[7..], &[7.5, 10.0, 15.0]);
+        assert_eq!(
+            &l.bounds_ms[..2],
+            &[0.25, 0.5],
+            "run values below the first target"
+        );
+        for w in l.bounds_ms.windows(2) {
+            assert!(w[0] <= w[1], "{:?}", l.bounds_ms);
+        }
         for w in l.bounds_ms.windows(2) {
             assert!(w[0] <= w[1]);
         }

@@ -140,6 +140,15 @@ impl FromStr for SloSpec {
         }
         spec.latency
             .sort_by_key(|(p, _)| Pct::ALL.iter().position(|q| q == p));
+        if let Some(w) = spec.latency.windows(2).find(|w| w[1].1 < w[0].1) {
+            return Err(format!(
+                "{}={:?} is below {}={:?}: a higher percentile cannot have a lower target",
+                w[1].0.key(),
+                w[1].1,
+                w[0].0.key(),
+                w[0].1
+            ));
+        }
         Ok(spec)
     }
 }
@@ -253,6 +262,10 @@ mod tests {
             ("errors=150%", "percentage"),
             ("rps=-3", "positive"),
             ("p99=1ms,p99=2ms", "twice"),
+            (
+                "p99=5ms,p50=10ms",
+                "p99=5ms is below p50=10ms: a higher percentile",
+            ),
         ] {
             let e = bad.parse::<SloSpec>().unwrap_err();
             assert!(e.contains(why), "{bad:?}: {e}");

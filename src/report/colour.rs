@@ -1,6 +1,6 @@
-//! ANSI colours for the report: the 11 SLO levels from dark green through yellow to dark red, in
-//! 256 colours or a 16-colour fallback, and the rule for using colour at all (a terminal, no
-//! NO_COLOR, no --no-color, not TERM=dumb).
+//! ANSI colours for the report: the 11 levels (bands or SLO levels) from dark green through
+//! yellow to dark red, in 256 colours or a 16-colour fallback, and the rule for using colour at
+//! all (a terminal, no NO_COLOR, no --no-color, not TERM=dumb).
 
 use std::ffi::OsStr;
 

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::colour::Palette;
 use super::format::{bytes, count, counted, millis, per_second as rate};
 use super::timing::{phases_and_connections, schedule};
-use crate::analysis::{LEVEL_NAMES, LevelMode, Levels};
+use crate::analysis::{LevelMode, Levels};
 use crate::stats::Summary;
 
 const BAR_WIDTH: usize = 20;
@@ -213,13 +213,17 @@ fn percentiles(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
     }
     for (label, v) in l.percentiles.rows() {
         let line = format!("  {label:<7} {:>12}", opt_ms(v));
-        match v.and_then(|ms| level_of(s.levels.as_ref(), ms)) {
-            Some(level) => writeln!(
+        match (v.and_then(|ms| level_of(s.levels.as_ref(), ms)), &s.levels) {
+            // Without targets a percentile's band is itself: only the colour is shown.
+            (Some(level), Some(l)) if l.mode == LevelMode::Relative => {
+                writeln!(o, "{}", pal.level(level, &line))?
+            }
+            (Some(level), Some(l)) => writeln!(
                 o,
                 "{}",
-                pal.level(level, &format!("{line}  {}", LEVEL_NAMES[level]))
+                pal.level(level, &format!("{line}  {}", l.names[level]))
             )?,
-            None => writeln!(o, "{line}")?,
+            _ => writeln!(o, "{line}")?,
         }
     }
     if l.clamped > 0 {
@@ -246,14 +250,20 @@ fn histogram(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
         .max(1);
     for b in &s.histogram {
         let width = (b.count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
-        let width = if b.count > 0 { width.max(1) } else { 0 };
         let share = 100.0 * b.count as f64 / s.latency.count.max(1) as f64;
-        let bar = format!("{:<BAR_WIDTH$}", "#".repeat(width));
+        // A bin too small for half a cell still shows, as a sliver, so that it neither
+        // vanishes nor looks like one that fills a cell.
+        let bar = match (b.count, width) {
+            (0, _) => String::new(),
+            (_, 0) => ".".into(),
+            (_, w) => "#".repeat(w),
+        };
+        let bar = format!("{bar:<BAR_WIDTH$}");
         // A bin takes the level of its geometric middle.
         let level = level_of(s.levels.as_ref(), (b.from_ms * b.to_ms).sqrt());
-        let (bar, name) = match level {
-            Some(l) => (pal.level(l, &bar), LEVEL_NAMES[l]),
-            None => (bar, ""),
+        let (bar, name) = match (level, &s.levels) {
+            (Some(i), Some(l)) => (pal.level(i, &bar), l.names[i].as_str()),
+            _ => (bar, ""),
         };
         writeln!(
             o,
@@ -270,30 +280,39 @@ fn legend(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
     let Some(levels) = &s.levels else {
         return Ok(());
     };
-    let mode = match levels.mode {
-        LevelMode::Relative => "relative to this run's percentiles",
-        LevelMode::Slo => "from the --slo targets, the run's percentiles elsewhere",
-    };
-    writeln!(o, "\nLevels ({mode})")?;
-    // Two cells a line, each at most 38 columns: 2 + 38 + 2 + 38 = 80.
-    let cell = |i: usize| {
-        if i < 10 {
-            let bound = millis(levels.bounds_ms[i]);
-            format!("{:<10} <= {bound:>9}  {}", LEVEL_NAMES[i], levels.basis[i])
-        } else {
-            format!(
-                "{:<10}  > {:>9}",
-                LEVEL_NAMES[i],
-                millis(levels.bounds_ms[9])
-            )
+    let bounds: Vec<String> = levels.bounds_ms.iter().map(|&b| millis(b)).collect();
+    // Every value column as wide as its widest value, so that no value breaks the table.
+    let w = bounds.iter().map(String::len).max().unwrap_or(0);
+    let bound = |i: usize| &bounds[i.min(9)];
+    match levels.mode {
+        LevelMode::Relative => {
+            writeln!(
+                o,
+                "\nBands of this run's percentiles (--slo targets make them levels)"
+            )?;
+            // Two bands a line: 2 + 2 x (10 + 1 + 10) + 4 columns at most.
+            let cell = |i: usize| format!("{:<10} {:>w$}", levels.names[i], bound(i));
+            for i in (0..11).step_by(2) {
+                let left = pal.level(i, &cell(i));
+                match i + 1 < 11 {
+                    true => writeln!(o, "  {left}    {}", pal.level(i + 1, &cell(i + 1)))?,
+                    false => writeln!(o, "  {left}")?,
+                }
+            }
         }
-    };
-    for i in (0..11).step_by(2) {
-        if i + 1 < 11 {
-            let left = pal.level(i, &format!("{:<38}", cell(i)));
-            writeln!(o, "  {left}  {}", pal.level(i + 1, &cell(i + 1)))?;
-        } else {
-            writeln!(o, "  {}", pal.level(i, &cell(i)))?;
+        LevelMode::Slo => {
+            writeln!(
+                o,
+                "\nLevels (from the --slo targets, the run's percentiles elsewhere)"
+            )?;
+            for i in 0..11 {
+                let (op, basis) = match i < 10 {
+                    true => ("<=", levels.basis[i].as_str()),
+                    false => (" >", ""),
+                };
+                let line = format!("{:<10} {op} {:>w$}  {basis}", levels.names[i], bound(i));
+                writeln!(o, "  {}", pal.level(i, line.trim_end()))?;
+            }
         }
     }
     Ok(())
@@ -347,27 +366,42 @@ fn thresholds(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
         return Ok(());
     }
     writeln!(o, "\nThresholds (--slo)")?;
-    for v in &s.thresholds {
-        let value = |x: f64| match v.unit.as_str() {
-            "ms" => millis(x),
-            "%" => format!("{x:.2} %"),
-            _ => format!("{} req/s", rate(x)),
-        };
-        let verdict = if v.pass {
+    let value = |unit: &str, x: f64| match unit {
+        "ms" => millis(x),
+        "%" => format!("{x:.2} %"),
+        _ => format!("{} req/s", rate(x)),
+    };
+    let rows: Vec<(bool, &str, &str, String, String)> = s
+        .thresholds
+        .iter()
+        .map(|v| {
+            let measured = v.measured.map_or_else(String::new, |m| value(&v.unit, m));
+            (
+                v.pass,
+                v.name.as_str(),
+                v.op.as_str(),
+                value(&v.unit, v.target),
+                measured,
+            )
+        })
+        .collect();
+    // Columns as wide as their widest cell, whatever the values.
+    let name_w = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+    let target_w = rows.iter().map(|r| r.3.len()).max().unwrap_or(0);
+    let measured_w = rows.iter().map(|r| r.4.len()).max().unwrap_or(0);
+    for (pass, name, op, target, measured) in rows {
+        let verdict = if pass {
             pal.pass("PASS")
         } else {
             pal.fail("FAIL")
         };
-        let measured = v.measured.map_or_else(
-            || "nothing measured".into(),
-            |m| format!("measured {}", value(m)),
-        );
+        let measured = match measured.is_empty() {
+            true => "nothing measured".to_string(),
+            false => format!("measured {measured:>measured_w$}"),
+        };
         writeln!(
             o,
-            "  {verdict}  {:<7} {} {:<14} {measured}",
-            v.name,
-            v.op,
-            value(v.target)
+            "  {verdict}  {name:<name_w$} {op} {target:>target_w$}  {measured}"
         )?;
     }
     Ok(())

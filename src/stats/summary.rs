@@ -52,7 +52,7 @@ pub struct Summary {
     pub connections: Connections,
     /// Facts about spate itself during the run.
     pub generator: Generator,
-    /// The SLO levels that colour the report; `None` without data or targets.
+    /// The levels that colour the report; `None` without data or targets.
     pub levels: Option<Levels>,
     /// One verdict per `--slo` target, in the order of the report.
     pub thresholds: Vec<Verdict>,

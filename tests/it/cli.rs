@@ -381,12 +381,19 @@ fn the_report_has_insight_and_legend_when_piped() {
     let o = spate(&["-n", "300", "-c", "4", &server.url()]);
     let text = stdout(&o);
     for part in [
-        "Levels (relative to this run's percentiles)",
-        "violation",
+        "Bands of this run's percentiles",
+        ">p99x3",
         "Insight",
         "load thread",
     ] {
         assert!(text.contains(part), "missing {part:?}:\n{text}");
+    }
+    // Without targets, no level word that judges the run (they end percentile and bar lines).
+    for word in ["violation", "slow", "good", "elite"] {
+        assert!(
+            !text.lines().any(|l| l.ends_with(word)),
+            "{word:?} without --slo:\n{text}"
+        );
     }
     assert!(!text.contains('\x1b'), "no colour into a pipe");
 }

@@ -61,7 +61,8 @@ fn fixed_run() -> (Plan, RunOutput) {
     }
     s.per_client = (0..50u64).map(|i| 195 + i % 11).collect();
     for i in 0..55u64 {
-        s.per_connection.record(if i < 5 { 150 } else { 190 + i % 7 });
+        s.per_connection
+            .record(if i < 5 { 150 } else { 190 + i % 7 });
     }
     assert!(s.is_balanced());
     let run = RunOutput {
@@ -133,7 +134,7 @@ fn colour_report() {
 fn report_with_slo_targets() {
     let (plan, run) = fixed_run();
     let opts = SummaryOptions {
-        slo: "p50=1ms,p99=400us,errors=0.1%,rps=1000".parse().unwrap(),
+        slo: "p50=360us,p99=400us,errors=0.1%,rps=1000".parse().unwrap(),
         hist_bins: 6,
     };
     let s = Summary::new(&plan, &run, &opts);
@@ -171,4 +172,80 @@ fn strip_ansi(s: &str) -> String {
         }
     }
     out
+}
+
+/// The column where `pat` ends in `line`.
+fn end_of(line: &str, pat: &str) -> Option<usize> {
+    line.find(pat).map(|i| i + pat.len())
+}
+
+#[test]
+fn wide_values_keep_the_tables_aligned() {
+    let (plan, run) = fixed_run();
+    // Bounds from 0.138 ms to 2.997 s and a target rate far wider than the measured one.
+    let opts = SummaryOptions {
+        slo: "p50=360us,p99=999ms,errors=0.1%,rps=123456789"
+            .parse()
+            .unwrap(),
+        hist_bins: 6,
+    };
+    let text = render(&Summary::new(&plan, &run, &opts), Palette::None);
+    let section = |title: &str| -> Vec<&str> {
+        text.lines()
+            .skip_while(|l| !l.starts_with(title))
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .collect()
+    };
+    let levels = section("Levels");
+    assert_eq!(levels.len(), 11, "{text}");
+    assert!(levels.iter().any(|l| l.contains(" s ")) && levels.iter().any(|l| l.contains(" ms")));
+    // Each value ends where the others end, whether "0.138 ms" or "999.000 ms" or "2.997 s".
+    let value_end = |l: &str| {
+        let from = l.find("<=").or_else(|| l.find(" >")).unwrap();
+        let rest = &l[from..];
+        from + end_of(rest, " ms").or_else(|| end_of(rest, " s")).unwrap()
+    };
+    let ends: Vec<usize> = levels.iter().map(|l| value_end(l)).collect();
+    assert!(ends.windows(2).all(|w| w[0] == w[1]), "{levels:#?}");
+    let thresholds = section("Thresholds");
+    assert_eq!(thresholds.len(), 4);
+    let measured: Vec<usize> = thresholds
+        .iter()
+        .map(|l| l.find("measured").unwrap())
+        .collect();
+    assert!(measured.windows(2).all(|w| w[0] == w[1]), "{thresholds:#?}");
+    let ends: Vec<usize> = thresholds.iter().map(|l| l.len()).collect();
+    assert!(ends.windows(2).all(|w| w[0] == w[1]), "{thresholds:#?}");
+    assert!(text.lines().all(|l| l.len() <= 80), "{text}");
+}
+
+#[test]
+fn a_tiny_bin_draws_less_than_a_cell() {
+    let (plan, run) = fixed_run();
+    let text = render(
+        &Summary::new(&plan, &run, &SummaryOptions::default()),
+        Palette::None,
+    );
+    let bars: Vec<(&str, &str)> = text
+        .lines()
+        .filter(|l| l.contains('|'))
+        .map(|l| {
+            let bar = l.split('|').nth(1).unwrap().trim_end();
+            let share = l.split_whitespace().find(|w| w.ends_with('%')).unwrap();
+            (bar, share)
+        })
+        .collect();
+    // 0.05 % and 0.20 % of the responses are slivers; 41.90 % is many cells.
+    assert!(bars.contains(&(".", "0.05%")), "{bars:?}");
+    assert!(bars.contains(&(".", "0.20%")), "{bars:?}");
+    assert!(
+        bars.iter().any(|(b, s)| *s == "41.90%" && b.len() > 10),
+        "{bars:?}"
+    );
+    assert!(
+        bars.iter()
+            .filter(|(b, _)| b.is_empty())
+            .all(|(_, s)| *s == "0.00%")
+    );
 }
