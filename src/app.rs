@@ -177,11 +177,12 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
             say(&format!("spate: {e}"));
             let code = match e {
                 RunError::Plan(_)
+                | RunError::Resolve(crate::route::RouteError::Family { .. })
                 | RunError::Tls(_)
                 | RunError::Request(_)
                 | RunError::FileLimit(_) => EXIT_USAGE,
                 _ if control.stop_requested() => EXIT_INTERRUPTED as u8,
-                RunError::Resolve { .. } | RunError::Unreachable { .. } | RunError::Threads(_) => {
+                RunError::Resolve(_) | RunError::Unreachable { .. } | RunError::Threads(_) => {
                     EXIT_NO_SUCCESS
                 }
             };

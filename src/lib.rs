@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Module map: [`cli`] (the only module that knows clap), [`plan`] (validated plain data),
-//! [`target`] (URL, resolution), [`request`] (bytes built once), [`net`] (TCP connect),
+//! [`target`] (the URL), [`route`] (where connections go, resolved once), [`request`] (bytes
+//! built once), [`net`] (TCP and Unix connect, TLS),
 //! [`proto`] (sans-IO HTTP/1.1 parsing and the lane), [`engine`] (threads, their task sets, stopping),
 //! [`stats`] (histograms, counters, `Summary`), [`report`] (text and JSON), [`serve`] (the
 //! built-in loopback target) and [`demo`]. See docs/ARCHITECTURE.md for the invariants.
@@ -25,6 +26,7 @@ pub mod proto;
 pub mod redact;
 pub mod report;
 pub mod request;
+pub mod route;
 pub mod serve;
 pub mod stats;
 pub mod target;

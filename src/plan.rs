@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::route::Route;
 use crate::target::Target;
 use crate::units::MAX_DURATION;
 
@@ -88,6 +89,8 @@ impl Default for H2 {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Plan {
     pub target: Target,
+    /// Where the connections go when not simply to the URL's host and port.
+    pub route: Route,
     pub method: String,
     /// User headers in order; each replaces a default header of the same name.
     pub headers: Vec<(String, String)>,
@@ -183,6 +186,12 @@ pub enum PlanError {
     CertWithoutKey,
     #[error("TLS options (--insecure, --cacert, --cert, --key) need an https:// URL")]
     TlsWithoutHttps,
+    #[error(
+        "--unix-socket carries HTTP/1.1 and h2c, not TLS: use an http:// URL (its host names the Host header)"
+    )]
+    UnixSocketTls,
+    #[error("--unix-socket says where every connection goes; it cannot be combined with {0}")]
+    UnixSocketWith(&'static str),
 }
 
 /// The shortest timeout that is enforced: the sweeper that cancels late requests looks at them
@@ -205,6 +214,7 @@ impl Plan {
     pub fn new(target: Target) -> Plan {
         Plan {
             target,
+            route: Route::default(),
             method: "GET".into(),
             headers: Vec::new(),
             body: Vec::new(),
@@ -313,6 +323,17 @@ impl Plan {
         let t = &self.tls;
         if !self.target.tls && (t.insecure || t.cacert.is_some() || t.cert.is_some()) {
             return Err(PlanError::TlsWithoutHttps);
+        }
+        if self.route.unix_socket.is_some() {
+            if self.target.tls {
+                return Err(PlanError::UnixSocketTls);
+            }
+            if !self.route.connect_to.is_empty() {
+                return Err(PlanError::UnixSocketWith("--connect-to"));
+            }
+            if self.route.family.is_some() {
+                return Err(PlanError::UnixSocketWith("--ipv4 or --ipv6"));
+            }
         }
         for (name, value) in &self.headers {
             if !is_token(name) {
@@ -476,6 +497,17 @@ mod tests {
         let mut q = plan();
         q.tls.insecure = true;
         assert_eq!(q.validate(), Err(PlanError::TlsWithoutHttps));
+        let mut u = Plan::new(Target::parse("https://h/").unwrap());
+        u.route.unix_socket = Some("/run/x.sock".into());
+        assert_eq!(u.validate(), Err(PlanError::UnixSocketTls));
+        let mut v = plan();
+        v.route.unix_socket = Some("/run/x.sock".into());
+        assert_eq!(v.validate(), Ok(()));
+        v.route.family = Some(crate::route::Family::V6);
+        assert_eq!(
+            v.validate(),
+            Err(PlanError::UnixSocketWith("--ipv4 or --ipv6"))
+        );
     }
 
     #[test]

@@ -1,7 +1,5 @@
-//! The URL under test: scheme, host, port, path, the Host header value, and name resolution
-//! (done once per run, before any connection is opened).
-
-use std::net::{SocketAddr, ToSocketAddrs};
+//! The URL under test: scheme, host, port, path and the Host header value. Where connections go
+//! (resolution, --connect-to, Unix sockets) is `route`'s business.
 
 use serde::{Deserialize, Serialize};
 
@@ -136,18 +134,6 @@ impl Target {
     pub fn scheme(&self) -> &'static str {
         if self.tls { "https" } else { "http" }
     }
-
-    /// Resolves the host once; addresses are tried in the order returned.
-    pub fn resolve(&self) -> std::io::Result<Vec<SocketAddr>> {
-        let addrs: Vec<SocketAddr> = (self.host.as_str(), self.port).to_socket_addrs()?.collect();
-        if addrs.is_empty() {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "no addresses found",
-            ));
-        }
-        Ok(addrs)
-    }
 }
 
 #[cfg(test)]
@@ -200,7 +186,10 @@ mod tests {
         let t = Target::parse("http://[::1]:9000/x").unwrap();
         assert_eq!(t.host, "::1");
         assert_eq!(t.authority(), "[::1]:9000");
-        assert_eq!(t.resolve().unwrap(), vec!["[::1]:9000".parse().unwrap()]);
+        assert_eq!(
+            crate::route::Route::default().resolve(&t).unwrap(),
+            crate::route::Endpoint::Tcp(vec!["[::1]:9000".parse().unwrap()])
+        );
     }
 
     #[test]
@@ -259,6 +248,9 @@ mod tests {
     #[test]
     fn resolves_loopback_by_address() {
         let t = Target::parse("http://127.0.0.1:1/").unwrap();
-        assert_eq!(t.resolve().unwrap(), vec!["127.0.0.1:1".parse().unwrap()]);
+        assert_eq!(
+            crate::route::Route::default().resolve(&t).unwrap(),
+            crate::route::Endpoint::Tcp(vec!["127.0.0.1:1".parse().unwrap()])
+        );
     }
 }

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::values;
 use crate::analysis::SloSpec;
+use crate::route::ConnectTo;
 
 fn slo(s: &str) -> Result<SloSpec, String> {
     s.parse()
@@ -222,6 +223,29 @@ pub struct RunArgs {
     /// Client private key (PEM) for mTLS.
     #[arg(long = "key", value_name = "FILE")]
     pub key: Option<PathBuf>,
+
+    /// Connect to HOST2:PORT2 wherever the URL says HOST1:PORT1 (repeatable; the first match
+    /// wins; an empty field matches any, or keeps the URL's). Host header and TLS name stay the
+    /// URL's.
+    #[arg(
+        long = "connect-to",
+        value_name = "HOST1:PORT1:HOST2:PORT2",
+        value_parser = values::connect_to
+    )]
+    pub connect_to: Vec<ConnectTo>,
+
+    /// Connect over IPv4 only.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+
+    /// Connect over IPv6 only.
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+
+    /// Connect to this Unix domain socket (HTTP/1.1 or h2c); the URL still gives the Host
+    /// header and the path.
+    #[arg(long = "unix-socket", value_name = "PATH")]
+    pub unix_socket: Option<PathBuf>,
 
     /// Load threads [default: the cores available to the process].
     #[arg(long = "threads", value_name = "N")]

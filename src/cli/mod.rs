@@ -16,6 +16,7 @@ use clap::error::ErrorKind;
 use crate::plan::{H2, Plan, Protocol, Rate, Stop, Tls};
 use crate::redact;
 use crate::report::{Format, Output, save};
+use crate::route::{Family, Route};
 use crate::serve::ServeConfig;
 use crate::stats::SummaryOptions;
 use crate::target::Target;
@@ -322,8 +323,18 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
         (_, true) => Protocol::Http2,
         _ => Protocol::Auto,
     };
+    let route = Route {
+        connect_to: a.connect_to,
+        family: match (a.ipv4, a.ipv6) {
+            (true, _) => Some(Family::V4),
+            (_, true) => Some(Family::V6),
+            _ => None,
+        },
+        unix_socket: a.unix_socket,
+    };
     let plan = Plan {
         target,
+        route,
         method,
         headers,
         body,
@@ -351,6 +362,15 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
         busy_poll: a.busy_poll,
     };
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
+    // Checked here, where files are read: a missing socket is a mistake in the command line.
+    if let Some(path) = &plan.route.unix_socket
+        && std::fs::symlink_metadata(path).is_err()
+    {
+        return Err(Exit::usage(format!(
+            "--unix-socket {}: no such socket",
+            path.display()
+        )));
+    }
     let mut show = show(a.output)?;
     show.notes = notes;
     Ok(Command::Run {

@@ -49,6 +49,11 @@ pub fn basic_auth(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `--connect-to HOST1:PORT1:HOST2:PORT2`, as curl reads it.
+pub fn connect_to(s: &str) -> Result<crate::route::ConnectTo, String> {
+    s.parse()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

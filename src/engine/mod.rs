@@ -50,11 +50,8 @@ pub const MAX_DRAIN: Duration = Duration::from_secs(1);
 pub enum RunError {
     #[error(transparent)]
     Plan(#[from] PlanError),
-    #[error("cannot resolve {host}: {source}")]
-    Resolve {
-        host: String,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Resolve(#[from] crate::route::RouteError),
     #[error("cannot connect to {target}: {reason}")]
     Unreachable {
         target: String,
@@ -77,7 +74,7 @@ impl RunError {
     pub fn kind(&self) -> &'static str {
         match self {
             RunError::Plan(_) => "plan",
-            RunError::Resolve { .. } => "resolve",
+            RunError::Resolve(_) => "resolve",
             RunError::Unreachable { .. } => "unreachable",
             RunError::Tls(_) => "tls_setup",
             RunError::Request(_) => "request",
@@ -99,14 +96,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     check_nofile(plan.connections, plan.effective_threads(), plan.connections)
         .map_err(RunError::FileLimit)?;
     let t = Instant::now();
-    let addrs: Arc<[_]> = plan
-        .target
-        .resolve()
-        .map_err(|source| RunError::Resolve {
-            host: plan.target.host.clone(),
-            source,
-        })?
-        .into();
+    let endpoint = Arc::new(plan.route.resolve(&plan.target)?);
     let dns = t.elapsed();
 
     let threads = plan.effective_threads() as usize;
@@ -162,7 +152,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         busy_poll: plan.busy_poll,
         timeout: plan.timeout,
         connect_timeout: plan.connect_timeout,
-        addrs: addrs.clone(),
+        endpoint: endpoint.clone(),
         connections: 0,
         drain: plan.timeout.min(MAX_DRAIN),
         setup_deadline: connecting + plan.setup_timeout,
@@ -220,7 +210,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         return Err(match finished {
             Err(e) => e,
             Ok(_) => RunError::Unreachable {
-                target: describe(&addrs),
+                target: endpoint.describe(),
                 class: first_error.as_ref().map_or(Failure::Connect, |(c, _)| *c),
                 reason: match first_error {
                     // TCP connected, but the HTTP/2 preface went unanswered: the usual cause is a
@@ -387,12 +377,4 @@ fn unopened(plan: &Plan, n: &NotOpened) -> String {
             parts.join(", ")
         ),
     }
-}
-
-fn describe(addrs: &[std::net::SocketAddr]) -> String {
-    addrs
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -5,7 +5,6 @@
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::future::poll_fn;
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,10 +18,11 @@ use super::pace::{Pacer, Take};
 use super::slot::{ConnectPhase, Slot};
 use super::tasks::Spawner;
 use crate::clock::Tick;
-use crate::net::{self, Stream, TlsClient};
+use crate::net::{self, Socket, Stream, TlsClient};
 use crate::proto::h1::{Conn, ReadSpace};
 use crate::proto::h2::{self as lane_h2, Counted, Counters as ByteCounters, Lane, Prepared};
 use crate::proto::{Cause, Fail};
+use crate::route::Endpoint;
 use crate::stats::{Counters, Failure, Live, LiveHist, Stats, is_fd_exhaustion};
 
 /// Size of the per-thread read buffer every HTTP/1.1 connection of the thread reads into.
@@ -67,7 +67,7 @@ pub struct Setup {
     pub busy_poll: bool,
     pub timeout: Duration,
     pub connect_timeout: Duration,
-    pub addrs: Arc<[SocketAddr]>,
+    pub endpoint: Arc<Endpoint>,
     /// Connections of this thread.
     pub connections: usize,
     /// HTTP/2 streams per connection (1 for HTTP/1.1).
@@ -315,14 +315,14 @@ impl Shared {
     /// closed mid-run.
     pub async fn open(&self, reconnect: bool, slot: &Slot) -> Result<Connected, Fail> {
         let start = Instant::now();
-        let tcp = match net::connect(&self.setup.addrs, self.preferred.get()).await {
-            Ok((tcp, i)) => {
+        let socket = match net::open(&self.setup.endpoint, self.preferred.get()).await {
+            Ok((socket, i)) => {
                 self.preferred.set(i);
                 self.stats
                     .borrow_mut()
                     .connect
                     .record_duration(start.elapsed());
-                tcp
+                socket
             }
             Err(e) => {
                 let mut s = self.stats.borrow_mut();
@@ -336,9 +336,11 @@ impl Shared {
                 });
             }
         };
-        let (stream, alpn_h2) = match &self.setup.tls {
-            None => (Stream::Tcp(tcp), false),
-            Some(tls) => {
+        let (stream, alpn_h2) = match (socket, &self.setup.tls) {
+            (Socket::Tcp(tcp), None) => (Stream::Tcp(tcp), false),
+            // The plan refuses TLS over a Unix socket.
+            (Socket::Unix(unix), _) => (Stream::unix(unix), false),
+            (Socket::Tcp(tcp), Some(tls)) => {
                 let t = Instant::now();
                 slot.connect_reached(ConnectPhase::Tls);
                 match tls.handshake(tcp).await {
@@ -346,7 +348,7 @@ impl Shared {
                         let mut s = self.stats.borrow_mut();
                         s.tls.record_duration(t.elapsed());
                         s.conns.tls_resumed += u64::from(negotiated.resumed);
-                        (Stream::Tls(Box::new(stream)), negotiated.h2)
+                        (Stream::tls(stream), negotiated.h2)
                     }
                     Err(e) => {
                         // Whatever ended the handshake (an alert, a close, a reset), the

@@ -1,6 +1,6 @@
-//! Transport only: open a TCP connection to one of the resolved addresses (TCP_NODELAY), and TLS
-//! on top of it. Knows nothing of HTTP messages, of runs or of the clock; timeouts are the
-//! caller's business.
+//! Transport only: open a TCP connection to one of the resolved addresses (TCP_NODELAY) or a
+//! Unix socket, and TLS on top of TCP. Knows nothing of HTTP messages, of runs or of the clock;
+//! timeouts are the caller's business.
 
 mod stream;
 mod tls;
@@ -13,7 +13,28 @@ pub use stream::Stream;
 pub use tls::{ClientSettings, Negotiated, TlsClient, TlsSetupError, server_config, tls_cause};
 pub use tls_words::{describe as describe_tls, describe_io as describe_tls_io};
 
-use tokio::net::TcpStream;
+use tokio::net::{TcpStream, UnixStream};
+
+use crate::route::Endpoint;
+
+/// A freshly connected socket, before any TLS.
+#[derive(Debug)]
+pub enum Socket {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+/// Connects to `endpoint`: for TCP, as [`connect`] does (the index says which address worked);
+/// for a Unix socket, to its path (index 0).
+pub async fn open(endpoint: &Endpoint, first: usize) -> io::Result<(Socket, usize)> {
+    match endpoint {
+        Endpoint::Tcp(addrs) => {
+            let (s, i) = connect(addrs, first).await?;
+            Ok((Socket::Tcp(s), i))
+        }
+        Endpoint::Unix(path) => Ok((Socket::Unix(UnixStream::connect(path).await?), 0)),
+    }
+}
 
 /// Connects to the first address of `addrs` that accepts, starting at index `first` (the one
 /// that worked last time) and wrapping around. Returns the stream and the index that worked.

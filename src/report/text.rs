@@ -80,6 +80,7 @@ fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
     if c.warmup_s > 0.0 {
         extras.push(format!("after {} of warm-up", millis(c.warmup_s * 1e3)));
     }
+
     if s.generator.stopped_by_signal {
         extras.push("stopped early by Ctrl-C/SIGTERM/SIGHUP".into());
     }
@@ -93,7 +94,23 @@ fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
         "  {} on {}, {stop}, {protocol}, {model}{extras}",
         counted(u64::from(c.connections), "connection", "connections"),
         counted(u64::from(c.threads), "thread", "threads"),
-    )
+    )?;
+    let family = c
+        .address_family
+        .as_deref()
+        .map(|f| if f == "ipv6" { "IPv6" } else { "IPv4" });
+    match (&c.connected_to, family) {
+        (Some(to), _) => writeln!(
+            o,
+            "  connected to {to}; {} from the URL",
+            match c.tls {
+                Some(_) => "Host header and TLS name",
+                None => "Host header",
+            }
+        ),
+        (None, Some(f)) => writeln!(o, "  over {f} only"),
+        (None, None) => Ok(()),
+    }
 }
 
 /// The open model's schedule: what was planned, what was sent, how late.

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::{RunOutput, Stats};
 use crate::plan::{Plan, Protocol, Stop};
+use crate::route::Family;
 
 /// What the latency of one request measures in the closed model.
 pub const LATENCY_DEFINITION: &str = "closed model: from the start of the request (write of the first byte, or the connect when the connection had to be re-opened) to the last byte of the response body";
@@ -43,6 +44,11 @@ pub struct Config {
     pub warmup_s: f64,
     /// Requests sent during the warm-up.
     pub warmup_requests: u64,
+    /// Where the connections went when not to the URL's host and port: "unix:PATH"
+    /// (--unix-socket) or "HOST:PORT" (--connect-to); null otherwise.
+    pub connected_to: Option<String>,
+    /// "ipv4" or "ipv6" when --ipv4 or --ipv6 narrowed the addresses; null otherwise.
+    pub address_family: Option<String>,
 }
 
 pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
@@ -95,7 +101,28 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
         rpc: plan.requests_per_connection(),
         warmup_s: plan.warmup.as_secs_f64(),
         warmup_requests: s.warmup_requests,
+        connected_to: connected_to(plan),
+        address_family: plan.route.family.map(|f| {
+            match f {
+                Family::V4 => "ipv4",
+                Family::V6 => "ipv6",
+            }
+            .into()
+        }),
     }
+}
+
+/// Where the connections went, when a flag sent them away from the URL's host and port.
+fn connected_to(plan: &Plan) -> Option<String> {
+    if let Some(path) = &plan.route.unix_socket {
+        return Some(format!("unix:{}", path.display()));
+    }
+    let (host, port) = plan.route.destination(&plan.target);
+    let moved = (host.as_str(), port) != (plan.target.host.as_str(), plan.target.port);
+    moved.then(|| match host.contains(':') {
+        true => format!("[{host}]:{port}"),
+        false => format!("{host}:{port}"),
+    })
 }
 
 /// The protocol the connections spoke, as the report names it.

@@ -47,8 +47,12 @@ fn bash_completion_completes_flags_and_subcommands() {
         ["--connections"]
     );
     assert_eq!(
-        bash_complete(&script, &["spate", "--connect-t"]),
+        bash_complete(&script, &["spate", "--connect-ti"]),
         ["--connect-timeout"]
+    );
+    assert_eq!(
+        bash_complete(&script, &["spate", "--connect-to"]),
+        ["--connect-to"]
     );
     let subcommands = bash_complete(&script, &["spate", "se"]);
     assert!(subcommands.contains(&"serve".to_owned()), "{subcommands:?}");

@@ -14,6 +14,7 @@ mod nginx;
 mod open;
 mod pki;
 mod release;
+mod route;
 mod save;
 mod schema;
 mod secrets;

@@ -12,19 +12,22 @@ use serde_json::Value;
 use crate::support::{free_addr, have, spawn_listening};
 
 /// nginx in the foreground on a free loopback port, with `server` as its server block's body.
-struct Nginx {
+pub struct Nginx {
     child: Child,
-    dir: PathBuf,
-    addr: SocketAddr,
+    pub dir: PathBuf,
+    pub addr: SocketAddr,
 }
 
 impl Nginx {
-    fn start(tag: &str, listen: &str, http: &str, server: &str) -> Nginx {
+    /// `{dir}` in `http` and `server` stands for nginx's own directory (logs, sockets, files).
+    pub fn start(tag: &str, listen: &str, http: &str, server: &str) -> Nginx {
         let dir = std::env::temp_dir().join(format!("spate-nginx-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("tmp")).unwrap();
         let addr = free_addr();
         let d = dir.display();
+        let http = http.replace("{dir}", &d.to_string());
+        let server = server.replace("{dir}", &d.to_string());
         let conf = format!(
             "master_process off;\ndaemon off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
              events {{ worker_connections 1024; }}\n\
@@ -43,8 +46,17 @@ impl Nginx {
         Nginx { child, dir, addr }
     }
 
+    /// The lines of a log nginx wrote in its directory.
+    pub fn log(&self, name: &str) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join(name))
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect()
+    }
+
     /// The requests nginx logged.
-    fn logged(&self) -> usize {
+    pub fn logged(&self) -> usize {
         std::fs::read_to_string(self.dir.join("access.log"))
             .unwrap_or_default()
             .lines()
