@@ -203,6 +203,7 @@ pub fn run(
     }
     stats.bytes_in += ctx.h2_bytes.read.get();
     stats.bytes_out += ctx.h2_bytes.written.get();
+    stats.per_thread = vec![stats.completed - stats.drained];
     Ok(Finished {
         stats,
         end,

@@ -140,6 +140,16 @@ fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
         "  Requests/sec    {}  ({within})",
         rate(t.requests_per_sec)
     )?;
+    if let Some(p) = &t.per_thread {
+        writeln!(
+            o,
+            "  Per thread      mean {}, stdev {}, min {}, max {} req/s",
+            rate(p.mean),
+            rate(p.stdev),
+            rate(p.min),
+            rate(p.max)
+        )?;
+    }
     writeln!(
         o,
         "  Attempted       {} = {} completed + {} failed + {} interrupted",

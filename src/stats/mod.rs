@@ -21,7 +21,7 @@ pub use live::{Counters, Live, LiveHist};
 pub use open_model::OpenModel;
 pub use summary::{
     Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, RunFailure,
-    SCHEMA_VERSION, StatusRow, Summary, SummaryOptions, Totals,
+    SCHEMA_VERSION, StatusRow, Summary, SummaryOptions, ThreadRates, Totals,
 };
 
 use std::ops::AddAssign;
@@ -95,6 +95,8 @@ pub struct Stats {
     /// Responses each TCP connection carried (warm-up included), recorded when it closed or the
     /// run ended.
     pub per_connection: ConnectionCounts,
+    /// Responses each load thread completed within the measured window, in thread order.
+    pub per_thread: Vec<u64>,
 }
 
 /// What a finished run measured: the merged stats and the clocks around them.
@@ -230,6 +232,7 @@ impl Default for Stats {
             not_opened: NotOpened::default(),
             per_client: Vec::new(),
             per_connection: ConnectionCounts::default(),
+            per_thread: Vec::new(),
         }
     }
 }
@@ -334,6 +337,7 @@ impl AddAssign<&Stats> for Stats {
         self.not_opened += o.not_opened;
         self.per_client.extend_from_slice(&o.per_client);
         self.per_connection += &o.per_connection;
+        self.per_thread.extend_from_slice(&o.per_thread);
     }
 }
 

@@ -95,6 +95,36 @@ pub struct Totals {
     /// it began (s from the start of the measurement); null with fewer than two responses.
     pub longest_gap_ms: Option<f64>,
     pub longest_gap_at_s: Option<f64>,
+    /// How the rate spread over the load threads (wrk's per-thread Req/Sec); null with one.
+    pub per_thread: Option<ThreadRates>,
+}
+
+/// Requests per second of each load thread within the window, across the threads.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ThreadRates {
+    pub mean: f64,
+    /// Population standard deviation over the threads.
+    pub stdev: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl ThreadRates {
+    /// `None` with fewer than two threads or no window to divide by.
+    pub fn of(completed: &[u64], elapsed_s: f64) -> Option<ThreadRates> {
+        if completed.len() < 2 || elapsed_s <= 0.0 {
+            return None;
+        }
+        let rates: Vec<f64> = completed.iter().map(|&n| n as f64 / elapsed_s).collect();
+        let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+        let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rates.len() as f64;
+        Some(ThreadRates {
+            mean,
+            stdev: var.sqrt(),
+            min: rates.iter().copied().fold(f64::INFINITY, f64::min),
+            max: rates.iter().copied().fold(0.0, f64::max),
+        })
+    }
 }
 
 /// Accounting: `attempted = completed + failed + interrupted`.
@@ -314,6 +344,7 @@ impl Summary {
                 longest_gap_at_s: s
                     .gap
                     .map(|(at, _)| at.saturating_duration_since(run.window_start).as_secs_f64()),
+                per_thread: ThreadRates::of(&s.per_thread, elapsed),
             },
             requests: Requests {
                 attempted: s.attempts,
@@ -417,6 +448,18 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thread_rates_spread_over_the_threads() {
+        assert_eq!(
+            ThreadRates::of(&[100], 1.0),
+            None,
+            "one thread has no spread"
+        );
+        assert_eq!(ThreadRates::of(&[100, 200], 0.0), None);
+        let r = ThreadRates::of(&[300, 500], 2.0).unwrap();
+        assert_eq!((r.mean, r.stdev, r.min, r.max), (200.0, 50.0, 150.0, 250.0));
+    }
 
     #[test]
     fn bins_cover_every_value_once() {

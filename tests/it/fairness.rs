@@ -29,6 +29,18 @@ fn every_connection_is_counted_and_the_counts_add_up() {
     let t = summary.connections.requests_per_connection.unwrap();
     assert_eq!(t.connections, 8, "{t:?}");
     assert_eq!((t.min, t.max), (f.min, f.max), "{t:?} {f:?}");
+    // Three threads: their rates add up to the run's.
+    assert_eq!(out.stats.per_thread.iter().sum::<u64>(), 4_000);
+    let th = summary.totals.per_thread.unwrap();
+    let total = summary.totals.requests_per_sec;
+    assert!(
+        (th.mean * 3.0 - total).abs() < 1e-6 * total,
+        "{th:?} vs {total}"
+    );
+    assert!(
+        th.min <= th.mean && th.mean <= th.max && th.stdev >= 0.0,
+        "{th:?}"
+    );
 }
 
 #[test]

@@ -60,6 +60,7 @@ fn fixed_run() -> (Plan, RunOutput) {
         s.reconnect.record(120_000 + i * 10_000);
     }
     s.per_client = (0..50u64).map(|i| 195 + i % 11).collect();
+    s.per_thread = vec![4_990, 5_035];
     for i in 0..55u64 {
         s.per_connection
             .record(if i < 5 { 150 } else { 190 + i % 7 });
