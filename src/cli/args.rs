@@ -271,6 +271,7 @@ pub struct ConnectionsArg {
 pub enum FormatArg {
     Text,
     Json,
+    Csv,
 }
 
 #[derive(Debug, Args)]
@@ -293,12 +294,13 @@ pub struct OutputArgs {
     #[arg(long = "no-progress")]
     pub no_progress: bool,
 
-    /// Report format on stdout.
+    /// Report format on stdout (csv: a header and one row of headline figures).
     #[arg(long = "format", value_enum, default_value_t = FormatArg::Text)]
     pub format: FormatArg,
 
-    /// Also write the JSON result to this file, before the report: a regular file is replaced
-    /// atomically (through symlinks), anything else (/dev/stdout, a FIFO) written as it is.
+    /// Also write the result to this file, before the report: CSV if its name ends in .csv,
+    /// JSON otherwise. A regular file is replaced atomically (through symlinks), anything else
+    /// (/dev/stdout, a FIFO) written as it is.
     #[arg(long = "save", value_name = "FILE")]
     pub save: Option<PathBuf>,
 }

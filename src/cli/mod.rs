@@ -219,6 +219,7 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
     let format = match o.format {
         FormatArg::Text => Format::Text,
         FormatArg::Json => Format::Json,
+        FormatArg::Csv => Format::Csv,
     };
     Ok(Show {
         output: Output {

@@ -1,7 +1,8 @@
-//! COLD: renders a `Summary` for people (text) and for programs (JSON), and writes it where the
-//! user asked. No sockets, no clock.
+//! COLD: renders a `Summary` for people (text) and for programs (JSON, CSV), and writes it where
+//! the user asked. No sockets, no clock.
 
 mod colour;
+mod csv;
 mod format;
 mod json;
 pub mod save;
@@ -14,6 +15,7 @@ use std::path::PathBuf;
 use crate::stats::Summary;
 
 pub use colour::Palette;
+pub use csv::{COLUMNS as CSV_COLUMNS, to_csv};
 pub use format::{bytes, count, counted, millis, per_second};
 pub use json::to_json;
 pub use text::render;
@@ -22,9 +24,18 @@ pub use text::render;
 pub enum Format {
     Text,
     Json,
+    Csv,
 }
 
-/// Where the result goes: `format` on stdout, and the JSON to `save` if set.
+/// The format `--save PATH` writes: CSV for a name ending in `.csv`, JSON otherwise.
+pub fn saved_format(path: &std::path::Path) -> Format {
+    match path.extension() {
+        Some(e) if e.eq_ignore_ascii_case("csv") => Format::Csv,
+        _ => Format::Json,
+    }
+}
+
+/// Where the result goes: `format` on stdout, and the JSON (or CSV, by its name) to `save`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Output {
     pub format: Format,
@@ -57,7 +68,14 @@ pub fn emit(summary: &Summary, output: &Output) -> Vec<OutputError> {
     let mut failed = Vec::new();
     let json = to_json(summary) + "\n";
     if let Some(path) = &output.save
-        && let Err(e) = save::write(path, json.as_bytes())
+        && let Err(e) = save::write(
+            path,
+            match saved_format(path) {
+                Format::Csv => to_csv(summary),
+                _ => json.clone(),
+            }
+            .as_bytes(),
+        )
         && e.kind() != io::ErrorKind::BrokenPipe
     {
         failed.push(OutputError {
@@ -76,6 +94,7 @@ pub fn emit(summary: &Summary, output: &Output) -> Vec<OutputError> {
             )
         }
         Format::Json => json,
+        Format::Csv => to_csv(summary),
     };
     let mut stdout = io::stdout().lock();
     if let Err(e) = stdout

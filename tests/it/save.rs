@@ -232,3 +232,79 @@ fn save_to_a_pipe_like_process_substitution_reaches_its_reader() {
     let doc: Value = serde_json::from_slice(&got.join().unwrap()).unwrap();
     assert_eq!(doc["requests"]["completed"], 20);
 }
+
+/// Rows of a CSV file as Python's csv module reads it (a reader no one here wrote), as JSON.
+fn python_csv(path: &Path) -> Vec<serde_json::Map<String, Value>> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import csv, json, sys; print(json.dumps(list(csv.DictReader(open(sys.argv[1], newline='')))))",
+        ])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    rows.into_iter()
+        .map(|r| r.as_object().unwrap().clone())
+        .collect()
+}
+
+#[test]
+fn csv_on_stdout_and_by_the_saved_name_reads_back_in_pythons_csv() {
+    if !crate::support::have("python3") {
+        return;
+    }
+    let dir = scratch("csv");
+    let server = builtin(ServeConfig::default());
+    // A comma and a quote in the URL: the field must be quoted to survive.
+    let url = format!("{}a?x=1,2&y=%22", server.url());
+    let saved = dir.join("run.CSV");
+    let out = spate(&["--format", "csv", "--save", saved.to_str().unwrap(), &url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = dir.join("stdout.csv");
+    fs::write(&printed, &out.stdout).unwrap();
+    assert_eq!(fs::read(&printed).unwrap(), fs::read(&saved).unwrap());
+    let rows = python_csv(&saved);
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    let columns: Vec<&str> = row.keys().map(String::as_str).collect();
+    let mut want = spate::report::CSV_COLUMNS.to_vec();
+    let mut got = columns.clone();
+    want.sort_unstable();
+    got.sort_unstable();
+    assert_eq!(got, want);
+    assert_eq!(row["url"], url.as_str());
+    assert_eq!(row["completed"], "20");
+    assert_eq!(row["attempted"], "20");
+    assert_eq!(row["slo_pass"], "");
+    assert_eq!(row["error_kind"], "");
+    let p99: f64 = row["latency_p99_ms"].as_str().unwrap().parse().unwrap();
+    assert!(p99 > 0.0);
+    // Any other name is JSON, as before.
+    let json_path = dir.join("run.json");
+    let out = spate(&["--save", json_path.to_str().unwrap(), &url])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(json(&json_path)["requests"]["completed"], 20);
+    // A run that could not start still leaves a row that says why.
+    let unreachable = format!("http://{}/", crate::support::free_addr());
+    let out = spate(&["--format", "csv", &unreachable]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    fs::write(&printed, &out.stdout).unwrap();
+    let rows = python_csv(&printed);
+    assert_eq!(rows[0]["error_kind"], "unreachable");
+    assert_eq!(rows[0]["completed"], "0");
+    let _ = fs::remove_dir_all(&dir);
+}

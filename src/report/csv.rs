@@ -1,0 +1,123 @@
+//! The CSV form of a `Summary`: a header and one row of headline figures, for spreadsheets and
+//! for collecting many runs in one file. The columns are a stable contract (docs/USAGE.md):
+//! new ones are only ever added at the end.
+
+use crate::stats::Summary;
+
+/// The columns, in order.
+pub const COLUMNS: [&str; 31] = [
+    "spate_version",
+    "url",
+    "method",
+    "protocol",
+    "model",
+    "connections",
+    "threads",
+    "elapsed_s",
+    "requests_per_sec",
+    "attempted",
+    "completed",
+    "successful",
+    "error_status",
+    "failed",
+    "interrupted",
+    "latency_min_ms",
+    "latency_mean_ms",
+    "latency_stdev_ms",
+    "latency_p50_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+    "latency_p99_9_ms",
+    "latency_p99_99_ms",
+    "latency_max_ms",
+    "bytes_in",
+    "bytes_out",
+    "rate_target",
+    "rate_achieved",
+    "slo_pass",
+    "error_kind",
+    "error_message",
+];
+
+/// A field as RFC 4180 writes it: quoted when it holds a comma, a quote or a line break, with
+/// quotes doubled.
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// A number as Rust prints it (shortest exact form); empty when there is none.
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |v| v.to_string())
+}
+
+/// The header line and the run's line, each ended by CRLF as RFC 4180 has it.
+pub fn to_csv(s: &Summary) -> String {
+    let l = &s.latency;
+    let p = &l.percentiles;
+    let r = &s.requests;
+    let c = &s.config;
+    let slo = match s.thresholds.is_empty() {
+        true => String::new(),
+        false => s.thresholds.iter().all(|v| v.pass).to_string(),
+    };
+    let row: [String; COLUMNS.len()] = [
+        s.spate_version.clone(),
+        c.url.clone(),
+        c.method.clone(),
+        c.protocol.clone(),
+        c.model.clone(),
+        c.connections.to_string(),
+        c.threads.to_string(),
+        s.totals.elapsed_s.to_string(),
+        s.totals.requests_per_sec.to_string(),
+        r.attempted.to_string(),
+        r.completed.to_string(),
+        r.successful.to_string(),
+        r.error_status.to_string(),
+        r.failed.to_string(),
+        r.interrupted.to_string(),
+        num(l.min_ms),
+        num(l.mean_ms),
+        num(l.stdev_ms),
+        num(p.p50),
+        num(p.p90),
+        num(p.p99),
+        num(p.p99_9),
+        num(p.p99_99),
+        num(l.max_ms),
+        s.totals.bytes_in.to_string(),
+        s.totals.bytes_out.to_string(),
+        num(s.open_model.as_ref().map(|o| o.rate_target)),
+        num(s.open_model.as_ref().map(|o| o.rate_achieved)),
+        slo,
+        s.error
+            .as_ref()
+            .map_or_else(String::new, |e| e.kind.clone()),
+        s.error
+            .as_ref()
+            .map_or_else(String::new, |e| e.message.clone()),
+    ];
+    let line = |cells: &mut dyn Iterator<Item = String>| {
+        cells.map(|c| field(&c)).collect::<Vec<_>>().join(",") + "\r\n"
+    };
+    line(&mut COLUMNS.iter().map(|c| (*c).to_owned())) + &line(&mut row.into_iter())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_quoted_only_when_they_must_be() {
+        assert_eq!(field("plain"), "plain");
+        assert_eq!(field("a,b"), "\"a,b\"");
+        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(field("two\nlines"), "\"two\nlines\"");
+        assert_eq!(num(None), "");
+        assert_eq!(num(Some(0.25)), "0.25");
+    }
+}
