@@ -192,6 +192,8 @@ pub enum PlanError {
     UnixSocketTls,
     #[error("--unix-socket says where every connection goes; it cannot be combined with {0}")]
     UnixSocketWith(&'static str),
+    #[error("--proxy and --connect-to both say where connections go; give one")]
+    ProxyWithConnectTo,
 }
 
 /// The shortest timeout that is enforced: the sweeper that cancels late requests looks at them
@@ -334,6 +336,12 @@ impl Plan {
             if self.route.family.is_some() {
                 return Err(PlanError::UnixSocketWith("--ipv4 or --ipv6"));
             }
+            if self.route.proxy.is_some() {
+                return Err(PlanError::UnixSocketWith("--proxy"));
+            }
+        }
+        if self.route.proxy.is_some() && !self.route.connect_to.is_empty() {
+            return Err(PlanError::ProxyWithConnectTo);
         }
         for (name, value) in &self.headers {
             if !is_token(name) {
@@ -377,6 +385,23 @@ impl Plan {
 
     /// Requests per connection before it is re-opened: --rpc, 1 without keep-alive (or with a
     /// `Connection: close` header), none otherwise.
+    /// Whether the method is idempotent (RFC 9110 9.2.2): sending it twice has the effect of
+    /// once, so a request lost to a connection the server closed may go again.
+    pub fn is_idempotent(&self) -> bool {
+        ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(&self.method.as_str())
+    }
+
+    /// Through a proxy, whether each connection is a CONNECT tunnel to the target (https://, and
+    /// HTTP/2, which a proxy does not forward) rather than absolute-form HTTP/1.1 requests.
+    pub fn proxy_tunnel(&self) -> bool {
+        self.route.proxy.is_some() && (self.target.tls || self.protocol == Protocol::Http2)
+    }
+
+    /// Through a proxy without a tunnel: requests name the whole URL (absolute form).
+    pub fn proxy_forward(&self) -> bool {
+        self.route.proxy.is_some() && !self.proxy_tunnel()
+    }
+
     pub fn requests_per_connection(&self) -> Option<u64> {
         if self.closes_connections() {
             Some(1)

@@ -33,6 +33,12 @@ pub fn h1_bytes(plan: &Plan) -> Bytes {
     let mut out = Vec::with_capacity(256 + plan.body.len());
     out.extend_from_slice(plan.method.as_bytes());
     out.push(b' ');
+    // A proxy that forwards is told the whole URL (RFC 9112 3.2.2, absolute form).
+    if plan.proxy_forward() {
+        out.extend_from_slice(plan.target.scheme().as_bytes());
+        out.extend_from_slice(b"://");
+        out.extend_from_slice(plan.target.authority().as_bytes());
+    }
     out.extend_from_slice(plan.target.path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
     let mut line = |name: &str, value: &str| {
@@ -61,12 +67,37 @@ pub fn h1_bytes(plan: &Plan) -> Bytes {
     if !plan.body.is_empty() || expects_body {
         line("Content-Length", &plan.body.len().to_string());
     }
+    if plan.proxy_forward()
+        && !user_has("proxy-authorization")
+        && let Some(auth) = plan.route.proxy.as_ref().and_then(|p| p.authorization())
+    {
+        line("Proxy-Authorization", &auth);
+    }
     if !plan.keep_alive && !user_has("connection") {
         line("Connection", "close");
     }
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(&plan.body);
     Bytes::from(out)
+}
+
+/// The CONNECT request that asks `--proxy` for a tunnel to the target, when the plan tunnels.
+pub fn tunnel_bytes(plan: &Plan) -> Option<Bytes> {
+    let proxy = plan.route.proxy.as_ref().filter(|_| plan.proxy_tunnel())?;
+    // Authority form always carries the port (RFC 9110 9.3.6).
+    let t = &plan.target;
+    let authority = match t.host.contains(':') {
+        true => format!("[{}]:{}", t.host, t.port),
+        false => format!("{}:{}", t.host, t.port),
+    };
+    let mut out = format!(
+        "CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: {USER_AGENT}\r\n"
+    );
+    if let Some(auth) = proxy.authorization() {
+        out.push_str(&format!("Proxy-Authorization: {auth}\r\n"));
+    }
+    out.push_str("\r\n");
+    Some(Bytes::from(out))
 }
 
 /// The same request for HTTP/2: method, :authority (a user Host header wins), path, headers.

@@ -1,7 +1,7 @@
 //! Where the connections go, apart from what the requests say: the URL's host and port, rewritten
-//! by `--connect-to` rules, narrowed to one address family (`--ipv4`, `--ipv6`), or a Unix
-//! socket (`--unix-socket`). Resolved once per run. Never changes the Host header or the TLS
-//! server name: those always come from the URL.
+//! by `--connect-to` rules, narrowed to one address family (`--ipv4`, `--ipv6`), a Unix socket
+//! (`--unix-socket`), or an HTTP proxy (`--proxy`). Resolved once per run. Never changes the Host
+//! header or the TLS server name: those always come from the URL.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -29,6 +29,102 @@ pub enum Family {
     V6,
 }
 
+/// An HTTP proxy (`--proxy http://[user:pass@]host[:port]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Proxy {
+    pub host: String,
+    /// 1080 when the URL gives none, as curl has it.
+    pub port: u16,
+    /// From the proxy URL, percent-decoded; sent as `Proxy-Authorization: Basic`, never shown.
+    pub credentials: Option<(String, String)>,
+}
+
+impl Proxy {
+    /// The proxy as it may be shown: credentials masked.
+    pub fn shown(&self) -> String {
+        let auth = match self.credentials {
+            Some(_) => format!("{}@", crate::redact::MASK),
+            None => String::new(),
+        };
+        match self.host.contains(':') {
+            true => format!("http://{auth}[{}]:{}", self.host, self.port),
+            false => format!("http://{auth}{}:{}", self.host, self.port),
+        }
+    }
+
+    /// The `Proxy-Authorization` value, if the URL had credentials.
+    pub fn authorization(&self) -> Option<String> {
+        use base64::Engine as _;
+        self.credentials.as_ref().map(|(u, p)| {
+            format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))
+            )
+        })
+    }
+}
+
+/// Percent-decodes `s` (credentials in a URL); `None` for a broken escape or invalid UTF-8.
+fn percent_decoded(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+impl FromStr for Proxy {
+    type Err = String;
+
+    /// "http://user:pass@host:port"; the error never shows the credentials.
+    fn from_str(s: &str) -> Result<Proxy, String> {
+        let shown = crate::redact::url(s);
+        let rest = match s.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
+            Some((scheme, _)) => {
+                return Err(format!(
+                    "{shown:?}: unsupported proxy scheme {scheme:?}; spate speaks to HTTP proxies (http://)"
+                ));
+            }
+            // Without a scheme it is an HTTP proxy, as curl takes it.
+            None => s,
+        };
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let (credentials, hostport) = match authority.rsplit_once('@') {
+            Some((userinfo, hp)) => {
+                let (u, p) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+                let decoded = percent_decoded(u).zip(percent_decoded(p)).ok_or_else(|| {
+                    format!("{shown:?}: the proxy credentials have a broken %-escape")
+                })?;
+                (Some(decoded), hp)
+            }
+            None => (None, authority),
+        };
+        let [host, port] = match fields(hostport)?.as_slice() {
+            [h] => [h.clone(), String::new()],
+            [h, p] => [h.clone(), p.clone()],
+            _ => return Err(format!("{shown:?} is not http://[user:pass@]host[:port]")),
+        };
+        if host.is_empty() {
+            return Err(format!("{shown:?}: the proxy URL has no host"));
+        }
+        Ok(Proxy {
+            host: host.to_ascii_lowercase(),
+            port: port_of(&port, &shown)?.unwrap_or(1080),
+            credentials,
+        })
+    }
+}
+
 /// How to reach the target.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Route {
@@ -38,6 +134,8 @@ pub struct Route {
     pub family: Option<Family>,
     /// `--unix-socket`: every connection goes to this socket; the URL only names the request.
     pub unix_socket: Option<PathBuf>,
+    /// `--proxy`: every connection goes to this HTTP proxy.
+    pub proxy: Option<Proxy>,
 }
 
 /// Where the connections of a run go, resolved.
@@ -89,7 +187,7 @@ fn fields(s: &str) -> Result<Vec<String>, String> {
     }
 }
 
-fn port(s: &str, whole: &str) -> Result<Option<u16>, String> {
+fn port_of(s: &str, whole: &str) -> Result<Option<u16>, String> {
     if s.is_empty() {
         return Ok(None);
     }
@@ -112,9 +210,9 @@ impl FromStr for ConnectTo {
         let host = |h: &str| (!h.is_empty()).then(|| h.to_ascii_lowercase());
         Ok(ConnectTo {
             from_host: host(from_host),
-            from_port: port(from_port, s)?,
+            from_port: port_of(from_port, s)?,
             to_host: host(to_host),
-            to_port: port(to_port, s)?,
+            to_port: port_of(to_port, s)?,
         })
     }
 }
@@ -147,7 +245,10 @@ impl Route {
         if let Some(path) = &self.unix_socket {
             return Ok(Endpoint::Unix(path.clone()));
         }
-        let (host, port) = self.destination(target);
+        let (host, port) = match &self.proxy {
+            Some(p) => (p.host.clone(), p.port),
+            None => self.destination(target),
+        };
         let all: Vec<SocketAddr> = (host.as_str(), port)
             .to_socket_addrs()
             .map_err(|e| RouteError::Resolve {
@@ -252,6 +353,51 @@ mod tests {
         assert_eq!(
             route.resolve(&target("http://example.com:8080/")).unwrap(),
             Endpoint::Tcp(vec!["127.0.0.2:8080".parse().unwrap()])
+        );
+    }
+
+    #[test]
+    fn proxy_urls_read_like_curls_and_never_show_credentials() {
+        let p: Proxy = "http://al%40ce:s3cr%3At@Proxy.test:3128/".parse().unwrap();
+        assert_eq!((p.host.as_str(), p.port), ("proxy.test", 3128));
+        assert_eq!(
+            p.credentials,
+            Some(("al@ce".to_string(), "s3cr:t".to_string()))
+        );
+        assert_eq!(p.shown(), "http://***@proxy.test:3128");
+        assert_eq!(
+            p.authorization().unwrap(),
+            "Basic YWxAY2U6czNjcjp0",
+            "base64 of al@ce:s3cr:t"
+        );
+        let bare: Proxy = "127.0.0.1".parse().unwrap();
+        assert_eq!((bare.port, bare.credentials), (1080, None));
+        assert_eq!(
+            "[::1]:8888".parse::<Proxy>().unwrap().shown(),
+            "http://[::1]:8888"
+        );
+        for (bad, why) in [
+            (
+                "socks5://u:secret@h:1080",
+                "unsupported proxy scheme \"socks5\"",
+            ),
+            ("https://h:443", "unsupported proxy scheme"),
+            ("http://:8080", "no host"),
+            ("http://h:99999", "is not a port"),
+            ("http://u:%zz@h", "broken %-escape"),
+        ] {
+            let e = bad.parse::<Proxy>().unwrap_err();
+            assert!(e.contains(why), "{bad:?}: {e}");
+            assert!(!e.contains("secret"), "{e}");
+        }
+        // The proxy is where the connections go.
+        let route = Route {
+            proxy: Some("127.0.0.1:3128".parse().unwrap()),
+            ..Route::default()
+        };
+        assert_eq!(
+            route.resolve(&target("http://example.com/")).unwrap(),
+            Endpoint::Tcp(vec!["127.0.0.1:3128".parse().unwrap()])
         );
     }
 

@@ -2,7 +2,7 @@
 //! threshold (docs/MEASUREMENT.md), ending with a verdict on spate itself. No rule may claim
 //! more than its numbers show.
 
-use crate::report::{count, millis, per_second};
+use crate::report::{count, counted, millis, per_second};
 use crate::stats::{
     Connections, ErrorRow, Generator, OpenModel, Percentiles, Phases, Requests, StatusRow,
 };
@@ -85,6 +85,12 @@ fn errors(f: &Facts<'_>, out: &mut Vec<String>) {
         .map(|s| s.count)
         .sum();
     redirects(f, out);
+    if r.retried > 0 {
+        out.push(format!(
+            "Requests were sent again {} on a new connection: the server had not processed them (a GOAWAY, or a kept-alive connection it had closed without saying so). Each request counts once, and none of these as a failure; their latency includes the new connection.",
+            counted(r.retried, "time", "times")
+        ));
+    }
     if r.failed == 0 && bad_status == 0 {
         out.push(match r.completed {
             0 => format!(
@@ -389,6 +395,10 @@ pub(super) mod tests {
                 max_ms: None,
                 hdr_base64: String::new(),
             },
+            proxy: Phase {
+                count: 0,
+                ..phase(None)
+            },
             tls_resumed: 0,
             http1: 50,
             http2: 0,
@@ -625,6 +635,19 @@ pub(super) mod tests {
         assert!(!t.contains("No long tail"));
         f.count = 999;
         assert!(!f.text().contains("outliers:"), "too few samples for p99.9");
+    }
+
+    #[test]
+    fn resends_are_said_and_are_not_failures() {
+        let mut f = F::new();
+        assert!(!f.text().contains("sent again"));
+        f.requests.retried = 12;
+        let t = f.text();
+        assert!(
+            t.contains("Requests were sent again 12 times on a new connection"),
+            "{t}"
+        );
+        assert!(t.contains("No request failed"), "{t}");
     }
 
     #[test]

@@ -247,6 +247,13 @@ pub struct RunArgs {
     #[arg(long = "unix-socket", value_name = "PATH")]
     pub unix_socket: Option<PathBuf>,
 
+    /// Send everything through this HTTP proxy, http://[user:pass@]host[:port] (port 1080 if
+    /// none): absolute-form requests for http:// over HTTP/1.1, a CONNECT tunnel for https://
+    /// and HTTP/2. The credentials are never printed.
+    // Parsed after clap: clap's own error would repeat the value, credentials and all.
+    #[arg(short = 'x', long = "proxy", value_name = "URL")]
+    pub proxy: Option<String>,
+
     /// Load threads [default: the cores available to the process].
     #[arg(long = "threads", value_name = "N")]
     pub threads: Option<u32>,

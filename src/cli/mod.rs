@@ -332,6 +332,12 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
             _ => None,
         },
         unix_socket: a.unix_socket,
+        proxy: a
+            .proxy
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(|e: String| Exit::usage(format!("--proxy {e}")))?,
     };
     let plan = Plan {
         target,

@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 
-use super::attempt::{BackOff, Ended, account, start_back_off};
+use super::attempt::{BackOff, Ended, MAX_RETRIES, account, start_back_off};
 use super::shared::{Admitted, Connected, OpenConn, Shared};
 use super::slot::Cancel;
 use crate::clock::Tick;
@@ -190,7 +190,7 @@ impl State {
     }
 
     /// The connect of the current attempt finished.
-    fn opened(&mut self, ctx: &Shared, opened: Result<Connected, Fail>) {
+    fn opened(&mut self, ctx: &Rc<Shared>, opened: Result<Connected, Fail>) {
         self.opening = None;
         match opened {
             Ok(Connected::H1(c)) => {
@@ -215,10 +215,42 @@ impl State {
         self.served = 0;
     }
 
+    /// Whether the current attempt failed only because the server had closed the reused
+    /// connection it went on (a keep-alive close that crossed the request: nothing of a
+    /// response came back), so that it may go again on a new connection (RFC 9112 9.3.1).
+    fn crossed_a_close(
+        &self,
+        ctx: &Shared,
+        outcome: &Result<Result<Response, Fail>, Cancel>,
+    ) -> bool {
+        matches!(outcome, Ok(Err(f)) if f.class == Failure::Closed)
+            && self.connected.is_none()
+            && self.exchange.bytes_in() == 0
+            && ctx.setup.retry_safe
+            && self.adm.retries < MAX_RETRIES
+    }
+
     /// Accounts for the current attempt and decides what comes next.
-    fn end(&mut self, ctx: &Shared, outcome: Result<Result<Response, Fail>, Cancel>) {
+    fn end(&mut self, ctx: &Rc<Shared>, outcome: Result<Result<Response, Fail>, Cancel>) {
         // A cancelled connect stops here.
         self.opening = None;
+        if self.crossed_a_close(ctx, &outcome) {
+            // The same attempt, with its start: its latency covers the new connection.
+            if !self.adm.warmup {
+                let mut s = ctx.stats.borrow_mut();
+                s.retried += 1;
+                if self.exchange.written().is_some() {
+                    s.bytes_out += self.request(ctx).len() as u64;
+                }
+            }
+            self.close(ctx);
+            let adm = Admitted {
+                retries: self.adm.retries + 1,
+                ..self.adm
+            };
+            self.begin(ctx, Some(adm));
+            return;
+        }
         let written = self.exchange.written();
         let slot = &ctx.slots[self.index];
         slot.end_request();

@@ -129,6 +129,8 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
             keep_alive: false,
             ..plan.clone()
         }),
+        tunnel: request::tunnel_bytes(plan),
+        retry_safe: plan.is_idempotent(),
         // Only where HTTP/2 may be spoken: HTTP/1.1 accepts requests HTTP/2 cannot carry.
         h2_request: if plan.may_use_h2() {
             request::h2_prepared(plan).map_err(RunError::Request)?

@@ -58,6 +58,10 @@ pub struct Setup {
     pub request: Bytes,
     /// The same with `Connection: close`, for the last request of a connection (--rpc).
     pub request_close: Bytes,
+    /// The CONNECT request that opens each connection through --proxy, when it tunnels.
+    pub tunnel: Option<Bytes>,
+    /// The method is idempotent: a request that crossed a keep-alive close may go again.
+    pub retry_safe: bool,
     /// The same request for HTTP/2.
     pub h2_request: Prepared,
     pub head_request: bool,
@@ -335,6 +339,23 @@ impl Shared {
                     cause: Cause::Io(e),
                 });
             }
+        };
+        let socket = match (socket, &self.setup.tunnel) {
+            (Socket::Tcp(mut tcp), Some(connect)) => {
+                let t = Instant::now();
+                slot.connect_reached(ConnectPhase::Proxy);
+                if let Err(why) = net::tunnel(&mut tcp, connect).await {
+                    let fail = Fail {
+                        class: Failure::Connect,
+                        cause: Cause::Message(why),
+                    };
+                    self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                    return Err(fail);
+                }
+                self.stats.borrow_mut().proxy.record_duration(t.elapsed());
+                Socket::Tcp(tcp)
+            }
+            (socket, _) => socket,
         };
         let (stream, alpn_h2) = match (socket, &self.setup.tls) {
             (Socket::Tcp(tcp), None) => (Stream::Tcp(tcp), false),

@@ -29,6 +29,8 @@ pub enum ConnectPhase {
     Tls,
     /// TCP and TLS are up; the server's SETTINGS and its reply to spate's PING are awaited.
     H2Handshake,
+    /// Connected to the proxy; its answer to CONNECT is awaited.
+    Proxy,
 }
 
 impl ConnectPhase {
@@ -38,6 +40,9 @@ impl ConnectPhase {
             ConnectPhase::Tcp => format!("connect timed out after {t:?}"),
             ConnectPhase::Tls => format!(
                 "the TLS handshake did not finish within --connect-timeout {t:?} (TCP connected)"
+            ),
+            ConnectPhase::Proxy => format!(
+                "the proxy did not open the tunnel (answer CONNECT) within --connect-timeout {t:?}"
             ),
             ConnectPhase::H2Handshake => format!(
                 "the connection opened, but the server did not complete the HTTP/2 handshake (its \

@@ -24,6 +24,50 @@ pub enum Socket {
     Unix(UnixStream),
 }
 
+/// The longest answer to CONNECT spate reads before giving up on it.
+const TUNNEL_HEAD_MAX: usize = 16 * 1024;
+
+/// Asks the proxy at the other end of `tcp` for a tunnel with `connect` (a whole CONNECT
+/// request) and reads its answer: `Ok` on a 2xx, after which `tcp` carries the target's bytes.
+/// The error is a sentence for the report.
+pub async fn tunnel(tcp: &mut TcpStream, connect: &[u8]) -> Result<(), String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    tcp.write_all(connect)
+        .await
+        .map_err(|e| format!("the proxy did not take the CONNECT request: {e}"))?;
+    let mut head = Vec::with_capacity(512);
+    // Byte by byte past the head's end would read the target's first bytes; a head is short
+    // and this happens once per connection, so read in small steps and stop at its end.
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if head.len() >= TUNNEL_HEAD_MAX {
+            return Err("the proxy's answer to CONNECT has no end (over 16 KiB)".into());
+        }
+        match tcp.read(&mut byte).await {
+            Ok(0) => {
+                return Err("the proxy closed the connection instead of answering CONNECT".into());
+            }
+            Ok(_) => head.push(byte[0]),
+            Err(e) => return Err(format!("reading the proxy's answer to CONNECT: {e}")),
+        }
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut res = httparse::Response::new(&mut headers);
+    match res.parse(&head) {
+        Ok(httparse::Status::Complete(_)) => match res.code {
+            Some(code) if (200..300).contains(&code) => Ok(()),
+            Some(code) => Err(format!(
+                "the proxy refused the tunnel: {code} {}",
+                res.reason.unwrap_or("")
+            )
+            .trim_end()
+            .to_string()),
+            None => Err("the proxy's answer to CONNECT has no status".into()),
+        },
+        _ => Err("the proxy's answer to CONNECT is not HTTP".into()),
+    }
+}
+
 /// Connects to `endpoint`: for TCP, as [`connect`] does (the index says which address worked);
 /// for a Unix socket, to its path (index 0).
 pub async fn open(endpoint: &Endpoint, first: usize) -> io::Result<(Socket, usize)> {

@@ -99,6 +99,13 @@ fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
         .address_family
         .as_deref()
         .map(|f| if f == "ipv6" { "IPv6" } else { "IPv4" });
+    if let (Some(proxy), Some(mode)) = (&c.proxy, &c.proxy_mode) {
+        let how = match mode.as_str() {
+            "tunnel" => "a CONNECT tunnel per connection",
+            _ => "requests in absolute form",
+        };
+        writeln!(o, "  through proxy {proxy}: {how}")?;
+    }
     match (&c.connected_to, family) {
         (Some(to), _) => writeln!(
             o,

@@ -105,6 +105,9 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
     writeln!(o, "  DNS lookup once, {}", millis(k.dns_ms))?;
     phase_header(o)?;
     phase_row(o, "TCP connect", &k.connect)?;
+    if k.proxy.count > 0 {
+        phase_row(o, "proxy CONNECT", &k.proxy)?;
+    }
     if k.tls.count > 0 {
         phase_row(o, "TLS handshake", &k.tls)?;
         writeln!(
@@ -124,13 +127,18 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
             counted(u64::from(s.config.streams), "stream", "streams"),
             count(k.goaways)
         )?;
-        if s.requests.retried > 0 {
-            writeln!(
-                o,
-                "  {} sent again on a new connection: refused unprocessed by a GOAWAY",
-                counted(s.requests.retried, "request", "requests")
-            )?;
-        }
+    }
+    if s.requests.retried > 0 {
+        let why = match (k.http1 > 0, k.http2 > 0) {
+            (false, true) => "refused unprocessed by a GOAWAY",
+            (true, false) => "the server had closed the kept-alive connection",
+            _ => "a GOAWAY, or a kept-alive connection the server had closed",
+        };
+        writeln!(
+            o,
+            "  {} sent again on a new connection: {why}",
+            counted(s.requests.retried, "request", "requests")
+        )?;
     }
     if k.http1 > 0 && k.http2 > 0 {
         writeln!(

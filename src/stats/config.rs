@@ -49,6 +49,11 @@ pub struct Config {
     pub connected_to: Option<String>,
     /// "ipv4" or "ipv6" when --ipv4 or --ipv6 narrowed the addresses; null otherwise.
     pub address_family: Option<String>,
+    /// --proxy, credentials masked ("http://***@host:port"); null without one.
+    pub proxy: Option<String>,
+    /// Through the proxy: "tunnel" (CONNECT) or "forward" (absolute-form requests); null
+    /// without one.
+    pub proxy_mode: Option<String>,
 }
 
 pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
@@ -102,6 +107,14 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
         warmup_s: plan.warmup.as_secs_f64(),
         warmup_requests: s.warmup_requests,
         connected_to: connected_to(plan),
+        proxy: plan.route.proxy.as_ref().map(|p| p.shown()),
+        proxy_mode: plan.route.proxy.as_ref().map(|_| {
+            match plan.proxy_tunnel() {
+                true => "tunnel",
+                false => "forward",
+            }
+            .into()
+        }),
         address_family: plan.route.family.map(|f| {
             match f {
                 Family::V4 => "ipv4",

@@ -28,6 +28,9 @@ pub struct Connections {
     pub connect: Phase,
     /// Every successful TLS handshake (count 0 without TLS).
     pub tls: Phase,
+    /// Every CONNECT tunnel through --proxy, from the request to the proxy's 2xx (count 0
+    /// without one).
+    pub proxy: Phase,
     /// TLS handshakes that resumed an earlier session.
     pub tls_resumed: u64,
     /// Connections opened speaking HTTP/1.1 and HTTP/2.
@@ -60,6 +63,7 @@ pub fn connections(plan: &Plan, run: &RunOutput) -> Connections {
         not_opened: s.not_opened,
         connect: Phase::of(&s.connect),
         tls: Phase::of(&s.tls),
+        proxy: Phase::of(&s.proxy),
         tls_resumed: s.conns.tls_resumed,
         http1: s.conns.h1,
         http2: s.conns.h2,

@@ -59,6 +59,8 @@ pub struct Stats {
     pub connect: Hist,
     /// Every successful TLS handshake.
     pub tls: Hist,
+    /// Every CONNECT tunnel a proxy opened (--proxy to https:// or with HTTP/2).
+    pub proxy: Hist,
     /// Open model: completion - actual send (service time), and actual send - intended time
     /// (send lag), ns.
     pub service: Hist,
@@ -215,6 +217,7 @@ impl Default for Stats {
             read: Hist::new(),
             connect: Hist::new(),
             tls: Hist::new(),
+            proxy: Hist::new(),
             service: Hist::new(),
             lag: Hist::new(),
             scheduled: 0,
@@ -305,6 +308,7 @@ impl AddAssign<&Stats> for Stats {
         self.read += &o.read;
         self.connect += &o.connect;
         self.tls += &o.tls;
+        self.proxy += &o.proxy;
         self.service += &o.service;
         self.lag += &o.lag;
         self.scheduled += o.scheduled;

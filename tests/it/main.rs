@@ -13,6 +13,7 @@ mod limits;
 mod nginx;
 mod open;
 mod pki;
+mod proxy;
 mod release;
 mod route;
 mod save;
