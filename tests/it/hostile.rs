@@ -950,3 +950,54 @@ fn h2_refusing_every_stream_still_ends_a_count_run() {
     assert_eq!(summary.requests.failed, 4, "{:?}", summary.requests);
     assert_eq!(summary.requests.retried, 12, "{:?}", summary.requests);
 }
+
+/// A plan for `https://127.0.0.1:1/` through `server` as its proxy: every connection asks it for
+/// a tunnel first.
+fn through(server: &Scripted, n: u64, c: u32) -> Plan {
+    let mut p = plan("https://127.0.0.1:1/", c, requests(n));
+    p.tls.insecure = true;
+    p.route.proxy = Some(server.url().trim_end_matches('/').parse().unwrap());
+    p
+}
+
+/// Reads a CONNECT request (its head), then does what `after` says.
+fn proxy(after: fn(&mut Peer)) -> impl Fn(&mut Peer) + Send + Sync + 'static {
+    move |p| {
+        if p.read_request().is_some() {
+            after(p);
+        }
+    }
+}
+
+#[test]
+fn a_proxy_that_never_answers_connect_is_a_connect_timeout() {
+    let s = Scripted::start(proxy(|p| {
+        let mut rest = Vec::new();
+        let _ = p.stream.read_to_end(&mut rest);
+    }));
+    expect(through(&s, 4, 2), Done::None, &[Failure::Connect]);
+}
+
+#[test]
+fn a_proxy_that_refuses_garbles_or_drops_the_tunnel() {
+    for reply in [
+        &b"HTTP/1.1 403 Forbidden\r\n\r\n"[..],
+        b"SSH-2.0-OpenSSH\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\n",
+        b"",
+    ] {
+        let s = Scripted::start(move |p| {
+            if p.read_request().is_some() {
+                p.write(reply);
+            }
+        });
+        expect(through(&s, 4, 2), Done::None, &[Failure::Connect]);
+    }
+    // A head that never ends is cut off, not read forever.
+    let s = Scripted::start(proxy(|p| {
+        p.write(b"HTTP/1.1 200 OK\r\n");
+        let filler = [b'x'; 1024];
+        while p.write(b"X-Filler: ") && p.write(&filler) && p.write(b"\r\n") {}
+    }));
+    expect(through(&s, 4, 2), Done::None, &[Failure::Connect]);
+}
