@@ -9,7 +9,7 @@ use std::process::{Child, Command};
 
 use serde_json::Value;
 
-use crate::support::{free_addr, have, spawn_listening};
+use crate::support::{free_addr, have, spate_json, spawn_listening};
 
 /// nginx in the foreground on a free loopback port, with `server` as its server block's body.
 pub struct Nginx {
@@ -122,19 +122,10 @@ fn http2_graceful_goaway_costs_no_request() {
 
 /// spate's JSON for `-n 2000 -c 4 ARGS` against `url`.
 fn json_run(url: &str, args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_spate"))
-        .args(["-n", "2000", "-c", "4", "--no-progress", "--format", "json"])
-        .args(args)
-        .arg(url)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut all = vec!["-n", "2000", "-c", "4"];
+    all.extend_from_slice(args);
+    all.push(url);
+    spate_json(&all)
 }
 
 #[test]

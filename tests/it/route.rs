@@ -2,31 +2,11 @@
 //! to another address (nginx logs both), `--unix-socket` carries HTTP/1.1 and h2c with exact
 //! counts in nginx's access log, and bad routes stop before anything is sent.
 
-use std::process::{Command, Output};
-
-use serde_json::Value;
+use std::process::Command;
 
 use crate::nginx::Nginx;
 use crate::pki::Pki;
-use crate::support::{free_addr, have};
-
-fn spate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spate"))
-        .args(["--no-progress", "--format", "json"])
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn ok(out: &Output) -> Value {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use crate::support::{free_addr, have, spate_json};
 
 /// An nginx that logs the Host header and the TLS server name of every request.
 const LOG: &str =
@@ -51,15 +31,7 @@ fn connect_to_keeps_the_urls_host_header() {
         "backend.spate.test:{elsewhere}:127.0.0.1:{}",
         nginx.addr.port()
     );
-    let doc = ok(&spate(&[
-        "-n",
-        "200",
-        "-c",
-        "4",
-        "--connect-to",
-        &rule,
-        &url,
-    ]));
+    let doc = spate_json(&["-n", "200", "-c", "4", "--connect-to", &rule, &url]);
     assert_eq!(doc["requests"]["completed"], 200);
     let to = format!("127.0.0.1:{}", nginx.addr.port());
     assert_eq!(doc["config"]["connected_to"], to.as_str());
@@ -88,7 +60,7 @@ fn connect_to_keeps_the_tls_server_name() {
     let url = format!("https://other.test:{port}/");
     let rule = "other.test::127.0.0.1:";
     let ca = pki.dir.join("ca.pem");
-    let doc = ok(&spate(&[
+    let doc = spate_json(&[
         "-n",
         "50",
         "-c",
@@ -98,7 +70,7 @@ fn connect_to_keeps_the_tls_server_name() {
         "--connect-to",
         rule,
         &url,
-    ]));
+    ]);
     assert_eq!(doc["requests"]["completed"], 50);
     assert_eq!(doc["config"]["tls"], "verified");
     let lines = nginx.log("route.log");
@@ -123,7 +95,7 @@ fn unix_socket_carries_http1_and_h2c_with_exact_counts() {
     );
     let h1 = nginx.dir.join("h1.sock");
     let h2 = nginx.dir.join("h2.sock");
-    let doc = ok(&spate(&[
+    let doc = spate_json(&[
         "-n",
         "300",
         "-c",
@@ -131,12 +103,12 @@ fn unix_socket_carries_http1_and_h2c_with_exact_counts() {
         "--unix-socket",
         h1.to_str().unwrap(),
         "http://sidecar.local/",
-    ]));
+    ]);
     assert_eq!(doc["requests"]["completed"], 300);
     assert_eq!(doc["connections"]["http1"], 3);
     let to = format!("unix:{}", h1.display());
     assert_eq!(doc["config"]["connected_to"], to.as_str());
-    let doc = ok(&spate(&[
+    let doc = spate_json(&[
         "-n",
         "400",
         "-c",
@@ -147,7 +119,7 @@ fn unix_socket_carries_http1_and_h2c_with_exact_counts() {
         "--unix-socket",
         h2.to_str().unwrap(),
         "http://sidecar.local/",
-    ]));
+    ]);
     assert_eq!(doc["requests"]["completed"], 400);
     assert_eq!(doc["connections"]["http2"], 2);
     let lines = nginx.log("route.log");

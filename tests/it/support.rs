@@ -187,6 +187,21 @@ pub fn spate(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Runs `spate --no-progress --format json ARGS`, which must exit 0 (its stderr is shown if not),
+/// and returns the JSON result.
+pub fn spate_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--no-progress", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = spate(&all);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Whether the program `name` (from a Debian package) runs here, for a test that needs it. Under
 /// SPATE_REQUIRE_TOOLS=1 (CI installs them all) a missing one fails the test; elsewhere the test
 /// says it was skipped.
