@@ -144,6 +144,12 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
     for note in &show.notes {
         say(note);
     }
+    // A failed look is shown and the run goes on: its own report says what the load met.
+    if show.verbose {
+        match crate::verbose::exchange(plan) {
+            Ok(text) | Err(text) => eprint!("{text}"),
+        }
+    }
     let mode = display_mode(show);
     let control = Arc::new(match mode {
         Mode::Off => Control::new(),

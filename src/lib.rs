@@ -33,3 +33,4 @@ pub mod target;
 pub mod timer;
 pub mod ui;
 pub mod units;
+pub mod verbose;

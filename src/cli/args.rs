@@ -262,6 +262,11 @@ pub struct RunArgs {
     #[arg(long = "latency")]
     pub latency: bool,
 
+    /// Before the load, send one request on a connection of its own and show it and the answer
+    /// on stderr as curl -v does (credentials masked); it is not counted.
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
+
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -59,6 +59,8 @@ pub struct Show {
     pub progress: bool,
     /// Lines about the command line to print before the run (a flag that has no effect).
     pub notes: Vec<String>,
+    /// `-v`: show one exchange on stderr before the run.
+    pub verbose: bool,
 }
 
 /// The command line ended before anything ran: help, version, or an error.
@@ -233,6 +235,7 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
         },
         progress: !o.no_progress,
         notes: Vec::new(),
+        verbose: false,
     })
 }
 
@@ -380,6 +383,7 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
     }
     let mut show = show(a.output)?;
     show.notes = notes;
+    show.verbose = a.verbose;
     Ok(Command::Run {
         plan: Box::new(plan),
         show,

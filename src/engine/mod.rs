@@ -27,7 +27,8 @@ use crate::plan::{Plan, PlanError, Protocol, Stop};
 use crate::proto::h2 as lane_h2;
 use crate::request;
 use crate::stats::{Failure, NotOpened, RunOutput};
-use shared::{LaneChoice, Limit, Setup};
+pub use shared::LaneChoice;
+use shared::{Limit, Setup};
 use thread::{Finished, Go, Paced, Ready};
 
 pub use control::Control;
@@ -84,6 +85,35 @@ impl RunError {
     }
 }
 
+/// Which protocol the connections of `plan` speak, or how they choose it.
+pub fn lane_choice(plan: &Plan) -> LaneChoice {
+    match (plan.protocol, plan.target.tls) {
+        (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
+        (Protocol::Http2, _) => LaneChoice::Http2,
+        (Protocol::Auto, true) => LaneChoice::Alpn,
+    }
+}
+
+/// The TLS client of `plan`'s connections (ALPN as the lane choice says); `None` without TLS.
+pub fn tls_client(plan: &Plan) -> Result<Option<TlsClient>, TlsSetupError> {
+    if !plan.target.tls {
+        return Ok(None);
+    }
+    let alpn: Vec<Vec<u8>> = match lane_choice(plan) {
+        LaneChoice::Http1 => vec![b"http/1.1".to_vec()],
+        LaneChoice::Http2 => vec![b"h2".to_vec()],
+        LaneChoice::Alpn => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+    };
+    let settings = ClientSettings {
+        insecure: plan.tls.insecure,
+        cacert: plan.tls.cacert.as_deref(),
+        cert: plan.tls.cert.as_deref(),
+        key: plan.tls.key.as_deref(),
+        alpn,
+    };
+    Ok(Some(TlsClient::new(&plan.target.host, &settings)?))
+}
+
 /// Runs `plan` to its end, with no display and no way to stop it early.
 pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
     run_with(plan, &Control::new())
@@ -100,28 +130,8 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     let dns = t.elapsed();
 
     let threads = plan.effective_threads() as usize;
-    let lane = match (plan.protocol, plan.target.tls) {
-        (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
-        (Protocol::Http2, _) => LaneChoice::Http2,
-        (Protocol::Auto, true) => LaneChoice::Alpn,
-    };
-    let tls = if plan.target.tls {
-        let alpn: Vec<Vec<u8>> = match lane {
-            LaneChoice::Http1 => vec![b"http/1.1".to_vec()],
-            LaneChoice::Http2 => vec![b"h2".to_vec()],
-            LaneChoice::Alpn => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
-        };
-        let settings = ClientSettings {
-            insecure: plan.tls.insecure,
-            cacert: plan.tls.cacert.as_deref(),
-            cert: plan.tls.cert.as_deref(),
-            key: plan.tls.key.as_deref(),
-            alpn,
-        };
-        Some(TlsClient::new(&plan.target.host, &settings)?)
-    } else {
-        None
-    };
+    let lane = lane_choice(plan);
+    let tls = tls_client(plan)?;
     let connecting = Instant::now();
     let setup = Setup {
         request: request::h1_bytes(plan),

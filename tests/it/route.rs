@@ -175,3 +175,78 @@ fn bad_routes_stop_with_one_line_and_exit_2() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn verbose_shows_one_exchange_masked_and_does_not_count_it() {
+    if !have("nginx") {
+        return;
+    }
+    let nginx = Nginx::start(
+        "verbose",
+        "",
+        LOG,
+        "listen unix:{dir}/h2.sock http2; location / { return 200 \"ok from nginx\\n\"; }",
+    );
+    let url = format!("http://{}/", nginx.addr);
+    let out = Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args([
+            "-v",
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "--no-progress",
+            "--format",
+            "json",
+        ])
+        .args(["-a", "user:s3cret", "-H", "X-Trace: 7", &url])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for line in [
+        "> GET / HTTP/1.1\n",
+        &format!("> Host: {}\n", nginx.addr),
+        "> Authorization: ***\n",
+        "> X-Trace: 7\n",
+        "< HTTP/1.1 200 OK\n",
+        "< ok from nginx\n",
+    ] {
+        assert!(err.contains(line), "{line:?} in:\n{err}");
+    }
+    assert!(
+        !err.contains("s3cret") && !err.contains("dXNlcjpzM2NyZXQ="),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["requests"]["completed"], 20, "the look is not counted");
+    // HTTP/2 over the Unix socket: the fields as HTTP/2 sends them, and nginx's answer.
+    let sock = nginx.dir.join("h2.sock");
+    let out = Command::new(env!("CARGO_BIN_EXE_spate"))
+        .args([
+            "-v",
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "--http2",
+            "--no-progress",
+            "--unix-socket",
+        ])
+        .arg(&sock)
+        .arg("http://sidecar.local/")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for line in [
+        "> :method: GET\n",
+        "> :authority: sidecar.local\n",
+        "< :status: 200\n",
+        "< ok from nginx\n",
+    ] {
+        assert!(err.contains(line), "{line:?} in:\n{err}");
+    }
+    // Twenty and five counted, plus one look each.
+    assert_eq!(nginx.log("route.log").len(), 27);
+}

@@ -1,0 +1,248 @@
+//! `-v`: one exchange before the run, on a connection of its own made as the run's are (route,
+//! proxy, TLS, protocol), shown on stderr as curl -v shows it: the request head, the response
+//! head and the first bytes of the body, credentials masked. Never part of the run's numbers.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::engine::{LaneChoice, lane_choice, tls_client};
+use crate::net::{self, Socket, Stream};
+use crate::plan::Plan;
+use crate::redact::{MASK, is_sensitive};
+use crate::request;
+
+/// How much of the response body is shown.
+const BODY_SHOWN: usize = 256;
+/// The longest response head read.
+const HEAD_MAX: usize = 64 * 1024;
+
+/// The exchange as text (each line prefixed as curl does: `*` spate, `>` sent, `<` received), or
+/// why it failed, as far as it came.
+pub fn exchange(plan: &Plan) -> Result<String, String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    let limit = plan.connect_timeout + plan.timeout;
+    let r = rt.block_on(async {
+        match tokio::time::timeout(limit, run(plan, &mut out)).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("no complete answer within {limit:?}")),
+        }
+    });
+    match r {
+        Ok(()) => Ok(out),
+        Err(e) => Err(format!("{out}* {e}\n")),
+    }
+}
+
+async fn run(plan: &Plan, out: &mut String) -> Result<(), String> {
+    let endpoint = plan
+        .route
+        .resolve(&plan.target)
+        .map_err(|e| e.to_string())?;
+    let (socket, _) = net::open(&endpoint, 0)
+        .await
+        .map_err(|e| format!("cannot connect to {}: {e}", endpoint.describe()))?;
+    let _ = writeln!(out, "* connected to {}", endpoint.describe());
+    let socket = match (socket, request::tunnel_bytes(plan)) {
+        (Socket::Tcp(mut tcp), Some(connect)) => {
+            net::tunnel(&mut tcp, &connect).await?;
+            let _ = writeln!(
+                out,
+                "* the proxy opened a tunnel to {}",
+                plan.target.authority()
+            );
+            Socket::Tcp(tcp)
+        }
+        (s, _) => s,
+    };
+    let tls = tls_client(plan).map_err(|e| e.to_string())?;
+    let (stream, alpn_h2) = match (socket, tls) {
+        (Socket::Tcp(tcp), Some(tls)) => {
+            let (s, negotiated) = tls
+                .handshake(tcp)
+                .await
+                .map_err(|e| net::describe_tls_io(&e, true).unwrap_or_else(|| e.to_string()))?;
+            let _ = writeln!(
+                out,
+                "* TLS handshake done (certificate {})",
+                match plan.tls.insecure {
+                    true => "NOT verified: --insecure",
+                    false => "verified",
+                }
+            );
+            (Stream::tls(s), negotiated.h2)
+        }
+        (Socket::Tcp(tcp), None) => (Stream::Tcp(tcp), false),
+        (Socket::Unix(u), _) => (Stream::unix(u), false),
+    };
+    match lane_choice(plan) {
+        LaneChoice::Http2 => h2(plan, stream, out).await,
+        LaneChoice::Alpn if alpn_h2 => h2(plan, stream, out).await,
+        _ => h1(plan, stream, out).await,
+    }
+}
+
+/// `text` with bytes that are not printable ASCII as `\xNN`, and at most `BODY_SHOWN` of them.
+fn printable(bytes: &[u8]) -> String {
+    let mut s = String::new();
+    let bytes = &bytes[..bytes.len().min(BODY_SHOWN)];
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    for &b in bytes {
+        match b {
+            b'\n' => s.push_str("\n< "),
+            b' '..=b'~' => s.push(char::from(b)),
+            _ => {
+                let _ = write!(s, "\\x{b:02x}");
+            }
+        }
+    }
+    s
+}
+
+/// One header line as shown: a secret's value masked.
+fn shown(name: &str, value: &str) -> String {
+    match is_sensitive(name) {
+        true => format!("{name}: {MASK}"),
+        false => format!("{name}: {value}"),
+    }
+}
+
+/// A message head's lines, each after `prefix`, secrets masked, ending with the bare prefix
+/// for the blank line that ends a head.
+fn head_lines(head: &[u8], prefix: &str, out: &mut String) {
+    let text = String::from_utf8_lossy(head);
+    for line in text.trim_end_matches("\r\n").split("\r\n") {
+        let line = match line.split_once(": ") {
+            Some((n, v)) => shown(n, v),
+            None => line.to_string(),
+        };
+        let _ = writeln!(out, "{prefix}{line}");
+    }
+    let _ = writeln!(out, "{}", prefix.trim_end());
+}
+
+async fn h1(plan: &Plan, mut stream: Stream, out: &mut String) -> Result<(), String> {
+    let bytes = request::h1_bytes(plan);
+    let head_end = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(bytes.len(), |i| i + 4);
+    head_lines(&bytes[..head_end], "> ", out);
+    if head_end < bytes.len() {
+        let _ = writeln!(out, "> ({} bytes of body)", bytes.len() - head_end);
+    }
+    stream
+        .write_all(&bytes)
+        .await
+        .map_err(|e| format!("writing the request: {e}"))?;
+    stream
+        .flush()
+        .await
+        .map_err(|e| format!("writing the request: {e}"))?;
+    let mut got = Vec::with_capacity(4096);
+    let end = loop {
+        if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        if got.len() > HEAD_MAX {
+            return Err("the response head is over 64 KiB".into());
+        }
+        let mut buf = [0u8; 4096];
+        match stream.read(&mut buf).await {
+            Ok(0) => {
+                return Err("the server closed the connection before a whole response head".into());
+            }
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) => return Err(format!("reading the response: {e}")),
+        }
+    };
+    head_lines(&got[..end], "< ", out);
+    if end < got.len() {
+        let _ = writeln!(out, "< {}", printable(&got[end..]));
+    }
+    Ok(())
+}
+
+async fn h2(plan: &Plan, stream: Stream, out: &mut String) -> Result<(), String> {
+    let prepared = request::h2_prepared(plan)?;
+    let (mut client, connection) = h2::client::handshake(stream)
+        .await
+        .map_err(|e| format!("the HTTP/2 handshake failed: {e}"))?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let mut req = http::Request::builder();
+    let (mut method, mut authority, mut path) = ("GET".to_string(), String::new(), "/".to_string());
+    for (n, v) in prepared.fields.iter() {
+        let (n, v) = (String::from_utf8_lossy(n), String::from_utf8_lossy(v));
+        let _ = writeln!(out, "> {}", shown(&n, &v));
+        match &*n {
+            ":method" => method = v.into_owned(),
+            ":authority" => authority = v.into_owned(),
+            ":path" => path = v.into_owned(),
+            _ if n.starts_with(':') => {}
+            _ => req = req.header(&*n, &*v),
+        }
+    }
+    if !prepared.body.is_empty() {
+        let _ = writeln!(out, "> ({} bytes of body)", prepared.body.len());
+    }
+    let uri = format!("{}://{authority}{path}", plan.target.scheme());
+    let req = req
+        .method(method.as_str())
+        .uri(uri)
+        .body(())
+        .map_err(|e| e.to_string())?;
+    let (response, mut send) = client
+        .send_request(req, prepared.body.is_empty())
+        .map_err(|e| format!("sending the request: {e}"))?;
+    if !prepared.body.is_empty() {
+        send.send_data(prepared.body.clone(), true)
+            .map_err(|e| format!("sending the body: {e}"))?;
+    }
+    let response = response
+        .await
+        .map_err(|e| format!("reading the response: {e}"))?;
+    let _ = writeln!(out, "< :status: {}", response.status().as_u16());
+    for (n, v) in response.headers() {
+        let _ = writeln!(
+            out,
+            "< {}",
+            shown(n.as_str(), &String::from_utf8_lossy(v.as_bytes()))
+        );
+    }
+    let mut body = response.into_body();
+    if let Some(Ok(data)) = body.data().await {
+        let _ = body.flow_control().release_capacity(data.len());
+        let _ = writeln!(out, "< {}", printable(&data));
+    }
+    // The connection task ends with the runtime; the server sees the close.
+    tokio::time::sleep(Duration::ZERO).await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_masked_and_bytes_escaped() {
+        assert_eq!(shown("Authorization", "Basic dTpw"), "Authorization: ***");
+        assert_eq!(shown("x-api", "v"), "x-api: v");
+        assert_eq!(printable(b"ok\n\x00\xff"), "ok\n< \\x00\\xff");
+        assert_eq!(printable(&[b'a'; 1000]).len(), BODY_SHOWN);
+        assert_eq!(
+            printable(b"hello\n"),
+            "hello",
+            "a last line break is not a line"
+        );
+        let mut out = String::new();
+        head_lines(b"GET / HTTP/1.1\r\nCookie: a=b\r\n\r\n", "> ", &mut out);
+        assert_eq!(out, "> GET / HTTP/1.1\n> Cookie: ***\n>\n");
+    }
+}
