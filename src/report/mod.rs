@@ -5,6 +5,7 @@ mod colour;
 mod csv;
 mod format;
 mod json;
+mod latency;
 pub mod save;
 mod text;
 mod timing;

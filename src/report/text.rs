@@ -1,17 +1,16 @@
 //! The text report, in this order: summary, schedule, latency distribution, histogram and level
-//! legend, status codes, errors, phases, connections, insight, thresholds (the timing tables are
-//! in `timing`). Rendered from a `Summary`; colour is optional and never carries information the
+//! legend, status codes, errors, phases, connections, insight, thresholds (the latency tables
+//! are in `latency`, the timing tables in `timing`). Rendered from a `Summary`; colour is optional and never carries information the
 //! words do not also carry.
 
 use std::fmt::Write as _;
 
 use super::colour::Palette;
 use super::format::{bytes, count, counted, millis, per_second as rate};
+use super::latency::{histogram, legend, percentiles};
 use super::timing::{phases_and_connections, schedule};
-use crate::analysis::{LevelMode, Levels};
 use crate::stats::Summary;
 
-const BAR_WIDTH: usize = 20;
 /// Insight sentences are wrapped to this width, plus a 4-column indent: every line of the report
 /// fits in 80 columns.
 const WRAP: usize = 76;
@@ -225,129 +224,6 @@ fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
             millis(s.config.warmup_s * 1e3),
             count(s.config.warmup_requests)
         )?;
-    }
-    Ok(())
-}
-
-/// The level name of a latency, or "" without levels.
-fn level_of(levels: Option<&Levels>, ms: f64) -> Option<usize> {
-    levels.map(|l| l.level_of(ms))
-}
-
-fn percentiles(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
-    let l = &s.latency;
-    let definition = if s.open_model.is_some() {
-        "open model: intended send time to last body byte"
-    } else {
-        "closed model: request start to last body byte"
-    };
-    writeln!(o, "\nLatency distribution ({definition})")?;
-    if l.count == 0 {
-        return writeln!(o, "  no completed responses");
-    }
-    for (label, v) in l.percentiles.rows() {
-        let line = format!("  {label:<7} {:>12}", opt_ms(v));
-        match (v.and_then(|ms| level_of(s.levels.as_ref(), ms)), &s.levels) {
-            // Without targets a percentile's band is itself: only the colour is shown.
-            (Some(level), Some(l)) if l.mode == LevelMode::Relative => {
-                writeln!(o, "{}", pal.level(level, &line))?
-            }
-            (Some(level), Some(l)) => writeln!(
-                o,
-                "{}",
-                pal.level(level, &format!("{line}  {}", l.names[level]))
-            )?,
-            _ => writeln!(o, "{line}")?,
-        }
-    }
-    if l.clamped > 0 {
-        writeln!(
-            o,
-            "  {} values above 1 h were counted as 1 h",
-            count(l.clamped)
-        )?;
-    }
-    Ok(())
-}
-
-fn histogram(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
-    if s.histogram.is_empty() {
-        return Ok(());
-    }
-    writeln!(o, "\nLatency histogram")?;
-    let most = s
-        .histogram
-        .iter()
-        .map(|b| b.count)
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    for b in &s.histogram {
-        let width = (b.count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
-        let share = 100.0 * b.count as f64 / s.latency.count.max(1) as f64;
-        // A bin too small for half a cell still shows, as a sliver, so that it neither
-        // vanishes nor looks like one that fills a cell.
-        let bar = match (b.count, width) {
-            (0, _) => String::new(),
-            (_, 0) => ".".into(),
-            (_, w) => "#".repeat(w),
-        };
-        let bar = format!("{bar:<BAR_WIDTH$}");
-        // A bin takes the level of its geometric middle.
-        let level = level_of(s.levels.as_ref(), (b.from_ms * b.to_ms).sqrt());
-        let (bar, name) = match (level, &s.levels) {
-            (Some(i), Some(l)) => (pal.level(i, &bar), l.names[i].as_str()),
-            _ => (bar, ""),
-        };
-        writeln!(
-            o,
-            "  {:>10} .. {:>10} |{bar}| {:>10} {share:6.2}% {name}",
-            millis(b.from_ms),
-            millis(b.to_ms),
-            count(b.count),
-        )?;
-    }
-    Ok(())
-}
-
-fn legend(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
-    let Some(levels) = &s.levels else {
-        return Ok(());
-    };
-    let bounds: Vec<String> = levels.bounds_ms.iter().map(|&b| millis(b)).collect();
-    // Every value column as wide as its widest value, so that no value breaks the table.
-    let w = bounds.iter().map(String::len).max().unwrap_or(0);
-    let bound = |i: usize| &bounds[i.min(9)];
-    match levels.mode {
-        LevelMode::Relative => {
-            writeln!(
-                o,
-                "\nBands of this run's percentiles (--slo targets make them levels)"
-            )?;
-            // Two bands a line: 2 + 2 x (10 + 1 + 10) + 4 columns at most.
-            let cell = |i: usize| format!("{:<10} {:>w$}", levels.names[i], bound(i));
-            for i in (0..11).step_by(2) {
-                let left = pal.level(i, &cell(i));
-                match i + 1 < 11 {
-                    true => writeln!(o, "  {left}    {}", pal.level(i + 1, &cell(i + 1)))?,
-                    false => writeln!(o, "  {left}")?,
-                }
-            }
-        }
-        LevelMode::Slo => {
-            writeln!(
-                o,
-                "\nLevels (from the --slo targets, the run's percentiles elsewhere)"
-            )?;
-            for i in 0..11 {
-                let (op, basis) = match i < 10 {
-                    true => ("<=", levels.basis[i].as_str()),
-                    false => (" >", ""),
-                };
-                let line = format!("{:<10} {op} {:>w$}  {basis}", levels.names[i], bound(i));
-                writeln!(o, "  {}", pal.level(i, line.trim_end()))?;
-            }
-        }
     }
     Ok(())
 }
