@@ -9,6 +9,7 @@ mod cpu;
 mod drive;
 mod h1_conn;
 mod limits;
+mod open;
 mod pace;
 mod shared;
 mod slot;

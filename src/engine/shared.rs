@@ -1,7 +1,7 @@
 //! What the connections of one thread share: the prepared request, the stop rule, the slots the
-//! sweeper watches, the read space (buffer and head memory), the thread's `Stats`, and opening a
-//! connection (TCP, TLS, then the lane the server agreed to). Single-threaded by construction
-//! (`Rc`, `Cell`, `RefCell`): nothing here is locked or atomic.
+//! sweeper watches, the read space (buffer and head memory), the thread's `Stats` (opening a
+//! connection is in `open`). Single-threaded by construction (`Rc`, `Cell`, `RefCell`): nothing
+//! here is locked or atomic.
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::future::poll_fn;
@@ -15,15 +15,14 @@ use bytes::Bytes;
 
 use super::backoff::Backoffs;
 use super::pace::{Pacer, Take};
-use super::slot::{ConnectPhase, Slot};
+use super::slot::Slot;
 use super::tasks::Spawner;
 use crate::clock::Tick;
-use crate::net::{self, Socket, Stream, TlsClient};
+use crate::net::TlsClient;
 use crate::proto::h1::{Conn, ReadSpace};
-use crate::proto::h2::{self as lane_h2, Counted, Counters as ByteCounters, Lane, Prepared};
-use crate::proto::{Cause, Fail};
+use crate::proto::h2::{self as lane_h2, Counters as ByteCounters, Lane, Prepared};
 use crate::route::Endpoint;
-use crate::stats::{Counters, Failure, Live, LiveHist, Stats, is_fd_exhaustion};
+use crate::stats::{Counters, Failure, Live, LiveHist, Stats};
 
 /// Size of the per-thread read buffer every HTTP/1.1 connection of the thread reads into.
 const READ_BYTES: usize = 64 * 1024;
@@ -107,7 +106,7 @@ pub struct Admitted {
 
 /// Counts open connections: dropped with the connection, whichever path drops it.
 #[derive(Debug)]
-pub struct OpenGuard(Rc<Cell<u64>>);
+pub struct OpenGuard(pub(super) Rc<Cell<u64>>);
 
 impl Drop for OpenGuard {
     fn drop(&mut self) {
@@ -118,7 +117,7 @@ impl Drop for OpenGuard {
 /// An open HTTP/1.1 connection.
 pub struct OpenConn {
     pub conn: Conn,
-    _open: OpenGuard,
+    pub(super) _open: OpenGuard,
 }
 
 /// An open HTTP/2 connection: the handle that starts streams. The connection itself runs as a
@@ -166,13 +165,13 @@ pub struct Shared {
     /// When the thread got the start signal (pauses before it are not the run's).
     pub started: Cell<Option<Instant>>,
     /// Connections open right now.
-    open: Rc<Cell<u64>>,
+    pub(super) open: Rc<Cell<u64>>,
     /// Tasks that run beside the connections: sweeper, pacer, HTTP/2 connection drivers.
     pub tasks: Spawner,
     /// Connections waiting between failed connects, for the sweeper to wake.
     pub backoffs: Backoffs,
     /// Index into `addrs` of the address that accepted last.
-    preferred: Cell<usize>,
+    pub(super) preferred: Cell<usize>,
     /// `setup.timeout` in ns, for the check on every completed response.
     pub timeout_ns: u64,
 }
@@ -312,142 +311,6 @@ impl Shared {
     /// Whether attempts are a fixed number (count mode) rather than a time.
     pub fn counts_down(&self) -> bool {
         matches!(self.limit.get(), Limit::Budget(_))
-    }
-
-    /// Opens a connection: TCP (timed), TLS (timed apart, resumption counted), then the lane the
-    /// server agreed to, marking on `slot` how far it came. `reconnect` says it replaces one that
-    /// closed mid-run.
-    pub async fn open(&self, reconnect: bool, slot: &Slot) -> Result<Connected, Fail> {
-        let start = Instant::now();
-        let socket = match net::open(&self.setup.endpoint, self.preferred.get()).await {
-            Ok((socket, i)) => {
-                self.preferred.set(i);
-                self.stats
-                    .borrow_mut()
-                    .connect
-                    .record_duration(start.elapsed());
-                socket
-            }
-            Err(e) => {
-                let mut s = self.stats.borrow_mut();
-                s.connect_failed(|| e.to_string());
-                if is_fd_exhaustion(&e) {
-                    s.fd_exhausted += 1;
-                }
-                return Err(Fail {
-                    class: Failure::of_connect(&e),
-                    cause: Cause::Io(e),
-                });
-            }
-        };
-        let socket = match (socket, &self.setup.tunnel) {
-            (Socket::Tcp(mut tcp), Some(connect)) => {
-                let t = Instant::now();
-                slot.connect_reached(ConnectPhase::Proxy);
-                if let Err(why) = net::tunnel(&mut tcp, connect).await {
-                    let fail = Fail {
-                        class: Failure::Connect,
-                        cause: Cause::Message(why),
-                    };
-                    self.stats.borrow_mut().connect_failed(|| fail.to_string());
-                    return Err(fail);
-                }
-                self.stats.borrow_mut().proxy.record_duration(t.elapsed());
-                Socket::Tcp(tcp)
-            }
-            (socket, _) => socket,
-        };
-        let (stream, alpn_h2) = match (socket, &self.setup.tls) {
-            (Socket::Tcp(tcp), None) => (Stream::Tcp(tcp), false),
-            // The plan refuses TLS over a Unix socket.
-            (Socket::Unix(unix), _) => (Stream::unix(unix), false),
-            (Socket::Tcp(tcp), Some(tls)) => {
-                let t = Instant::now();
-                slot.connect_reached(ConnectPhase::Tls);
-                match tls.handshake(tcp).await {
-                    Ok((stream, negotiated)) => {
-                        let mut s = self.stats.borrow_mut();
-                        s.tls.record_duration(t.elapsed());
-                        s.conns.tls_resumed += u64::from(negotiated.resumed);
-                        (Stream::tls(stream), negotiated.h2)
-                    }
-                    Err(e) => {
-                        // Whatever ended the handshake (an alert, a close, a reset), the
-                        // connection failed at TLS.
-                        let cause = match net::describe_tls_io(&e, true) {
-                            Some(words) => Cause::Message(words),
-                            None => Cause::Io(e),
-                        };
-                        let fail = Fail {
-                            class: Failure::Tls,
-                            cause,
-                        };
-                        self.stats.borrow_mut().connect_failed(|| fail.to_string());
-                        return Err(fail);
-                    }
-                }
-            }
-        };
-        let h2 = match self.setup.lane {
-            LaneChoice::Http1 => false,
-            LaneChoice::Alpn => alpn_h2,
-            LaneChoice::Http2 if self.setup.tls.is_some() && !alpn_h2 => {
-                let fail = Fail {
-                    class: Failure::H2,
-                    cause: Cause::Other("--http2: the server did not agree to h2 with ALPN"),
-                };
-                self.stats.borrow_mut().connect_failed(|| fail.to_string());
-                return Err(fail);
-            }
-            LaneChoice::Http2 => true,
-        };
-        let connected = if h2 {
-            slot.connect_reached(ConnectPhase::H2Handshake);
-            match self.open_h2(stream).await {
-                Ok(open) => Connected::H2(open),
-                Err(fail) => {
-                    self.stats.borrow_mut().connect_failed(|| fail.to_string());
-                    return Err(fail);
-                }
-            }
-        } else {
-            Connected::H1(OpenConn {
-                conn: Conn::new(stream),
-                _open: self.guard(),
-            })
-        };
-        let mut s = self.stats.borrow_mut();
-        if reconnect {
-            s.conns.reconnects += 1;
-        } else {
-            s.conns.established += 1;
-        }
-        match connected {
-            Connected::H1(_) => s.conns.h1 += 1,
-            Connected::H2(_) => s.conns.h2 += 1,
-        }
-        Ok(connected)
-    }
-
-    /// The HTTP/2 handshake, the connection task, and the server's SETTINGS.
-    async fn open_h2(&self, stream: Stream) -> Result<OpenH2, Fail> {
-        let io = Counted::new(stream, self.h2_bytes.clone());
-        let slots = self.setup.streams.max(1);
-        let (lane, driver) =
-            lane_h2::connect(io, self.setup.h2, slots, self.setup.h2_request.clone());
-        let open = self.guard();
-        self.tasks.spawn(async move {
-            let _open = open;
-            // How it ended reaches the streams through their own outcomes.
-            driver.await;
-        });
-        let max_streams = lane.settled().await?;
-        Ok(OpenH2 { lane, max_streams })
-    }
-
-    fn guard(&self) -> OpenGuard {
-        self.open.set(self.open.get() + 1);
-        OpenGuard(self.open.clone())
     }
 
     /// Whether the outside world asked the run to stop.

@@ -1,0 +1,189 @@
+//! Opening a connection for a thread: TCP or a Unix socket (timed), the proxy's tunnel, TLS
+//! (timed apart, resumption counted), then the lane the server agreed to. Where it goes is a
+//! `Via`: the run's own destination, or (--redirect) an origin a redirect pointed to. Must not be
+//! on the static request path: a connect is rare, and that path boxes it.
+
+use std::cell::Cell;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::shared::{Connected, LaneChoice, OpenConn, OpenGuard, OpenH2, Shared};
+use super::slot::{ConnectPhase, Slot};
+use crate::net::{self, Socket, Stream, TlsClient};
+use crate::proto::h1::Conn;
+use crate::proto::h2::{self as lane_h2, Counted};
+use crate::proto::{Cause, Fail};
+use crate::route::Endpoint;
+use crate::stats::{Failure, is_fd_exhaustion};
+
+/// Where a connection goes and how.
+#[derive(Clone, Copy)]
+pub struct Via<'a> {
+    pub endpoint: &'a Endpoint,
+    /// Index into the endpoint's addresses of the one that accepted last.
+    pub preferred: &'a Cell<usize>,
+    /// The CONNECT request that opens a tunnel through --proxy, when it tunnels.
+    pub tunnel: Option<&'a Bytes>,
+    pub tls: Option<&'a TlsClient>,
+    pub lane: LaneChoice,
+}
+
+impl Shared {
+    /// The run's own destination: the URL's, wherever the route sends it.
+    pub fn via(&self) -> Via<'_> {
+        Via {
+            endpoint: &self.setup.endpoint,
+            preferred: &self.preferred,
+            tunnel: self.setup.tunnel.as_ref(),
+            tls: self.setup.tls.as_ref(),
+            lane: self.setup.lane,
+        }
+    }
+
+    /// Opens a connection to the run's own destination ([`Shared::open_via`]).
+    pub async fn open(&self, reconnect: bool, slot: &Slot) -> Result<Connected, Fail> {
+        self.open_via(self.via(), reconnect, slot).await
+    }
+
+    /// Opens a connection: TCP (timed), TLS (timed apart, resumption counted), then the lane the
+    /// server agreed to, marking on `slot` how far it came. `reconnect` says it was opened
+    /// during the run (inside a request's latency), not before the clock.
+    pub async fn open_via(
+        &self,
+        via: Via<'_>,
+        reconnect: bool,
+        slot: &Slot,
+    ) -> Result<Connected, Fail> {
+        let start = Instant::now();
+        let socket = match net::open(via.endpoint, via.preferred.get()).await {
+            Ok((socket, i)) => {
+                via.preferred.set(i);
+                self.stats
+                    .borrow_mut()
+                    .connect
+                    .record_duration(start.elapsed());
+                socket
+            }
+            Err(e) => {
+                let mut s = self.stats.borrow_mut();
+                s.connect_failed(|| e.to_string());
+                if is_fd_exhaustion(&e) {
+                    s.fd_exhausted += 1;
+                }
+                return Err(Fail {
+                    class: Failure::of_connect(&e),
+                    cause: Cause::Io(e),
+                });
+            }
+        };
+        let socket = match (socket, via.tunnel) {
+            (Socket::Tcp(mut tcp), Some(connect)) => {
+                let t = Instant::now();
+                slot.connect_reached(ConnectPhase::Proxy);
+                if let Err(why) = net::tunnel(&mut tcp, connect).await {
+                    let fail = Fail {
+                        class: Failure::Connect,
+                        cause: Cause::Message(why),
+                    };
+                    self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                    return Err(fail);
+                }
+                self.stats.borrow_mut().proxy.record_duration(t.elapsed());
+                Socket::Tcp(tcp)
+            }
+            (socket, _) => socket,
+        };
+        let (stream, alpn_h2) = match (socket, via.tls) {
+            (Socket::Tcp(tcp), None) => (Stream::Tcp(tcp), false),
+            // The plan refuses TLS over a Unix socket.
+            (Socket::Unix(unix), _) => (Stream::unix(unix), false),
+            (Socket::Tcp(tcp), Some(tls)) => {
+                let t = Instant::now();
+                slot.connect_reached(ConnectPhase::Tls);
+                match tls.handshake(tcp).await {
+                    Ok((stream, negotiated)) => {
+                        let mut s = self.stats.borrow_mut();
+                        s.tls.record_duration(t.elapsed());
+                        s.conns.tls_resumed += u64::from(negotiated.resumed);
+                        (Stream::tls(stream), negotiated.h2)
+                    }
+                    Err(e) => {
+                        // Whatever ended the handshake (an alert, a close, a reset), the
+                        // connection failed at TLS.
+                        let cause = match net::describe_tls_io(&e, true) {
+                            Some(words) => Cause::Message(words),
+                            None => Cause::Io(e),
+                        };
+                        let fail = Fail {
+                            class: Failure::Tls,
+                            cause,
+                        };
+                        self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                        return Err(fail);
+                    }
+                }
+            }
+        };
+        let h2 = match via.lane {
+            LaneChoice::Http1 => false,
+            LaneChoice::Alpn => alpn_h2,
+            LaneChoice::Http2 if via.tls.is_some() && !alpn_h2 => {
+                let fail = Fail {
+                    class: Failure::H2,
+                    cause: Cause::Other("--http2: the server did not agree to h2 with ALPN"),
+                };
+                self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                return Err(fail);
+            }
+            LaneChoice::Http2 => true,
+        };
+        let connected = if h2 {
+            slot.connect_reached(ConnectPhase::H2Handshake);
+            match self.open_h2(stream).await {
+                Ok(open) => Connected::H2(open),
+                Err(fail) => {
+                    self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                    return Err(fail);
+                }
+            }
+        } else {
+            Connected::H1(OpenConn {
+                conn: Conn::new(stream),
+                _open: self.guard(),
+            })
+        };
+        let mut s = self.stats.borrow_mut();
+        if reconnect {
+            s.conns.reconnects += 1;
+        } else {
+            s.conns.established += 1;
+        }
+        match connected {
+            Connected::H1(_) => s.conns.h1 += 1,
+            Connected::H2(_) => s.conns.h2 += 1,
+        }
+        Ok(connected)
+    }
+
+    /// The HTTP/2 handshake, the connection task, and the server's SETTINGS.
+    async fn open_h2(&self, stream: Stream) -> Result<OpenH2, Fail> {
+        let io = Counted::new(stream, self.h2_bytes.clone());
+        let slots = self.setup.streams.max(1);
+        let (lane, driver) =
+            lane_h2::connect(io, self.setup.h2, slots, self.setup.h2_request.clone());
+        let open = self.guard();
+        self.tasks.spawn(async move {
+            let _open = open;
+            // How it ended reaches the streams through their own outcomes.
+            driver.await;
+        });
+        let max_streams = lane.settled().await?;
+        Ok(OpenH2 { lane, max_streams })
+    }
+
+    pub(super) fn guard(&self) -> OpenGuard {
+        self.open.set(self.open.get() + 1);
+        OpenGuard(self.open.clone())
+    }
+}
