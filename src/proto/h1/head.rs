@@ -131,6 +131,20 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseE
     }))
 }
 
+/// The first Location value of the complete head `head`, trimmed; `None` without one. Parses the
+/// head a second time: only a connection that follows redirects asks, and only for a 3xx.
+pub fn location(head: &[u8]) -> Option<&[u8]> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut res = httparse::Response::new(&mut headers);
+    let mut config = httparse::ParserConfig::default();
+    config.allow_obsolete_multiline_headers_in_responses(true);
+    config.parse_response(&mut res, head).ok()?;
+    res.headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("location"))
+        .map(|h| h.value.trim_ascii())
+}
+
 /// Content-Length is 1*DIGIT; a list of identical values ("5, 5") is accepted, as RFC 9110 allows.
 fn parse_content_length(value: &[u8]) -> Result<u64, ParseError> {
     let mut result: Option<u64> = None;
@@ -347,6 +361,17 @@ mod tests {
         assert_eq!(
             parse_head(raw.as_bytes(), false),
             Err(ParseError::Head(httparse::Error::TooManyHeaders))
+        );
+    }
+
+    #[test]
+    fn the_first_location_is_found_trimmed() {
+        let raw =
+            b"HTTP/1.1 308 Permanent\r\nServer: x\r\nLOCATION: \t/a b \r\nLocation: /2\r\n\r\n";
+        assert_eq!(location(raw), Some(&b"/a b"[..]));
+        assert_eq!(
+            location(b"HTTP/1.1 302 Found\r\nContent-Length: 0\r\n\r\n"),
+            None
         );
     }
 }

@@ -17,9 +17,9 @@ use crate::stats::Failure;
 /// One HTTP/1.1 connection.
 #[derive(Debug)]
 pub struct Conn {
-    stream: Stream,
+    pub(super) stream: Stream,
     /// Bytes read but not yet consumed: an incomplete head, or the start of a later response.
-    carry: Vec<u8>,
+    pub(super) carry: Vec<u8>,
 }
 
 /// What all connections of a thread read through, one at a time: the read buffer, and the memory
@@ -35,6 +35,14 @@ impl ReadSpace {
         ReadSpace {
             buf: vec![0; bytes].into_boxed_slice(),
             heads: HeadMemo::default(),
+        }
+    }
+
+    /// One connection's own space, which keeps the Location of redirects (--redirect).
+    pub fn capturing(bytes: usize) -> ReadSpace {
+        ReadSpace {
+            heads: HeadMemo::capturing(),
+            ..ReadSpace::new(bytes)
         }
     }
 }

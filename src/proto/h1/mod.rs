@@ -9,10 +9,11 @@ mod memo;
 #[doc(hidden)]
 pub mod props;
 mod response;
+pub mod slow_lane;
 
 pub use body::{Body, Decoded};
 pub use chunked::Chunked;
-pub use head::{Framing, Head, MAX_HEADERS, parse_head};
+pub use head::{Framing, Head, MAX_HEADERS, location, parse_head};
 pub use lane::{Conn, Exchange, ReadSpace};
 pub use memo::HeadMemo;
 pub use response::{Progress, ResponseParser};

@@ -7,11 +7,13 @@ use super::{Chunked, HeadMemo, MAX_HEAD_BYTES, ParseError, ResponseParser, parse
 use crate::proto::h1::response::feed_with_carry;
 
 /// What a stream of responses parsed to: each response (status, body bytes, keep-alive), then
-/// how the stream ended.
+/// how the stream ended; with the head memory capturing (--redirect), each complete response's
+/// Location as the memory kept it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     pub responses: Vec<(u16, u64, bool)>,
     pub end: Result<End, ParseError>,
+    pub locations: Vec<Option<Vec<u8>>>,
 }
 
 /// How a stream without a parse error ended at EOF.
@@ -48,7 +50,7 @@ pub fn splits(len: usize, seed: u64, max: usize) -> Vec<usize> {
 
 /// Parses `data` as a response stream on one connection, fed in the chunks ending at `cuts`,
 /// the way the lane does: one parser per response, the carry between reads, one memory of the
-/// last head for the stream.
+/// last head for the stream, which captures Locations as a following connection's does.
 pub fn parse_stream(data: &[u8], cuts: &[usize], head_request: bool) -> Outcome {
     parse_stream_with(data, cuts, head_request, true)
 }
@@ -56,8 +58,12 @@ pub fn parse_stream(data: &[u8], cuts: &[usize], head_request: bool) -> Outcome 
 /// [`parse_stream`], with the head memory forgotten before every feed when `remember` is false:
 /// every head is parsed.
 fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: bool) -> Outcome {
-    let mut heads = HeadMemo::default();
+    let mut heads = match remember {
+        true => HeadMemo::capturing(),
+        false => HeadMemo::default(),
+    };
     let mut responses = Vec::new();
+    let mut locations = Vec::new();
     let mut parser = ResponseParser::new(head_request);
     let mut carry = Vec::new();
     let mut started = false;
@@ -77,11 +83,16 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
                     return Outcome {
                         responses,
                         end: Err(e),
+                        locations,
                     };
                 }
                 Ok(false) => break,
                 Ok(true) => {
                     responses.push((parser.status(), parser.body_bytes(), parser.keep_alive()));
+                    if remember {
+                        locations.push(heads.location().map(<[u8]>::to_vec));
+                        heads.forget_location();
+                    }
                     parser = ResponseParser::new(head_request);
                     started = !carry.is_empty();
                     chunk = &[];
@@ -101,6 +112,9 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
     }
     let end = if parser.finish_at_eof() {
         responses.push((parser.status(), parser.body_bytes(), parser.keep_alive()));
+        if remember {
+            locations.push(heads.location().map(<[u8]>::to_vec));
+        }
         End::ClosedBody
     } else if started {
         End::Cut
@@ -110,16 +124,27 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
     Outcome {
         responses,
         end: Ok(end),
+        locations,
     }
 }
 
-/// The stream property: the same outcome whole, byte by byte and in `seed`'s splits, and with
-/// every head parsed rather than recalled.
+/// The stream property: the same outcome (Locations kept included) whole, byte by byte and in
+/// `seed`'s splits, and with every head parsed rather than recalled and nothing captured.
 pub fn check_stream(data: &[u8], seed: u64) {
     let head_request = seed & 1 == 1;
     let whole = parse_stream(data, &[], head_request);
     let parsed = parse_stream_with(data, &[], head_request, false);
-    assert_eq!(whole, parsed, "the head memory changed the outcome");
+    assert_eq!(
+        (&whole.responses, &whole.end),
+        (&parsed.responses, &parsed.end),
+        "the head memory changed the outcome"
+    );
+    for (&(status, _, _), kept) in whole.responses.iter().zip(&whole.locations) {
+        assert!(
+            kept.is_none() || (300..400).contains(&status),
+            "a Location kept for a {status}"
+        );
+    }
     for cuts in [splits(data.len(), seed, 64), splits(data.len(), 0, 1)] {
         let split = parse_stream(data, &cuts, head_request);
         assert_eq!(whole, split, "split at {cuts:?}");

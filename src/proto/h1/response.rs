@@ -338,4 +338,56 @@ mod tests {
         );
         assert_eq!(r, Err(ParseError::ChunkSize));
     }
+
+    /// Responses whose redirect target a capturing memo must keep, and what it keeps for each.
+    const LOCATED: &[u8] = b"HTTP/1.1 301 Moved\r\nLocation:  /next?a=1 \r\nContent-Length: 3\r\n\r\nabc\
+HTTP/1.1 301 Moved\r\nLocation:  /next?a=1 \r\nContent-Length: 3\r\n\r\nabc\
+HTTP/1.1 200 OK\r\nLocation: /not-a-redirect\r\nContent-Length: 0\r\n\r\n\
+HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\nHTTP/1.1 302 Found\r\nlocation: http://b:2/x\r\nLocation: /second\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nz\r\n0\r\n\r\n\
+HTTP/1.1 307 Temporary Redirect\r\nContent-Length: 0\r\n\r\n";
+    const KEPT: [Option<&[u8]>; 5] = [
+        Some(b"/next?a=1"),
+        // The same head again: recalled from the memo, not parsed, and still kept.
+        Some(b"/next?a=1"),
+        None,
+        Some(b"http://b:2/x"),
+        None,
+    ];
+
+    fn locations_with_cut(cut: usize) -> Vec<Option<Vec<u8>>> {
+        let mut reads = [&LOCATED[..cut], &LOCATED[cut..]].into_iter();
+        let mut heads = HeadMemo::capturing();
+        let mut carry = Vec::new();
+        let mut got = Vec::new();
+        for _ in 0..KEPT.len() {
+            heads.forget_location();
+            let mut p = ResponseParser::new(false);
+            let mut done =
+                !carry.is_empty() && feed_with_carry(&mut p, &mut carry, &[], &mut heads).unwrap();
+            while !done {
+                let data = reads.next().expect("ran out of input");
+                done = feed_with_carry(&mut p, &mut carry, data, &mut heads).unwrap();
+            }
+            got.push(heads.location().map(<[u8]>::to_vec));
+        }
+        got
+    }
+
+    #[test]
+    fn a_capturing_memo_keeps_each_redirects_location_however_the_bytes_are_split() {
+        let want: Vec<Option<Vec<u8>>> = KEPT.iter().map(|k| k.map(<[u8]>::to_vec)).collect();
+        for cut in 0..=LOCATED.len() {
+            assert_eq!(locations_with_cut(cut), want, "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn the_threads_shared_memo_keeps_no_location() {
+        let mut heads = HeadMemo::default();
+        let mut p = ResponseParser::new(false);
+        let mut carry = Vec::new();
+        assert!(feed_with_carry(&mut p, &mut carry, LOCATED, &mut heads).unwrap());
+        assert_eq!(p.status(), 301);
+        assert_eq!(heads.location(), None);
+    }
 }
