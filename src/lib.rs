@@ -24,6 +24,7 @@ pub mod net;
 pub mod plan;
 pub mod proto;
 pub mod redact;
+pub mod redirect;
 pub mod report;
 pub mod request;
 pub mod route;

@@ -117,6 +117,9 @@ pub struct Plan {
     pub max_lag: Option<Duration>,
     /// Requests per connection before it is closed and re-opened (`--rpc`).
     pub rpc: Option<u64>,
+    /// Redirects followed per request (`--redirect`); 0: a redirect is a response like any other.
+    #[serde(default)]
+    pub redirects: u32,
     /// Load sent but not recorded before the measurement starts (`--warmup`).
     pub warmup: Duration,
     /// Poll for events instead of sleeping (`--busy-poll`).
@@ -184,8 +187,14 @@ pub enum PlanError {
     H2Frame,
     #[error("--cert and --key go together (mTLS needs both)")]
     CertWithoutKey,
-    #[error("TLS options (--insecure, --cacert, --cert, --key) need an https:// URL")]
+    #[error(
+        "TLS options (--insecure, --cacert, --cert, --key) need an https:// URL (or --redirect, which may lead to one)"
+    )]
     TlsWithoutHttps,
+    #[error(
+        "--redirect follows redirects over HTTP/1.1 only: it cannot be combined with --http2 or --streams"
+    )]
+    RedirectH2,
     #[error(
         "--unix-socket carries HTTP/1.1 and h2c, not TLS: use an http:// URL (its host names the Host header)"
     )]
@@ -234,6 +243,7 @@ impl Plan {
             rate: None,
             max_lag: None,
             rpc: None,
+            redirects: 0,
             warmup: Duration::ZERO,
             busy_poll: false,
         }
@@ -287,6 +297,9 @@ impl Plan {
         if self.h2.streams == 0 {
             return Err(PlanError::NoStreams);
         }
+        if self.redirects > 0 && (self.protocol == Protocol::Http2 || self.h2.streams > 1) {
+            return Err(PlanError::RedirectH2);
+        }
         if self.h2.streams > 1 && !self.may_use_h2() {
             return Err(PlanError::StreamsNeedH2(self.h2.streams));
         }
@@ -323,7 +336,10 @@ impl Plan {
             return Err(PlanError::CertWithoutKey);
         }
         let t = &self.tls;
-        if !self.target.tls && (t.insecure || t.cacert.is_some() || t.cert.is_some()) {
+        if !self.target.tls
+            && self.redirects == 0
+            && (t.insecure || t.cacert.is_some() || t.cert.is_some())
+        {
             return Err(PlanError::TlsWithoutHttps);
         }
         if self.route.unix_socket.is_some() {
@@ -359,8 +375,12 @@ impl Plan {
         Ok(())
     }
 
-    /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https.
+    /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
+    /// following redirects.
     pub fn may_use_h2(&self) -> bool {
+        if self.redirects > 0 {
+            return false;
+        }
         match self.protocol {
             Protocol::Http2 => true,
             Protocol::Http1 => false,

@@ -50,6 +50,8 @@ pub struct Facts<'a> {
     pub open: Option<&'a OpenModel>,
     /// The longest time without a completion (ms) and when it began (s into the measurement).
     pub longest_gap: Option<(f64, f64)>,
+    /// Redirects followed per request at most (--redirect); 0: not followed.
+    pub redirect_limit: u32,
 }
 
 pub fn insight(f: &Facts<'_>) -> Vec<String> {
@@ -138,7 +140,7 @@ fn errors(f: &Facts<'_>, out: &mut Vec<String>) {
 }
 
 /// 3xx responses are successes to the accounting (status below 400), but not what a person who
-/// asked for the URL wanted: say that they were not followed.
+/// asked for the URL wanted: say that they were not followed, and why.
 fn redirects(f: &Facts<'_>, out: &mut Vec<String>) {
     let n: u64 = f
         .status_codes
@@ -146,13 +148,18 @@ fn redirects(f: &Facts<'_>, out: &mut Vec<String>) {
         .filter(|s| (300..400).contains(&s.code) && s.code != 304)
         .map(|s| s.count)
         .sum();
-    if n > 0 {
-        out.push(format!(
-            "{} responses ({:.2} %) were redirects (3xx): spate counts them as they came and does not follow them, so what they point to was neither requested nor measured.",
-            count(n),
-            pct(n, f.requests.completed)
-        ));
+    if n == 0 {
+        return;
     }
+    let (n, share) = (count(n), pct(n, f.requests.completed));
+    out.push(match f.redirect_limit {
+        0 => format!(
+            "{n} responses ({share:.2} %) were redirects (3xx): spate counts them as they came and does not follow them (--redirect N does), so what they point to was neither requested nor measured."
+        ),
+        _ => format!(
+            "{n} responses ({share:.2} %) were 3xx that spate did not follow (not 301, 302, 303, 307 or 308, or without a Location): counted as they came."
+        ),
+    });
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -419,6 +426,7 @@ pub(super) mod tests {
         connections: Connections,
         generator: Generator,
         gap: Option<(f64, f64)>,
+        redirect_limit: u32,
     }
 
     impl F {
@@ -432,6 +440,7 @@ pub(super) mod tests {
                     failed: 0,
                     interrupted: 0,
                     retried: 0,
+                    redirects_followed: 0,
                 },
                 percentiles: Percentiles {
                     p10: Some(1.0),
@@ -471,6 +480,7 @@ pub(super) mod tests {
                     longest_stall_at_s: Some(3.0),
                 },
                 gap: None,
+                redirect_limit: 0,
             }
         }
 
@@ -487,6 +497,7 @@ pub(super) mod tests {
                 elapsed_s: 10.0,
                 open: None,
                 longest_gap: self.gap,
+                redirect_limit: self.redirect_limit,
             })
         }
 
@@ -525,7 +536,16 @@ pub(super) mod tests {
             t.contains("10,000 responses (100.00 %) were redirects (3xx): spate counts them as they came and does not follow them"),
             "{t}"
         );
+        // Followed, what remains was not followable.
+        f.redirect_limit = 5;
+        f.statuses[0].code = 300;
+        let t = f.text();
+        assert!(
+            t.contains("10,000 responses (100.00 %) were 3xx that spate did not follow"),
+            "{t}"
+        );
         // 304 Not Modified is an answer, not a redirect.
+        f.redirect_limit = 0;
         f.statuses[0].code = 304;
         assert!(!f.text().contains("redirects"));
 
@@ -578,6 +598,7 @@ pub(super) mod tests {
             failed: 10,
             interrupted: 0,
             retried: 0,
+            redirects_followed: 0,
         };
         f.errors = vec![ErrorRow {
             class: "timeout".into(),
@@ -819,6 +840,7 @@ pub(super) mod tests {
             failed: 0,
             interrupted: 0,
             retried: 0,
+            redirects_followed: 0,
         };
         assert!(f.text().starts_with("No request was sent."));
         f.percentiles.p50 = None;

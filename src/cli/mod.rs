@@ -368,6 +368,7 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
         rate: a.rate.map(|(num, den)| Rate { num, den }),
         max_lag: a.max_lag,
         rpc: a.rpc,
+        redirects: a.redirect.unwrap_or(0),
         warmup: a.warmup,
         busy_poll: a.busy_poll,
     };

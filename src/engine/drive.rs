@@ -32,9 +32,13 @@ pub(super) fn switched() -> Fail {
 pub fn drive(ctx: Rc<Shared>, group: usize, conn: Connected) -> Drive {
     let first = group * ctx.setup.streams.max(1);
     match conn {
+        // Following redirects is off the static path, boxed like HTTP/2.
+        Connected::H1(c) if ctx.hops.is_some() => {
+            Drive::Boxed(Box::pin(super::follow::run(ctx, first, c)))
+        }
         Connected::H1(c) => Drive::H1(H1Conn::new(ctx, first, c)),
         // Boxed so that HTTP/1.1 connections do not carry the larger HTTP/2 state.
-        Connected::H2(c) => Drive::H2(Box::pin(async move {
+        Connected::H2(c) => Drive::Boxed(Box::pin(async move {
             h2_group(&ctx, group, Some(c)).await;
             for slot in ctx.group_slots(group) {
                 slot.retire();
@@ -43,13 +47,14 @@ pub fn drive(ctx: Rc<Shared>, group: usize, conn: Connected) -> Drive {
     }
 }
 
-/// One connection of a thread, as its set holds it: HTTP/1.1 inline, HTTP/2 boxed.
+/// One connection of a thread, as its set holds it: HTTP/1.1 inline; HTTP/2, and HTTP/1.1 that
+/// follows redirects, boxed.
 // HTTP/1.1 inline is the point: boxing it would add an allocation and a pointer to follow per
 // wake-up for the common case; the HTTP/2 state is much larger and boxed once per connection.
 #[allow(clippy::large_enum_variant)]
 pub enum Drive {
     H1(H1Conn),
-    H2(Pin<Box<dyn Future<Output = ()>>>),
+    Boxed(Pin<Box<dyn Future<Output = ()>>>),
 }
 
 impl Future for Drive {
@@ -59,18 +64,18 @@ impl Future for Drive {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         match self.get_mut() {
             Drive::H1(c) => Pin::new(c).poll(cx),
-            Drive::H2(f) => f.as_mut().poll(cx),
+            Drive::Boxed(f) => f.as_mut().poll(cx),
         }
     }
 }
 
 impl Member for Drive {
-    /// An HTTP/1.1 connection's slot is read and written on every request; an HTTP/2
-    /// connection's stream slots are reached through its own state.
+    /// An HTTP/1.1 connection's slot is read and written on every request; a boxed one's
+    /// slots are reached through its own state.
     fn companion(&self) -> usize {
         match self {
             Drive::H1(c) => c.slot_address(),
-            Drive::H2(_) => 0,
+            Drive::Boxed(_) => 0,
         }
     }
 }

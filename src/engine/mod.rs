@@ -7,7 +7,9 @@ mod backoff;
 mod control;
 mod cpu;
 mod drive;
+mod follow;
 mod h1_conn;
+mod hops;
 mod limits;
 mod open;
 mod pace;
@@ -89,6 +91,8 @@ impl RunError {
 /// Which protocol the connections of `plan` speak, or how they choose it.
 pub fn lane_choice(plan: &Plan) -> LaneChoice {
     match (plan.protocol, plan.target.tls) {
+        // Redirects are followed over HTTP/1.1 only.
+        _ if plan.redirects > 0 => LaneChoice::Http1,
         (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
         (Protocol::Http2, _) => LaneChoice::Http2,
         (Protocol::Auto, true) => LaneChoice::Alpn,
@@ -113,6 +117,30 @@ pub fn tls_client(plan: &Plan) -> Result<Option<TlsClient>, TlsSetupError> {
         alpn,
     };
     Ok(Some(TlsClient::new(&plan.target.host, &settings)?))
+}
+
+/// What --redirect needs, or `None` without it. TLS for the origins redirects lead to is set up
+/// now, even for an http:// URL, but its failure matters only to a hop to https://.
+fn follow(plan: &Plan) -> Option<Arc<hops::Follow>> {
+    if plan.redirects == 0 {
+        return None;
+    }
+    let https = Plan {
+        target: crate::target::Target {
+            tls: true,
+            ..plan.target.clone()
+        },
+        ..plan.clone()
+    };
+    Some(Arc::new(hops::Follow {
+        plan: plan.clone(),
+        limit: plan.redirects,
+        tls: match tls_client(&https) {
+            Ok(Some(tls)) => Ok(tls),
+            Ok(None) => Err("no TLS".into()),
+            Err(e) => Err(e.to_string()),
+        },
+    }))
 }
 
 /// Runs `plan` to its end, with no display and no way to stop it early.
@@ -172,6 +200,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         setup_timeout: plan.setup_timeout,
         stop: control.stop_flag(),
         live: None,
+        follow: follow(plan),
     };
     let per_thread = split::even(u64::from(plan.connections), threads);
     let connect_limit = CONNECT_CONCURRENCY.div_ceil(threads);

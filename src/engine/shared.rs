@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::backoff::Backoffs;
+use super::hops::{Follow, Hops};
 use super::pace::{Pacer, Take};
 use super::slot::Slot;
 use super::tasks::Spawner;
@@ -89,6 +90,8 @@ pub struct Setup {
     pub stop: Arc<AtomicBool>,
     /// Where the thread publishes its progress, when a display wants it.
     pub live: Option<Arc<Live>>,
+    /// --redirect: what following needs; `None` when redirects are answers.
+    pub follow: Option<Arc<Follow>>,
 }
 
 /// An admitted request attempt.
@@ -174,6 +177,8 @@ pub struct Shared {
     pub(super) preferred: Cell<usize>,
     /// `setup.timeout` in ns, for the check on every completed response.
     pub timeout_ns: u64,
+    /// --redirect: the thread's redirect chains.
+    pub hops: Option<RefCell<Hops>>,
 }
 
 impl Shared {
@@ -206,6 +211,7 @@ impl Shared {
             backoffs: Backoffs::default(),
             preferred: Cell::new(0),
             timeout_ns: u64::try_from(setup.timeout.as_nanos()).unwrap_or(u64::MAX),
+            hops: setup.follow.clone().map(|f| RefCell::new(Hops::new(f))),
             setup,
         }
     }

@@ -149,6 +149,16 @@ impl TlsClient {
         })
     }
 
+    /// The same configuration (and session cache) for another server name: an origin a
+    /// redirect leads to.
+    pub fn for_host(&self, host: &str) -> Result<TlsClient, TlsSetupError> {
+        Ok(TlsClient {
+            connector: self.connector.clone(),
+            server_name: ServerName::try_from(host.to_owned())
+                .map_err(|_| TlsSetupError::ServerName(host.into()))?,
+        })
+    }
+
     pub async fn handshake(
         &self,
         tcp: TcpStream,

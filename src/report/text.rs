@@ -182,6 +182,14 @@ fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
         "  Successful      {} ({pct:.2} % of completed, status < 400)",
         count(r.successful)
     )?;
+    if s.config.redirects > 0 {
+        writeln!(
+            o,
+            "  Redirects       {} followed (--redirect {}); latency covers each chain",
+            count(r.redirects_followed),
+            s.config.redirects
+        )?;
+    }
     writeln!(o, "  Fastest         {}", opt_ms(l.min_ms))?;
     writeln!(
         o,

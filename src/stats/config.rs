@@ -40,6 +40,8 @@ pub struct Config {
     pub rate: Option<f64>,
     /// Requests per connection before it is re-opened (--rpc, 1 without keep-alive).
     pub rpc: Option<u64>,
+    /// Redirects followed per request at most (--redirect); 0: not followed.
+    pub redirects: u32,
     /// Load sent before the measurement, not recorded (--warmup).
     pub warmup_s: f64,
     /// Requests sent during the warm-up.
@@ -104,6 +106,7 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
         },
         rate: plan.rate.map(|r| r.per_second()),
         rpc: plan.requests_per_connection(),
+        redirects: plan.redirects,
         warmup_s: plan.warmup.as_secs_f64(),
         warmup_requests: s.warmup_requests,
         connected_to: connected_to(plan),

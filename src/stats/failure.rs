@@ -29,10 +29,13 @@ pub enum Failure {
     Reset,
     /// HTTP/2: any other protocol error (GOAWAY with an error, flow control, framing).
     H2,
+    /// --redirect: a redirect could not be followed: more than N in a row (a loop), or a
+    /// Location that is not an http(s) URL.
+    Redirect,
 }
 
 impl Failure {
-    pub const ALL: [Failure; 10] = [
+    pub const ALL: [Failure; 11] = [
         Failure::Connect,
         Failure::Ports,
         Failure::Tls,
@@ -43,6 +46,7 @@ impl Failure {
         Failure::Closed,
         Failure::Reset,
         Failure::H2,
+        Failure::Redirect,
     ];
 
     /// Stable name used in the report and the JSON.
@@ -58,6 +62,7 @@ impl Failure {
             Failure::Closed => "closed",
             Failure::Reset => "reset",
             Failure::H2 => "h2",
+            Failure::Redirect => "redirect",
         }
     }
 

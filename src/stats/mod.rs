@@ -43,6 +43,8 @@ pub struct Stats {
     /// Times a request refused unprocessed by the server (HTTP/2 GOAWAY) was sent again: not
     /// attempts of their own, and not failures.
     pub retried: u64,
+    /// Redirects followed (--redirect) by recorded attempts, each hop of a chain once.
+    pub redirects: u64,
     pub interrupted: u64,
     pub failures: FailureCounts,
     /// Responses by status code (index = code).
@@ -207,6 +209,7 @@ impl Default for Stats {
             completed: 0,
             drained: 0,
             retried: 0,
+            redirects: 0,
             interrupted: 0,
             failures: FailureCounts::default(),
             status: Box::new([0; STATUS_SLOTS]),
@@ -296,6 +299,7 @@ impl AddAssign<&Stats> for Stats {
         self.completed += o.completed;
         self.drained += o.drained;
         self.retried += o.retried;
+        self.redirects += o.redirects;
         self.interrupted += o.interrupted;
         self.failures += &o.failures;
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {

@@ -141,6 +141,8 @@ pub struct Requests {
     /// Times a request the server refused unprocessed (HTTP/2: above a graceful GOAWAY's last
     /// stream) was sent again on a new connection; each request counts once in `attempted`.
     pub retried: u64,
+    /// Redirects followed (--redirect), each hop of a chain once; 0 when not following.
+    pub redirects_followed: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -354,6 +356,7 @@ impl Summary {
                 failed: s.failed(),
                 interrupted: s.interrupted,
                 retried: s.retried,
+                redirects_followed: s.redirects,
             },
             latency,
             histogram,
@@ -431,6 +434,7 @@ impl Summary {
             elapsed_s: self.totals.elapsed_s,
             open: self.open_model.as_ref(),
             longest_gap: self.totals.longest_gap_ms.zip(self.totals.longest_gap_at_s),
+            redirect_limit: self.config.redirects,
         });
     }
 

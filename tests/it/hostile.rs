@@ -448,6 +448,38 @@ fn redirects_are_counted_not_followed() {
 }
 
 #[test]
+fn followed_redirects_that_lead_nowhere_end_cleanly() {
+    let follow = |s: &Scripted| Plan {
+        redirects: 2,
+        ..h1(s, 6, 2)
+    };
+    // An empty Location is no redirect: the 302 is the answer.
+    let s = Scripted::start(answer(
+        b"HTTP/1.1 302 Found\r\nLocation: \r\nContent-Length: 0\r\n\r\n",
+    ));
+    let summary = expect(follow(&s), Done::All, &[]).unwrap();
+    assert_eq!(summary.status_codes[0].code, 302);
+    assert_eq!(summary.requests.redirects_followed, 0);
+    // To a port nothing listens on: each request fails to connect there, and the run ends.
+    let s = Scripted::start(answer(
+        b"HTTP/1.1 307 Temporary\r\nLocation: http://127.0.0.1:1/x\r\nContent-Length: 0\r\n\r\n",
+    ));
+    let summary = expect(follow(&s), Done::None, &[Failure::Connect]).unwrap();
+    assert_eq!(summary.requests.redirects_followed, 6);
+    // A 60 KB Location back to the server itself: followed twice, then a failure of its own.
+    let long: &'static [u8] = format!(
+        "HTTP/1.1 301 Moved\r\nLocation: /{}\r\nContent-Length: 0\r\n\r\n",
+        "x".repeat(60_000)
+    )
+    .into_bytes()
+    .leak();
+    let s = Scripted::start(answer(long));
+    let summary = expect(follow(&s), Done::None, &[Failure::Redirect]).unwrap();
+    assert_eq!(summary.requests.redirects_followed, 12);
+    assert_eq!(s.requests(), 18);
+}
+
+#[test]
 fn two_responses_for_one_request() {
     // The extra response is taken as the answer to the next request on the connection: an
     // HTTP/1.1 client cannot tell, so both count as completed.

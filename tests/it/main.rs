@@ -14,6 +14,7 @@ mod nginx;
 mod open;
 mod pki;
 mod proxy;
+mod redirect;
 mod release;
 mod route;
 mod save;

@@ -21,10 +21,14 @@ pub struct Nginx {
 impl Nginx {
     /// `{dir}` in `http` and `server` stands for nginx's own directory (logs, sockets, files).
     pub fn start(tag: &str, listen: &str, http: &str, server: &str) -> Nginx {
+        Nginx::start_on(free_addr(), tag, listen, http, server)
+    }
+
+    /// As `start`, on `addr`: for a test that must know the address before nginx starts.
+    pub fn start_on(addr: SocketAddr, tag: &str, listen: &str, http: &str, server: &str) -> Nginx {
         let dir = std::env::temp_dir().join(format!("spate-nginx-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("tmp")).unwrap();
-        let addr = free_addr();
         let d = dir.display();
         let http = http.replace("{dir}", &d.to_string());
         let server = server.replace("{dir}", &d.to_string());

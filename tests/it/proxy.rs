@@ -197,6 +197,71 @@ fn https_through_a_connect_tunnel_with_verified_tls() {
 }
 
 #[test]
+fn a_redirect_chain_through_the_proxy_forwards_http_and_tunnels_https() {
+    if !have("nginx") || !have("tinyproxy") {
+        return;
+    }
+    let pki = Pki::new("proxy-redirect");
+    std::fs::write(pki.dir.join("server.pem"), &pki.server_cert).unwrap();
+    std::fs::write(pki.dir.join("server-key.pem"), &pki.server_key).unwrap();
+    let secure = Nginx::start(
+        "proxy-redirect-tls",
+        "ssl",
+        "",
+        &format!(
+            "ssl_certificate {0}/server.pem; ssl_certificate_key {0}/server-key.pem; \
+             location / {{ return 200 \"secure\\n\"; }}",
+            pki.dir.display()
+        ),
+    );
+    let plain = Nginx::start(
+        "proxy-redirect",
+        "",
+        "",
+        &format!(
+            "location = /a {{ return 302 /b; }} \
+             location = /b {{ return 301 https://localhost:{}/s; }}",
+            secure.addr.port()
+        ),
+    );
+    let proxy = Tinyproxy::start("redirect");
+    let ca = pki.dir.join("ca.pem");
+    let out = spate(&[
+        "-n",
+        "60",
+        "-c",
+        "2",
+        "--redirect",
+        "2",
+        "--cacert",
+        ca.to_str().unwrap(),
+        "--format",
+        "json",
+        "-x",
+        &proxy.url(SECRET),
+        &format!("http://{}/a", plain.addr),
+    ]);
+    never_shows_the_secret(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["requests"]["completed"], 60);
+    assert_eq!(doc["requests"]["redirects_followed"], 120);
+    // tinyproxy's closes after each forwarded response crossed hops too: sent again, not failed.
+    assert_eq!(doc["requests"]["failed"], 0);
+    assert_eq!(plain.logged(), 120, "/a and /b, each once per request");
+    assert_eq!(
+        secure.logged(),
+        60,
+        "through a tunnel, with the name checked"
+    );
+}
+
+#[test]
 fn a_bad_proxy_url_stops_before_anything_is_sent() {
     for (proxy, want) in [
         (
