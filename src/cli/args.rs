@@ -321,6 +321,11 @@ pub struct OutputArgs {
     /// (/dev/stdout, a FIFO) written as it is.
     #[arg(long = "save", value_name = "FILE")]
     pub save: Option<PathBuf>,
+
+    /// Also write the timeline to this file as CSV: one row per second of the measured window
+    /// (columns in docs/USAGE.md), written as --save writes.
+    #[arg(long = "csv-timeline", value_name = "FILE")]
+    pub csv_timeline: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -210,13 +210,15 @@ fn serve(s: args::ServeArgs) -> Result<Command, Exit> {
 }
 
 fn show(o: OutputArgs) -> Result<Show, Exit> {
-    if let Some(path) = &o.save {
-        save::check(path).map_err(|e| {
-            Exit::usage(format!(
-                "--save {}: cannot write there: {e}",
-                path.display()
-            ))
-        })?;
+    for (flag, path) in [("--save", &o.save), ("--csv-timeline", &o.csv_timeline)] {
+        if let Some(path) = path {
+            save::check(path).map_err(|e| {
+                Exit::usage(format!(
+                    "{flag} {}: cannot write there: {e}",
+                    path.display()
+                ))
+            })?;
+        }
     }
     let format = match o.format {
         FormatArg::Text => Format::Text,
@@ -227,6 +229,7 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
         output: Output {
             format,
             save: o.save,
+            csv_timeline: o.csv_timeline,
             no_color: o.no_color,
         },
         summary: SummaryOptions {
@@ -573,6 +576,14 @@ mod tests {
             (
                 &["--save", "/nonexistent/dir/out.json", "http://h/"],
                 "--save",
+            ),
+            (
+                &["--csv-timeline", "/nonexistent/dir/t.csv", "http://h/"],
+                "--csv-timeline /nonexistent/dir/t.csv: cannot write there",
+            ),
+            (
+                &["--redirect", "2", "--http2", "http://h/"],
+                "--redirect follows redirects over HTTP/1.1 only",
             ),
         ];
         for (args, want) in cases {

@@ -273,6 +273,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     }
 
     let start = Instant::now();
+    let start_unix_ms = crate::stats::unix_ms(std::time::SystemTime::now() + plan.warmup);
     control.mark_started(start);
     let window_start = start + plan.warmup;
     let budgets = match plan.stop {
@@ -321,6 +322,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         // A thread that already died shows up when joined.
         let _ = tx.send(Go {
             limit,
+            window_start,
             drain_end,
             window_end,
             warmup_end,
@@ -361,6 +363,7 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
         setup: setup_time,
         threads: threads as u32,
         window_start,
+        start_unix_ms,
         cpu,
         interrupted,
         nofile_limit: limits::nofile().soft,

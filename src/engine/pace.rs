@@ -222,6 +222,12 @@ impl Pacer {
     pub fn dropped(&self) -> u64 {
         self.dropped.get()
     }
+
+    /// Of the recorded requests, how many are due before `at` (the timeline's per-second count).
+    pub fn scheduled_before(&self, at: Instant) -> u64 {
+        let due = self.schedule.count_before(at);
+        due.clamp(self.recorded_from, self.end.get().max(self.recorded_from)) - self.recorded_from
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use crate::net::TlsClient;
 use crate::proto::h1::{Conn, ReadSpace};
 use crate::proto::h2::{self as lane_h2, Counters as ByteCounters, Lane, Prepared};
 use crate::route::Endpoint;
+use crate::stats::timeline::{Gauges, Recorder};
 use crate::stats::{Counters, Failure, Live, LiveHist, Stats};
 
 /// Size of the per-thread read buffer every HTTP/1.1 connection of the thread reads into.
@@ -179,6 +180,8 @@ pub struct Shared {
     pub timeout_ns: u64,
     /// --redirect: the thread's redirect chains.
     pub hops: Option<RefCell<Hops>>,
+    /// The measured window second by second, from the start signal on.
+    pub timeline: RefCell<Option<Recorder>>,
 }
 
 impl Shared {
@@ -212,6 +215,7 @@ impl Shared {
             preferred: Cell::new(0),
             timeout_ns: u64::try_from(setup.timeout.as_nanos()).unwrap_or(u64::MAX),
             hops: setup.follow.clone().map(|f| RefCell::new(Hops::new(f))),
+            timeline: RefCell::new(None),
             setup,
         }
     }
@@ -341,6 +345,22 @@ impl Shared {
         };
         drop(s);
         live.publish(&counters, &mut interval.borrow_mut());
+    }
+
+    /// Takes the timeline's second that ended by `now` (or, `last`, what is left of it when the
+    /// thread is done). Once a second: differences of cumulative figures, nothing per request.
+    pub fn take_second(&self, now: Instant, last: bool) {
+        let mut timeline = self.timeline.borrow_mut();
+        let Some(recorder) = timeline.as_mut() else {
+            return;
+        };
+        let gauges = |end| Gauges {
+            h2_bytes_in: self.h2_bytes.read.get(),
+            open: self.open.get(),
+            scheduled: self.pacer.get().map_or(0, |p| p.scheduled_before(end)),
+            dropped: self.pacer.get().map_or(0, Pacer::dropped),
+        };
+        recorder.take(now, last, &self.stats.borrow(), gauges);
     }
 
     /// Counts a failed attempt, keeping the first message of its class.

@@ -18,6 +18,7 @@ use super::slot::{Cancel, Slot};
 use super::task_set::TaskSet;
 use super::tasks::{self, Conns};
 use crate::clock::Tick;
+use crate::stats::timeline::Recorder;
 use crate::stats::{Failure, NotOpened, Stats};
 use crate::timer::Timer;
 
@@ -36,6 +37,8 @@ pub struct Ready {
 #[derive(Debug, Clone, Copy)]
 pub struct Go {
     pub limit: Limit,
+    /// The start of the measured window (the start signal, plus --warmup).
+    pub window_start: Instant,
     pub drain_end: Option<Instant>,
     /// Duration mode: the end of the measured window (responses after it complete in the drain).
     pub window_end: Option<Instant>,
@@ -163,6 +166,7 @@ pub fn run(
         ctx.drain_end.set(start.drain_end);
         ctx.window_end.set(start.window_end.map(Tick::of));
         ctx.warmup_end.set(start.warmup_end.map(Tick::of));
+        *ctx.timeline.borrow_mut() = Some(Recorder::new(start.window_start, start.window_end));
         if let Some(p) = start.paced {
             let pacer = Pacer::new(
                 p.schedule,
@@ -183,6 +187,7 @@ pub fn run(
         let own = ctx.clone();
         running.push_all(open.into_iter().map(move |(g, c)| drive(own.clone(), g, c)));
         running.all_done().await;
+        ctx.take_second(Instant::now(), true);
         cpu = cpu_start
             .zip(thread_cpu())
             .map(|(a, b)| b.saturating_sub(a));
@@ -204,6 +209,9 @@ pub fn run(
     stats.bytes_in += ctx.h2_bytes.read.get();
     stats.bytes_out += ctx.h2_bytes.written.get();
     stats.per_thread = vec![stats.completed - stats.drained];
+    if let Some(recorder) = ctx.timeline.take() {
+        stats.seconds = recorder.seconds;
+    }
     Ok(Finished {
         stats,
         end,
@@ -328,6 +336,9 @@ fn honour_stop(ctx: &Shared, now: Instant) {
     let now_tick = Tick::of(now);
     if ctx.started.get().is_some() && ctx.window_end.get().is_none_or(|end| now_tick < end) {
         ctx.window_end.set(Some(now_tick));
+        if let Some(recorder) = ctx.timeline.borrow_mut().as_mut() {
+            recorder.end_window(now);
+        }
     }
     if let Some(pacer) = ctx.pacer.get() {
         pacer.close();
@@ -382,10 +393,13 @@ async fn sweep(ctx: Rc<Shared>, mut timer: Timer) {
             }
         }
         ctx.backoffs.release(Tick::of(now), &ctx.slots);
+        ctx.take_second(now, false);
+        let second = ctx.timeline.borrow().as_ref().and_then(Recorder::next_at);
         let next = ctx
             .backoffs
             .earliest()
             .map_or(scan_at, |t| t.to_instant().min(scan_at));
+        let next = second.map_or(next, |s| s.min(next));
         let fired = ctx
             .backoffs
             .sleep_until(Tick::of(next), timer.sleep_until(next))

@@ -1,8 +1,8 @@
-//! The CSV form of a `Summary`: a header and one row of headline figures, for spreadsheets and
-//! for collecting many runs in one file. The columns are a stable contract (docs/USAGE.md):
-//! new ones are only ever added at the end.
+//! The CSV forms of a `Summary`: a header and one row of headline figures, for spreadsheets and
+//! for collecting many runs in one file; and the timeline, a row per second. The columns are a
+//! stable contract (docs/USAGE.md): new ones are only ever added at the end.
 
-use crate::stats::Summary;
+use crate::stats::{Failure, Summary};
 
 /// The columns, in order.
 pub const COLUMNS: [&str; 31] = [
@@ -101,10 +101,65 @@ pub fn to_csv(s: &Summary) -> String {
             .as_ref()
             .map_or_else(String::new, |e| e.message.clone()),
     ];
-    let line = |cells: &mut dyn Iterator<Item = String>| {
-        cells.map(|c| field(&c)).collect::<Vec<_>>().join(",") + "\r\n"
-    };
-    line(&mut COLUMNS.iter().map(|c| (*c).to_owned())) + &line(&mut row.into_iter())
+    line(COLUMNS.iter().map(|c| (*c).to_owned())) + &line(row.into_iter())
+}
+
+/// One CSV line of `cells`, ended by CRLF as RFC 4180 has it.
+fn line(cells: impl Iterator<Item = String>) -> String {
+    cells.map(|c| field(&c)).collect::<Vec<_>>().join(",") + "\r\n"
+}
+
+/// The timeline's columns before the failures by class, which follow in the order of
+/// `Failure::ALL` as `failed_<class>` (a new class adds a column at the end).
+pub const TIMELINE_COLUMNS: [&str; 14] = [
+    "t_s",
+    "span_s",
+    "completed",
+    "failed",
+    "bytes_in",
+    "latency_p50_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+    "latency_max_ms",
+    "connections_open",
+    "sent",
+    "scheduled",
+    "dropped",
+    "lag_p99_ms",
+];
+
+/// The header and a line per second of the timeline; open-model columns are empty in the
+/// closed model, latencies in a second without a completed response.
+pub fn timeline_csv(s: &Summary) -> String {
+    let header = TIMELINE_COLUMNS
+        .iter()
+        .map(|c| (*c).to_owned())
+        .chain(Failure::ALL.iter().map(|f| format!("failed_{}", f.name())));
+    let mut out = line(header);
+    for e in &s.timeline {
+        let q = e.latency_ms;
+        let cells = [
+            e.t_s.to_string(),
+            e.span_s.to_string(),
+            e.completed.to_string(),
+            e.failed.to_string(),
+            e.bytes_in.to_string(),
+            num(q.map(|q| q.p50)),
+            num(q.map(|q| q.p90)),
+            num(q.map(|q| q.p99)),
+            num(q.map(|q| q.max)),
+            e.connections_open.to_string(),
+            e.sent.to_string(),
+            e.scheduled.map_or_else(String::new, |n| n.to_string()),
+            e.dropped.map_or_else(String::new, |n| n.to_string()),
+            num(e.lag_p99_ms),
+        ];
+        let classes = Failure::ALL
+            .iter()
+            .map(|f| e.failures.get(f.name()).copied().unwrap_or(0).to_string());
+        out += &line(cells.into_iter().chain(classes));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use crate::stats::Summary;
 
 pub use colour::Palette;
-pub use csv::{COLUMNS as CSV_COLUMNS, to_csv};
+pub use csv::{COLUMNS as CSV_COLUMNS, TIMELINE_COLUMNS, timeline_csv, to_csv};
 pub use format::{bytes, count, counted, millis, per_second};
 pub use json::to_json;
 pub use text::render;
@@ -41,6 +41,8 @@ pub fn saved_format(path: &std::path::Path) -> Format {
 pub struct Output {
     pub format: Format,
     pub save: Option<PathBuf>,
+    /// `--csv-timeline`: the timeline as CSV, written as `save` is.
+    pub csv_timeline: Option<PathBuf>,
     /// `--no-color`: never colour, even on a terminal.
     pub no_color: bool,
 }
@@ -81,6 +83,15 @@ pub fn emit(summary: &Summary, output: &Output) -> Vec<OutputError> {
     {
         failed.push(OutputError {
             what: format!("--save {}", path.display()),
+            source: e,
+        });
+    }
+    if let Some(path) = &output.csv_timeline
+        && let Err(e) = save::write(path, timeline_csv(summary).as_bytes())
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        failed.push(OutputError {
+            what: format!("--csv-timeline {}", path.display()),
             source: e,
         });
     }

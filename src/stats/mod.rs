@@ -10,6 +10,7 @@ mod hist;
 mod live;
 mod open_model;
 mod summary;
+pub mod timeline;
 
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
 pub use connections::Connections;
@@ -101,6 +102,8 @@ pub struct Stats {
     pub per_connection: ConnectionCounts,
     /// Responses each load thread completed within the measured window, in thread order.
     pub per_thread: Vec<u64>,
+    /// The measured window second by second (`timeline`).
+    pub seconds: Vec<timeline::Second>,
 }
 
 /// What a finished run measured: the merged stats and the clocks around them.
@@ -122,6 +125,8 @@ pub struct RunOutput {
     pub threads: u32,
     /// When the measured part of the run began (the start signal, plus --warmup).
     pub window_start: Instant,
+    /// The same instant on the wall clock, in ms since the Unix epoch.
+    pub start_unix_ms: u64,
     /// CPU time of the load threads during the run, summed; `None` where unknown.
     pub cpu: Option<Duration>,
     /// The run was stopped early from outside (Ctrl-C, SIGTERM).
@@ -144,6 +149,7 @@ impl RunOutput {
             setup: Duration::ZERO,
             threads,
             window_start: Instant::now(),
+            start_unix_ms: unix_ms(std::time::SystemTime::now()),
             cpu: None,
             interrupted: false,
             nofile_limit: None,
@@ -239,6 +245,7 @@ impl Default for Stats {
             per_client: Vec::new(),
             per_connection: ConnectionCounts::default(),
             per_thread: Vec::new(),
+            seconds: Vec::new(),
         }
     }
 }
@@ -346,7 +353,14 @@ impl AddAssign<&Stats> for Stats {
         self.per_client.extend_from_slice(&o.per_client);
         self.per_connection += &o.per_connection;
         self.per_thread.extend_from_slice(&o.per_thread);
+        timeline::add(&mut self.seconds, &o.seconds);
     }
+}
+
+/// `t` in ms since the Unix epoch (0 before it).
+pub fn unix_ms(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Nanoseconds in a duration, saturating (a u64 of ns lasts 584 years).

@@ -10,12 +10,13 @@ use super::connections::connections;
 use super::generator::generator;
 use super::hist::base64_v2;
 use super::open_model::open_model;
+use super::timeline::Entry;
 use super::{Config, Connections, Failure, Generator, Hist, OpenModel, RunOutput, Stats};
 use crate::analysis::{self, Facts, Levels, Measured, SloSpec, Verdict};
 use crate::plan::Plan;
 
 /// Bumped whenever a field changes meaning or disappears (adding one does not bump it).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Histogram bins in the report unless `--hist-bins` says otherwise.
 pub const HISTOGRAM_BINS: usize = 11;
@@ -60,6 +61,10 @@ pub struct Summary {
     pub insight: Vec<String>,
     /// The open model's schedule and how well it was kept; null in the closed model.
     pub open_model: Option<OpenModel>,
+    /// When the measured window began, in ms since the Unix epoch.
+    pub start_unix_ms: u64,
+    /// The measured window second by second.
+    pub timeline: Vec<Entry>,
     /// Why nothing was measured (the target was unreachable, the setup failed); null when the
     /// run ran. Every other field then holds the zeros of a run that did not start.
     pub error: Option<RunFailure>,
@@ -385,6 +390,12 @@ impl Summary {
             thresholds: Vec::new(),
             insight: Vec::new(),
             open_model: open_model(plan, run),
+            start_unix_ms: run.start_unix_ms,
+            timeline: s
+                .seconds
+                .iter()
+                .map(|sec| Entry::of(sec, plan.rate.is_some()))
+                .collect(),
             error: None,
         };
         summary.analyse(opts);

@@ -75,6 +75,7 @@ fn fixed_run() -> (Plan, RunOutput) {
         setup: Duration::from_millis(3),
         threads: 2,
         window_start: std::time::Instant::now(),
+        start_unix_ms: 1_790_000_000_000,
         cpu: Some(Duration::from_secs(4)),
         interrupted: false,
         nofile_limit: Some(20_000),

@@ -23,6 +23,7 @@ mod secrets;
 mod setup;
 mod signals;
 mod support;
+mod timeline;
 mod tls;
 mod tls_trust;
 mod tmux;
