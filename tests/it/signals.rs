@@ -22,12 +22,19 @@ fn slow_server() -> Server {
 }
 
 fn spawn(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_spate"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_spate"));
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // Under `nohup` the tests inherit an ignored SIGHUP, which spate rightly keeps ignoring; the
+    // child gets the default, as from a terminal.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.spawn().unwrap()
 }
 
 /// Waits (bounded) until `ready` holds, so that a signal hits a run that is under way.
