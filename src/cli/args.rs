@@ -326,6 +326,11 @@ pub struct OutputArgs {
     /// (columns in docs/USAGE.md), written as --save writes.
     #[arg(long = "csv-timeline", value_name = "FILE")]
     pub csv_timeline: Option<PathBuf>,
+
+    /// Also write the latencies as an HdrHistogram interval log (.hlog): one histogram per second
+    /// of the measured window, readable by HistogramLogProcessor and the HdrHistogram libraries.
+    #[arg(long = "hdr-log", value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

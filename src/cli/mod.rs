@@ -210,7 +210,11 @@ fn serve(s: args::ServeArgs) -> Result<Command, Exit> {
 }
 
 fn show(o: OutputArgs) -> Result<Show, Exit> {
-    for (flag, path) in [("--save", &o.save), ("--csv-timeline", &o.csv_timeline)] {
+    for (flag, path) in [
+        ("--save", &o.save),
+        ("--csv-timeline", &o.csv_timeline),
+        ("--hdr-log", &o.hdr_log),
+    ] {
         if let Some(path) = path {
             save::check(path).map_err(|e| {
                 Exit::usage(format!(
@@ -230,6 +234,7 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
             format,
             save: o.save,
             csv_timeline: o.csv_timeline,
+            hdr_log: o.hdr_log,
             no_color: o.no_color,
         },
         summary: SummaryOptions {
@@ -580,6 +585,10 @@ mod tests {
             (
                 &["--csv-timeline", "/nonexistent/dir/t.csv", "http://h/"],
                 "--csv-timeline /nonexistent/dir/t.csv: cannot write there",
+            ),
+            (
+                &["--hdr-log", "/nonexistent/dir/t.hlog", "http://h/"],
+                "--hdr-log /nonexistent/dir/t.hlog: cannot write there",
             ),
             (
                 &["--redirect", "2", "--http2", "http://h/"],

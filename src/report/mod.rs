@@ -4,6 +4,7 @@
 mod colour;
 mod csv;
 mod format;
+mod hlog;
 mod json;
 mod latency;
 pub mod save;
@@ -18,6 +19,7 @@ use crate::stats::Summary;
 pub use colour::Palette;
 pub use csv::{COLUMNS as CSV_COLUMNS, TIMELINE_COLUMNS, timeline_csv, to_csv};
 pub use format::{bytes, count, counted, millis, per_second};
+pub use hlog::hdr_log;
 pub use json::to_json;
 pub use text::render;
 
@@ -43,6 +45,8 @@ pub struct Output {
     pub save: Option<PathBuf>,
     /// `--csv-timeline`: the timeline as CSV, written as `save` is.
     pub csv_timeline: Option<PathBuf>,
+    /// `--hdr-log`: the latencies of each second as an HdrHistogram interval log.
+    pub hdr_log: Option<PathBuf>,
     /// `--no-color`: never colour, even on a terminal.
     pub no_color: bool,
 }
@@ -86,14 +90,24 @@ pub fn emit(summary: &Summary, output: &Output) -> Vec<OutputError> {
             source: e,
         });
     }
-    if let Some(path) = &output.csv_timeline
-        && let Err(e) = save::write(path, timeline_csv(summary).as_bytes())
-        && e.kind() != io::ErrorKind::BrokenPipe
-    {
-        failed.push(OutputError {
-            what: format!("--csv-timeline {}", path.display()),
-            source: e,
-        });
+    let extra = [
+        (
+            "--csv-timeline",
+            &output.csv_timeline,
+            timeline_csv as fn(&Summary) -> String,
+        ),
+        ("--hdr-log", &output.hdr_log, hdr_log),
+    ];
+    for (flag, path, form) in extra {
+        if let Some(path) = path
+            && let Err(e) = save::write(path, form(summary).as_bytes())
+            && e.kind() != io::ErrorKind::BrokenPipe
+        {
+            failed.push(OutputError {
+                what: format!("{flag} {}", path.display()),
+                source: e,
+            });
+        }
     }
     let body = match output.format {
         // A run that did not start has no report: the line on stderr says why.

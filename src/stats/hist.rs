@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer as _, V2Serializer};
+use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 
 pub const HIST_LOW_NS: u64 = 1;
 pub const HIST_HIGH_NS: u64 = 3_600 * 1_000_000_000;
@@ -154,12 +154,12 @@ impl Hist {
     }
 }
 
-/// `h` in the HdrHistogram V2 encoding, base64: readable by every HdrHistogram implementation,
-/// so results can be merged and re-analysed later.
+/// `h` in HdrHistogram's compressed V2 encoding, base64 (the "HISTF..." form its Java, Python and
+/// Go libraries and HistogramLogProcessor read), so results can be merged and re-analysed later.
 pub fn base64_v2(h: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
     // Writing into a Vec cannot fail for a histogram of this configuration.
-    if V2Serializer::new().serialize(h, &mut bytes).is_err() {
+    if V2DeflateSerializer::new().serialize(h, &mut bytes).is_err() {
         return String::new();
     }
     base64::engine::general_purpose::STANDARD.encode(bytes)
@@ -284,8 +284,13 @@ mod tests {
         for v in 1..1000u64 {
             h.record(v * 1_000);
         }
+        let text = base64_v2(&h.hdr());
+        assert!(
+            text.starts_with("HISTF"),
+            "the compressed V2 cookie: {text}"
+        );
         let bytes = base64::engine::general_purpose::STANDARD
-            .decode(base64_v2(&h.hdr()))
+            .decode(text)
             .unwrap();
         let back: Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())

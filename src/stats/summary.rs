@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::config::config;
 use super::connections::connections;
 use super::generator::generator;
-use super::hist::base64_v2;
+use super::hist::{Sparse, base64_v2};
 use super::open_model::open_model;
 use super::timeline::Entry;
 use super::{Config, Connections, Failure, Generator, Hist, OpenModel, RunOutput, Stats};
@@ -65,6 +65,9 @@ pub struct Summary {
     pub start_unix_ms: u64,
     /// The measured window second by second.
     pub timeline: Vec<Entry>,
+    /// Each second's latency histogram, for `--hdr-log` (not in the JSON: the log is its form).
+    #[serde(skip)]
+    pub second_latencies: Vec<Sparse>,
     /// Why nothing was measured (the target was unreachable, the setup failed); null when the
     /// run ran. Every other field then holds the zeros of a run that did not start.
     pub error: Option<RunFailure>,
@@ -396,6 +399,7 @@ impl Summary {
                 .iter()
                 .map(|sec| Entry::of(sec, plan.rate.is_some()))
                 .collect(),
+            second_latencies: s.seconds.iter().map(|sec| sec.latency.clone()).collect(),
             error: None,
         };
         summary.analyse(opts);

@@ -7,6 +7,7 @@ mod engine;
 mod fairness;
 mod golden;
 mod h2;
+mod hdr;
 mod hostile;
 mod install;
 mod limits;

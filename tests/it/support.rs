@@ -223,6 +223,28 @@ pub fn required(name: &str, arg: &str, env: &str) -> bool {
     found
 }
 
+/// The Python of target/test-venv if it can import `module` (scripts/test-venv.sh installs the
+/// pinned packages there); under SPATE_REQUIRE_TOOLS=1 its absence fails the test, elsewhere the
+/// test says it was skipped.
+pub fn test_python(module: &str) -> Option<std::path::PathBuf> {
+    let python =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-venv/bin/python");
+    let found = std::process::Command::new(&python)
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("SPATE_REQUIRE_TOOLS").is_none(),
+            "SPATE_REQUIRE_TOOLS is set but target/test-venv cannot import {module}: run scripts/test-venv.sh"
+        );
+        eprintln!(
+            "skipped: target/test-venv cannot import {module} (scripts/test-venv.sh makes it)"
+        );
+    }
+    found.then_some(python)
+}
+
 /// Starts `cmd` (a server of another project's) with its output discarded, and waits until it
 /// listens on `addr`, which it was told to use.
 pub fn spawn_listening(cmd: &mut std::process::Command, addr: SocketAddr) -> std::process::Child {

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Creates target/test-venv: the Python packages some integration tests check spate against
+# (test-only, pinned; never a dependency of spate). .ci/run calls it; run it yourself to run those
+# tests locally (they skip with a message without it, and fail under SPATE_REQUIRE_TOOLS=1).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/target/test-venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install -q --disable-pip-version-check \
+  hdrhistogram==0.10.8
