@@ -38,6 +38,7 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
     match command {
         Command::Run { plan, show } => load_test(&plan, &show),
         Command::Print(text) => print_bytes(&text),
+        Command::Report { summary, output } => show_again(&summary, &output),
         Command::Serve(config) => match Server::start(&config) {
             Ok(server) => serve_until_interrupted(&server),
             Err(e) => {
@@ -57,6 +58,23 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
             }
             Ok(()) => demo(duration, connections, http2, &show),
         },
+    }
+}
+
+/// `spate report`: the saved result shown as the run showed it. A run that did not start has no
+/// report: its line on stderr again, and exit 1, as the run itself ended.
+fn show_again(summary: &crate::stats::Summary, output: &crate::report::Output) -> u8 {
+    if let Some(e) = &summary.error {
+        eprintln!("spate: {}", e.message);
+    }
+    let failed = crate::report::emit(summary, output);
+    for f in &failed {
+        eprintln!("spate: {f}");
+    }
+    match (failed.is_empty(), summary.error.is_some()) {
+        (false, _) => EXIT_USAGE,
+        (true, true) => EXIT_NO_SUCCESS,
+        (true, false) => EXIT_OK,
     }
 }
 

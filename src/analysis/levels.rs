@@ -3,7 +3,7 @@
 //! with latency targets, the target-made bounds sit exactly on the targets and the levels carry
 //! the SLO words (elite .. violation). Bounds always rise with the level.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::slo::{Pct, SloSpec};
 use crate::stats::Percentiles;
@@ -38,7 +38,7 @@ const BASIS: [(Pct, f64); 10] = [
     (Pct::P99, 3.0),
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LevelMode {
     /// Bounds from this run's own percentiles.
@@ -47,7 +47,7 @@ pub enum LevelMode {
     Slo,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Levels {
     pub mode: LevelMode,
     /// Upper bound in ms of each level but the last.

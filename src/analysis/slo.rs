@@ -4,7 +4,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::stats::Percentiles;
 
@@ -154,7 +154,7 @@ impl FromStr for SloSpec {
 }
 
 /// One threshold against the run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     /// "p99", "errors" or "rps".
     pub name: String,

@@ -78,6 +78,32 @@ pub enum Sub {
     },
     /// Print the manual page (roff) to stdout: `spate man > spate.1`, or `spate man | man -l -`.
     Man,
+    /// Show a saved result (--save, --format json) again: the text report as the run printed it
+    /// (colours aside), or its JSON or CSV.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result saved by --save or --format json.
+    #[arg(value_name = "RESULT.json")]
+    pub file: PathBuf,
+
+    /// What to print: the text report, the JSON, or CSV.
+    #[arg(long = "format", value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+
+    /// Also write it to this file, as --save does.
+    #[arg(long = "save", value_name = "FILE")]
+    pub save: Option<PathBuf>,
+
+    /// Also write the timeline as CSV, as --csv-timeline does.
+    #[arg(long = "csv-timeline", value_name = "FILE")]
+    pub csv_timeline: Option<PathBuf>,
+
+    /// Never colour the report (NO_COLOR is honoured too).
+    #[arg(long = "no-color")]
+    pub no_color: bool,
 }
 
 #[derive(Debug, Args)]

@@ -20,7 +20,7 @@ use crate::route::{Family, Route};
 use crate::serve::ServeConfig;
 use crate::stats::SummaryOptions;
 use crate::target::Target;
-use args::{Cli, FormatArg, OutputArgs, RunArgs, Sub};
+use args::{Cli, FormatArg, OutputArgs, ReportArgs, RunArgs, Sub};
 
 /// Exit code for usage and input errors.
 pub const EXIT_USAGE: u8 = 2;
@@ -48,6 +48,11 @@ pub enum Command {
     },
     /// Text to print to stdout as is: a completion script or the manual page.
     Print(Vec<u8>),
+    /// `spate report`: a saved result, read and checked, shown again.
+    Report {
+        summary: Box<crate::stats::Summary>,
+        output: Output,
+    },
 }
 
 /// How a load test is shown: the report, its analysis and the live display.
@@ -147,8 +152,68 @@ where
         }
         Some(Sub::Completions { shell }) => Ok(Command::Print(generate::completions(shell))),
         Some(Sub::Man) => Ok(Command::Print(generate::man())),
+        Some(Sub::Report(r)) => report(r),
         None => run(cli.run),
     }
+}
+
+/// Saved results larger than this are refused: a 10-minute run's is well under a megabyte.
+const RESULT_LIMIT: u64 = 256 << 20;
+
+/// `spate report FILE`: the saved result, which must be one this spate writes (its
+/// `schema_version`), and where to show it.
+fn report(r: ReportArgs) -> Result<Command, Exit> {
+    let shown = r.file.display().to_string();
+    let bytes = files::read("the result", &r.file, RESULT_LIMIT).map_err(Exit::usage)?;
+    let summary = parse_result(&bytes).map_err(|e| Exit::usage(format!("{shown}: {e}")))?;
+    for (flag, path) in [("--save", &r.save), ("--csv-timeline", &r.csv_timeline)] {
+        if let Some(path) = path {
+            save::check(path).map_err(|e| {
+                Exit::usage(format!(
+                    "{flag} {}: cannot write there: {e}",
+                    path.display()
+                ))
+            })?;
+        }
+    }
+    Ok(Command::Report {
+        summary: Box::new(summary),
+        output: Output {
+            format: match r.format {
+                FormatArg::Text => Format::Text,
+                FormatArg::Json => Format::Json,
+                FormatArg::Csv => Format::Csv,
+            },
+            save: r.save,
+            csv_timeline: r.csv_timeline,
+            hdr_log: None,
+            no_color: r.no_color,
+        },
+    })
+}
+
+/// A saved result, or why it is not one this spate can show.
+pub fn parse_result(bytes: &[u8]) -> Result<crate::stats::Summary, String> {
+    use crate::stats::SCHEMA_VERSION;
+    /// What says which spate wrote a result, read before the rest.
+    #[derive(serde::Deserialize)]
+    struct Version {
+        schema_version: Option<u64>,
+        spate_version: Option<String>,
+    }
+    let v: Version = serde_json::from_slice(bytes)
+        .map_err(|e| format!("not a spate result: it is not JSON of one ({e})"))?;
+    match v.schema_version {
+        Some(n) if n == u64::from(SCHEMA_VERSION) => {}
+        Some(n) => {
+            return Err(format!(
+                "its schema_version is {n}; this spate reads {SCHEMA_VERSION} (spate {} wrote it)",
+                v.spate_version.as_deref().unwrap_or("unknown")
+            ));
+        }
+        None => return Err("not a spate result: it has no schema_version".into()),
+    }
+    serde_json::from_slice(bytes).map_err(|e| format!("not a spate result: {e}"))
 }
 
 /// `--host` as an address, or a name resolved once (`localhost`).

@@ -1,7 +1,7 @@
 //! `Config`: what a run was asked to do, as the report's header and `config` in the JSON state
 //! it (model, latency definition, protocol actually spoken, limits, TLS, rate, churn, warm-up).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{RunOutput, Stats};
 use crate::plan::{Plan, Protocol, Stop};
@@ -13,7 +13,7 @@ pub const LATENCY_DEFINITION: &str = "closed model: from the start of the reques
 /// What the latency of one request measures in the open model.
 pub const OPEN_LATENCY_DEFINITION: &str = "open model: from the intended send time (start + i / rate) to the last byte of the response body, so that waiting for a free connection, or for spate, counts (free of coordinated omission)";
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Config {
     pub url: String,
     pub method: String,

@@ -1,13 +1,13 @@
 //! `Connections`: the report's connection figures (opened, reconnected, failed, setup times,
 //! protocols, requests per connection and per client), derived from the merged stats. Facts only.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::summary::Phase;
 use super::{Fairness, NotOpened, PerConnection, RunOutput};
 use crate::plan::Plan;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Connections {
     pub requested: u32,
     /// Open when the clock started.

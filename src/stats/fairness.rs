@@ -2,7 +2,7 @@
 //! its reconnects) and responses per TCP connection, from counts kept at the end of each. Pure
 //! arithmetic on finished counts; nothing here runs during the load.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use std::ops::AddAssign;
 
@@ -10,7 +10,7 @@ use super::Hist;
 
 /// Requests completed per client: one of the `-c` connections open when the clock started, with
 /// every reconnect it made.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Fairness {
     pub min: u64,
     pub p50: u64,
@@ -84,7 +84,7 @@ impl AddAssign<&ConnectionCounts> for ConnectionCounts {
 
 /// Responses carried per TCP connection: every connection of the run, each counted when it
 /// closed or when the run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PerConnection {
     pub connections: u64,
     pub min: u64,

@@ -2,13 +2,13 @@
 //! own stalls), the basis of the insight's verdict on whether spate limited the result. Facts
 //! only; the judging is in `analysis::insight`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::RunOutput;
 use crate::plan::{Plan, Stop};
 
 /// What spate itself did: the basis of the verdict on whether it limited the result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Generator {
     pub threads: u32,
     /// CPU time of the load threads during the run.

@@ -28,7 +28,7 @@ pub use summary::{
 use std::ops::AddAssign;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Codes below this index are counted exactly; httparse only yields three-digit codes.
 const STATUS_SLOTS: usize = 1000;
@@ -160,7 +160,7 @@ impl RunOutput {
 
 /// The connections that did not open before the clock started (`-c` asks for `established +
 /// total()`), by what became of them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotOpened {
     /// Their connect did not finish within --connect-timeout.
     pub timed_out: u64,

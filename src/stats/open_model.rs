@@ -2,13 +2,13 @@
 //! rate, scheduled = sent + dropped + missed, send lag and service time. Absent in the closed
 //! model.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Phase, RunOutput};
 use crate::plan::Plan;
 
 /// The open model (`-q`): the schedule, and how well spate kept it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpenModel {
     pub rate_target: f64,
     /// Requests sent per second of the sending window: from the start of the measurement to the

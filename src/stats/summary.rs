@@ -3,7 +3,7 @@
 //! always show the same numbers.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::config::config;
 use super::connections::connections;
@@ -38,7 +38,7 @@ impl Default for SummaryOptions {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     pub schema_version: u32,
     pub spate_version: String,
@@ -74,7 +74,7 @@ pub struct Summary {
 }
 
 /// Why a run did not start, for programs that read the result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunFailure {
     /// A stable word: `unreachable`, `resolve`, `tls_setup`, `plan`, `request`, `file_limit`,
     /// `threads`.
@@ -83,7 +83,7 @@ pub struct RunFailure {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Totals {
     /// The measured window: -z (or until the stop request), or the time a count run took.
     pub elapsed_s: f64,
@@ -108,7 +108,7 @@ pub struct Totals {
 }
 
 /// Requests per second of each load thread within the window, across the threads.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ThreadRates {
     pub mean: f64,
     /// Population standard deviation over the threads.
@@ -136,7 +136,7 @@ impl ThreadRates {
 }
 
 /// Accounting: `attempted = completed + failed + interrupted`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Requests {
     pub attempted: u64,
     pub completed: u64,
@@ -153,7 +153,7 @@ pub struct Requests {
     pub redirects_followed: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Latency {
     pub count: u64,
     pub min_ms: Option<f64>,
@@ -167,7 +167,7 @@ pub struct Latency {
     pub hdr_base64: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Percentiles {
     pub p10: Option<f64>,
     pub p25: Option<f64>,
@@ -197,20 +197,20 @@ impl Percentiles {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Bin {
     pub from_ms: f64,
     pub to_ms: f64,
     pub count: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StatusRow {
     pub code: u16,
     pub count: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ErrorRow {
     pub class: String,
     pub count: u64,
@@ -219,7 +219,7 @@ pub struct ErrorRow {
 }
 
 /// A phase of completed requests (or of connects).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Phase {
     pub count: u64,
     pub mean_ms: Option<f64>,
@@ -229,7 +229,7 @@ pub struct Phase {
     pub hdr_base64: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Phases {
     /// Request start to the connection being up, for the requests that opened one (a reconnect
     /// inside their latency; count = how many).

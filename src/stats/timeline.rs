@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::ops::AddAssign;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::hist::Sparse;
 use super::{Failure, Hist, Stats};
@@ -177,7 +177,7 @@ impl Recorder {
 }
 
 /// One second of the run as the result shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Entry {
     /// Its start, seconds from the start of the measured window, and its length.
     pub t_s: f64,
@@ -185,7 +185,7 @@ pub struct Entry {
     pub completed: u64,
     pub failed: u64,
     /// Failures by class; only the classes that occurred.
-    pub failures: BTreeMap<&'static str, u64>,
+    pub failures: BTreeMap<String, u64>,
     pub bytes_in: u64,
     /// Of the responses completed in it; null when none completed.
     pub latency_ms: Option<Quantiles>,
@@ -199,7 +199,7 @@ pub struct Entry {
     pub lag_p99_ms: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Quantiles {
     pub p50: f64,
     pub p90: f64,
@@ -230,7 +230,7 @@ impl Entry {
                 .iter()
                 .zip(s.failures)
                 .filter(|(_, n)| *n > 0)
-                .map(|(f, n)| (f.name(), n))
+                .map(|(f, n)| (f.name().to_owned(), n))
                 .collect(),
             bytes_in: s.bytes_in,
             latency_ms: latency,

@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use serde_json::Value;
 use spate::serve::ServeConfig;
 
-use crate::support::builtin;
+use crate::support::{builtin, spate as run_spate};
 
 fn scratch(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("spate-it-save-{tag}-{}", std::process::id()));
@@ -307,4 +307,70 @@ fn csv_on_stdout_and_by_the_saved_name_reads_back_in_pythons_csv() {
     assert_eq!(rows[0]["error_kind"], "unreachable");
     assert_eq!(rows[0]["completed"], "0");
     let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn spate_report_shows_a_saved_run_as_the_run_did_and_refuses_what_it_cannot_read() {
+    let server = builtin(ServeConfig::default());
+    let dir = std::env::temp_dir().join(format!("spate-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let saved = dir.join("run.json");
+    let saved_str = saved.to_str().unwrap();
+    let run = run_spate(&[
+        "--no-progress",
+        "-n",
+        "2000",
+        "-c",
+        "4",
+        "--slo",
+        "p99=1s",
+        "--save",
+        saved_str,
+        &server.url(),
+    ]);
+    assert_eq!(run.status.code(), Some(0));
+    let again = run_spate(&["report", saved_str]);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout),
+        String::from_utf8_lossy(&run.stdout),
+        "the same text report"
+    );
+    let json = run_spate(&["report", "--format", "json", saved_str]);
+    let a: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    assert_eq!(a, b, "the same JSON");
+
+    let text = std::fs::read_to_string(&saved).unwrap();
+    let bad = [
+        (
+            "truncated.json",
+            text[..text.len() / 2].to_string(),
+            "not a spate result",
+        ),
+        (
+            "other.json",
+            "{\"hello\": 1}".to_string(),
+            "no schema_version",
+        ),
+        (
+            "newer.json",
+            text.replacen("\"schema_version\": 2", "\"schema_version\": 99", 1),
+            "its schema_version is 99; this spate reads 2",
+        ),
+        ("empty.json", String::new(), "not a spate result"),
+    ];
+    for (name, content, want) in bad {
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap();
+        let out = run_spate(&["report", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(want) && err.lines().count() == 1,
+            "{name}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
