@@ -21,6 +21,7 @@ pub mod clock;
 pub mod demo;
 pub mod engine;
 pub mod net;
+pub mod numbers;
 pub mod plan;
 pub mod proto;
 pub mod redact;

@@ -2,7 +2,7 @@
 //! connections with its reconnects). Reads only the finished counts; thresholds are documented
 //! in docs/MEASUREMENT.md.
 
-use crate::report::count;
+use crate::numbers::count;
 use crate::stats::{Connections, Fairness};
 
 /// The median client must have completed at least this many requests for the rules to speak

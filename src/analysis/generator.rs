@@ -4,7 +4,7 @@
 //! the numbers in `Facts`; nothing measured here.
 
 use super::insight::{BUSY_CONNECTIONS, CPU_BOUND, Facts, spate_stall};
-use crate::report::{count, millis, per_second};
+use crate::numbers::{count, millis, per_second};
 
 pub(super) fn generator(f: &Facts<'_>, out: &mut Vec<String>) {
     let g = f.generator;

@@ -2,7 +2,7 @@
 //! threshold (docs/MEASUREMENT.md), ending with a verdict on spate itself. No rule may claim
 //! more than its numbers show.
 
-use crate::report::{count, counted, millis, per_second};
+use crate::numbers::{count, counted, millis, per_second};
 use crate::stats::{
     Connections, ErrorRow, Generator, OpenModel, Percentiles, Phases, Requests, StatusRow,
 };

@@ -1,7 +1,7 @@
 //! The insight rule for running out of local ports (the `ports` failure class, EADDRNOTAVAIL):
 //! why it happens and what to change. Reads only the finished error rows.
 
-use crate::report::count;
+use crate::numbers::count;
 use crate::stats::ErrorRow;
 
 /// Adds the explanation to `out` and the reason to the verdict's `limits` when any connect found

@@ -5,9 +5,9 @@
 use std::fmt::Write as _;
 
 use super::colour::Palette;
-use super::format::{count, millis};
 use super::text::opt_ms;
 use crate::analysis::{LevelMode, Levels};
+use crate::numbers::{count, millis};
 use crate::stats::Summary;
 
 const BAR_WIDTH: usize = 20;

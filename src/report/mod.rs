@@ -3,7 +3,6 @@
 
 mod colour;
 mod csv;
-mod format;
 mod hlog;
 mod json;
 mod latency;
@@ -16,9 +15,9 @@ use std::path::PathBuf;
 
 use crate::stats::Summary;
 
+pub use crate::numbers::{bytes, count, counted, millis, per_second};
 pub use colour::Palette;
 pub use csv::{COLUMNS as CSV_COLUMNS, TIMELINE_COLUMNS, timeline_csv, to_csv};
-pub use format::{bytes, count, counted, millis, per_second};
 pub use hlog::hdr_log;
 pub use json::to_json;
 pub use text::render;

@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 
 use super::colour::Palette;
-use super::format::{bytes, count, counted, millis, per_second as rate};
 use super::latency::{histogram, legend, percentiles};
 use super::timing::{phases_and_connections, schedule};
+use crate::numbers::{bytes, count, counted, millis, per_second as rate};
 use crate::stats::Summary;
 
 /// Insight sentences are wrapped to this width, plus a 4-column indent: every line of the report

@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::format::{count, counted, millis, per_second as rate};
 use super::text::opt_ms;
+use crate::numbers::{count, counted, millis, per_second as rate};
 use crate::stats::{NotOpened, Phase, Summary};
 
 pub(super) fn schedule(o: &mut String, s: &Summary) -> std::fmt::Result {

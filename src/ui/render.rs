@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::report::{count, millis};
+use crate::numbers::{count, millis};
 use crate::stats::{Counters, Failure};
 
 /// Lines of the live block.

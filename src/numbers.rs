@@ -1,5 +1,7 @@
-//! Number formatting for the text report: counts with thousands separators, durations in a unit
-//! a person reads at a glance, byte sizes in binary units. ASCII only.
+//! Numbers as a person reads them: counts with thousands separators, durations in a unit read at
+//! a glance, rates, byte sizes in binary units. ASCII only. Shared by the analysis's sentences,
+//! the reports and the live display, so that neither layer borrows from the other; reading
+//! numbers people type is `units`' business.
 
 /// 1234567 -> "1,234,567".
 pub fn count(n: u64) -> String {
