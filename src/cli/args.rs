@@ -89,21 +89,8 @@ pub struct ReportArgs {
     #[arg(value_name = "RESULT.json")]
     pub file: PathBuf,
 
-    /// What to print: the text report, the JSON, or CSV.
-    #[arg(long = "format", value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
-
-    /// Also write it to this file, as --save does.
-    #[arg(long = "save", value_name = "FILE")]
-    pub save: Option<PathBuf>,
-
-    /// Also write the timeline as CSV, as --csv-timeline does.
-    #[arg(long = "csv-timeline", value_name = "FILE")]
-    pub csv_timeline: Option<PathBuf>,
-
-    /// Never colour the report (NO_COLOR is honoured too).
-    #[arg(long = "no-color")]
-    pub no_color: bool,
+    #[command(flatten)]
+    pub forms: Forms,
 }
 
 #[derive(Debug, Args)]
@@ -330,13 +317,25 @@ pub struct OutputArgs {
     #[arg(long = "hist-bins", value_name = "N", default_value_t = 11, value_parser = clap::value_parser!(u16).range(1..=200))]
     pub hist_bins: u16,
 
-    /// Never colour the report (NO_COLOR is honoured too).
-    #[arg(long = "no-color")]
-    pub no_color: bool,
-
     /// No live progress on stderr.
     #[arg(long = "no-progress")]
     pub no_progress: bool,
+
+    #[command(flatten)]
+    pub forms: Forms,
+
+    /// Also write the latencies as an HdrHistogram interval log (.hlog): one histogram per second
+    /// of the measured window, readable by HistogramLogProcessor and the HdrHistogram libraries.
+    #[arg(long = "hdr-log", value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+}
+
+/// What is shown or written of a result, the same for a run and for `spate report`.
+#[derive(Debug, Args)]
+pub struct Forms {
+    /// Never colour the report (NO_COLOR is honoured too).
+    #[arg(long = "no-color")]
+    pub no_color: bool,
 
     /// Report format on stdout (csv: a header and one row of headline figures).
     #[arg(long = "format", value_enum, default_value_t = FormatArg::Text)]
@@ -352,11 +351,6 @@ pub struct OutputArgs {
     /// (columns in docs/USAGE.md), written as --save writes.
     #[arg(long = "csv-timeline", value_name = "FILE")]
     pub csv_timeline: Option<PathBuf>,
-
-    /// Also write the latencies as an HdrHistogram interval log (.hlog): one histogram per second
-    /// of the measured window, readable by HistogramLogProcessor and the HdrHistogram libraries.
-    #[arg(long = "hdr-log", value_name = "FILE")]
-    pub hdr_log: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

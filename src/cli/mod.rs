@@ -4,9 +4,12 @@
 mod args;
 mod files;
 mod generate;
+mod report;
+mod serve;
 mod values;
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -20,7 +23,7 @@ use crate::route::{Family, Route};
 use crate::serve::ServeConfig;
 use crate::stats::SummaryOptions;
 use crate::target::Target;
-use args::{Cli, FormatArg, OutputArgs, ReportArgs, RunArgs, Sub};
+use args::{Cli, FormatArg, Forms, OutputArgs, RunArgs, Sub};
 
 /// Exit code for usage and input errors.
 pub const EXIT_USAGE: u8 = 2;
@@ -131,7 +134,7 @@ where
         _ => Exit::usage(format!("{} (see spate --help)", one_line(&error_text(&e)))),
     })?;
     match cli.command {
-        Some(Sub::Serve(s)) => serve(s),
+        Some(Sub::Serve(s)) => serve::command(s),
         Some(Sub::Demo(d)) => {
             let connections = d.connections.connections.unwrap_or(DEFAULT_CONNECTIONS);
             if connections == 0 {
@@ -152,133 +155,31 @@ where
         }
         Some(Sub::Completions { shell }) => Ok(Command::Print(generate::completions(shell))),
         Some(Sub::Man) => Ok(Command::Print(generate::man())),
-        Some(Sub::Report(r)) => report(r),
+        Some(Sub::Report(r)) => report::command(r),
         None => run(cli.run),
     }
 }
 
-/// Saved results larger than this are refused: a 10-minute run's is well under a megabyte.
-const RESULT_LIMIT: u64 = 256 << 20;
-
-/// `spate report FILE`: the saved result, which must be one this spate writes (its
-/// `schema_version`), and where to show it.
-fn report(r: ReportArgs) -> Result<Command, Exit> {
-    let shown = r.file.display().to_string();
-    let bytes = files::read("the result", &r.file, RESULT_LIMIT).map_err(Exit::usage)?;
-    let summary = parse_result(&bytes).map_err(|e| Exit::usage(format!("{shown}: {e}")))?;
-    for (flag, path) in [("--save", &r.save), ("--csv-timeline", &r.csv_timeline)] {
-        if let Some(path) = path {
-            save::check(path).map_err(|e| {
-                Exit::usage(format!(
-                    "{flag} {}: cannot write there: {e}",
-                    path.display()
-                ))
-            })?;
-        }
-    }
-    Ok(Command::Report {
-        summary: Box::new(summary),
-        output: Output {
-            format: match r.format {
-                FormatArg::Text => Format::Text,
-                FormatArg::Json => Format::Json,
-                FormatArg::Csv => Format::Csv,
-            },
-            save: r.save,
-            csv_timeline: r.csv_timeline,
-            hdr_log: None,
-            no_color: r.no_color,
+fn show(o: OutputArgs) -> Result<Show, Exit> {
+    Ok(Show {
+        output: output(o.forms, o.hdr_log)?,
+        summary: SummaryOptions {
+            slo: o.slo.unwrap_or_default(),
+            hist_bins: usize::from(o.hist_bins),
         },
+        progress: !o.no_progress,
+        notes: Vec::new(),
+        verbose: false,
     })
 }
 
-/// A saved result, or why it is not one this spate can show.
-pub fn parse_result(bytes: &[u8]) -> Result<crate::stats::Summary, String> {
-    use crate::stats::SCHEMA_VERSION;
-    /// What says which spate wrote a result, read before the rest.
-    #[derive(serde::Deserialize)]
-    struct Version {
-        schema_version: Option<u64>,
-        spate_version: Option<String>,
-    }
-    let v: Version = serde_json::from_slice(bytes)
-        .map_err(|e| format!("not a spate result: it is not JSON of one ({e})"))?;
-    match v.schema_version {
-        Some(n) if n == u64::from(SCHEMA_VERSION) => {}
-        Some(n) => {
-            return Err(format!(
-                "its schema_version is {n}; this spate reads {SCHEMA_VERSION} (spate {} wrote it)",
-                v.spate_version.as_deref().unwrap_or("unknown")
-            ));
-        }
-        None => return Err("not a spate result: it has no schema_version".into()),
-    }
-    serde_json::from_slice(bytes).map_err(|e| format!("not a spate result: {e}"))
-}
-
-/// `--host` as an address, or a name resolved once (`localhost`).
-fn listen_addr(host: &str, port: u16) -> Result<std::net::SocketAddr, Exit> {
-    use std::net::ToSocketAddrs;
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    (bare, port)
-        .to_socket_addrs()
-        .map_err(|e| Exit::usage(format!("--host {host}: cannot resolve it: {e}")))?
-        .next()
-        .ok_or_else(|| Exit::usage(format!("--host {host}: no address")))
-}
-
-fn serve(s: args::ServeArgs) -> Result<Command, Exit> {
-    if s.h2c && s.tls_cert.is_some() {
-        return Err(Exit::usage(
-            "--h2c is for plain connections; with TLS, ALPN picks h2 or http/1.1",
-        ));
-    }
-    let read = |flag: &str, p: &std::path::Path| {
-        files::read(flag, p, files::PEM_LIMIT).map_err(Exit::usage)
-    };
-    let tls = match (&s.tls_cert, &s.tls_key) {
-        (Some(cert), Some(key)) => Some(crate::serve::ServeTls {
-            cert: read("--tls-cert", cert)?,
-            key: read("--tls-key", key)?,
-            client_ca: s
-                .client_ca
-                .as_deref()
-                .map(|p| read("--client-ca", p))
-                .transpose()?,
-            http1_only: s.http1,
-        }),
-        _ => None,
-    };
-    Ok(Command::Serve(ServeConfig {
-        addr: listen_addr(&s.host, s.port)?,
-        body_size: usize::try_from(s.body_size)
-            .map_err(|_| Exit::usage("--body-size is too large"))?,
-        status: s.status,
-        delay: s.delay,
-        stall: match (s.stall_every, s.stall_for) {
-            (Some(every), Some(length)) if length < every && !every.is_zero() => {
-                Some(crate::serve::Stall { every, length })
-            }
-            (Some(_), Some(_)) => {
-                return Err(Exit::usage(
-                    "--stall-for must be shorter than --stall-every",
-                ));
-            }
-            _ => None,
-        },
-        chunked: s.chunked,
-        threads: s.threads.max(1) as usize,
-        h2c: s.h2c,
-        tls,
-        max_streams: s.max_streams,
-    }))
-}
-
-fn show(o: OutputArgs) -> Result<Show, Exit> {
+/// Where and how a result is shown, each file it is to be written to checked before anything
+/// runs (a directory that does not exist is exit 2, not a lost result).
+fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
     for (flag, path) in [
-        ("--save", &o.save),
-        ("--csv-timeline", &o.csv_timeline),
-        ("--hdr-log", &o.hdr_log),
+        ("--save", &f.save),
+        ("--csv-timeline", &f.csv_timeline),
+        ("--hdr-log", &hdr_log),
     ] {
         if let Some(path) = path {
             save::check(path).map_err(|e| {
@@ -289,26 +190,16 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
             })?;
         }
     }
-    let format = match o.format {
-        FormatArg::Text => Format::Text,
-        FormatArg::Json => Format::Json,
-        FormatArg::Csv => Format::Csv,
-    };
-    Ok(Show {
-        output: Output {
-            format,
-            save: o.save,
-            csv_timeline: o.csv_timeline,
-            hdr_log: o.hdr_log,
-            no_color: o.no_color,
+    Ok(Output {
+        format: match f.format {
+            FormatArg::Text => Format::Text,
+            FormatArg::Json => Format::Json,
+            FormatArg::Csv => Format::Csv,
         },
-        summary: SummaryOptions {
-            slo: o.slo.unwrap_or_default(),
-            hist_bins: usize::from(o.hist_bins),
-        },
-        progress: !o.no_progress,
-        notes: Vec::new(),
-        verbose: false,
+        save: f.save,
+        csv_timeline: f.csv_timeline,
+        hdr_log,
+        no_color: f.no_color,
     })
 }
 
