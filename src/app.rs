@@ -8,9 +8,9 @@ use std::sync::Arc;
 use crate::cli::{self, Command, EXIT_USAGE, Show};
 use crate::engine::{self, Control, RunError};
 use crate::plan::{Plan, Stop};
-use crate::report;
+use crate::report::{self, Report};
 use crate::serve::Server;
-use crate::stats::{RunFailure, Summary};
+use crate::stats::RunFailure;
 use crate::ui::{self, EXIT_INTERRUPTED, Info, Mode, Progress};
 
 /// The run completed and at least one response had a status below 400.
@@ -63,7 +63,7 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
 
 /// `spate report`: the saved result shown as the run showed it. A run that did not start has no
 /// report: its line on stderr again, and exit 1, as the run itself ended.
-fn show_again(summary: &crate::stats::Summary, output: &crate::report::Output) -> u8 {
+fn show_again(summary: &Report, output: &crate::report::Output) -> u8 {
     if let Some(e) = &summary.error {
         eprintln!("spate: {}", e.message);
     }
@@ -215,15 +215,15 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
                 kind: e.kind().into(),
                 message: e.to_string(),
             };
-            return emit(&Summary::not_run(plan, failure, &show.summary), show, code);
+            return emit(&Report::not_run(plan, failure, &show.summary), show, code);
         }
     };
-    let summary = Summary::new(plan, &out, &show.summary);
+    let summary = Report::new(plan, &out, &show.summary);
     emit(&summary, show, exit_code(&summary))
 }
 
 /// Saves and prints the result as `show` asks; `code`, unless an output could not be written.
-fn emit(summary: &Summary, show: &Show, code: u8) -> u8 {
+fn emit(summary: &Report, show: &Show, code: u8) -> u8 {
     let failed = report::emit(summary, &show.output);
     for e in &failed {
         say(&format!("spate: {e}"));
@@ -242,7 +242,7 @@ fn say(line: &str) {
 }
 
 /// Interrupted beats no success beats failed thresholds.
-pub fn exit_code(summary: &Summary) -> u8 {
+pub fn exit_code(summary: &Report) -> u8 {
     if summary.generator.stopped_by_signal {
         EXIT_INTERRUPTED as u8
     } else if !summary.any_success() {

@@ -2,7 +2,7 @@
 //! connections with its reconnects). Reads only the finished counts; thresholds are documented
 //! in docs/MEASUREMENT.md.
 
-use crate::numbers::count;
+use super::finding::Finding;
 use crate::stats::{Connections, Fairness};
 
 /// The median client must have completed at least this many requests for the rules to speak
@@ -20,29 +20,24 @@ pub fn starved(c: &Connections, closed: bool) -> Option<&Fairness> {
         .filter(|f| closed && f.starved > 0 && f.p50_answered >= FAIRNESS_MIN_P50)
 }
 
-pub fn fairness(c: &Connections, closed: bool, out: &mut Vec<String>) {
+pub fn fairness(c: &Connections, closed: bool, out: &mut Vec<Finding>) {
     if let Some(f) = starved(c, closed) {
-        out.push(format!(
-            "{} of {} connections got no response in the whole run while the others completed \
-             a median of {} each: the server never answered them (look at its listen backlog, \
-             connection limit or event loop). The latency figures describe only the answered \
-             connections; the unanswered requests ended as interrupted or timed out.",
-            count(f.starved),
-            count(c.established),
-            count(f.p50_answered)
-        ));
+        out.push(Finding::Starved {
+            starved: f.starved,
+            established: c.established,
+            median_answered: f.p50_answered,
+        });
         return;
     }
     let Some(f) = c.requests_per_client.as_ref() else {
         return;
     };
     if closed && f.p50 >= FAIRNESS_MIN_P50 && f.max_over_min.is_some_and(|r| r > UNEVEN) {
-        out.push(format!(
-            "Connections were served unevenly: from {} to {} requests each (median {}).",
-            count(f.min),
-            count(f.max),
-            count(f.p50)
-        ));
+        out.push(Finding::Uneven {
+            min: f.min,
+            max: f.max,
+            median: f.p50,
+        });
     }
 }
 
@@ -50,8 +45,8 @@ pub fn fairness(c: &Connections, closed: bool, out: &mut Vec<String>) {
 mod tests {
     use super::*;
 
-    fn said(counts: &[u64]) -> Vec<String> {
-        let mut c = crate::analysis::insight::tests::connections();
+    fn said(counts: &[u64]) -> Vec<Finding> {
+        let mut c = crate::analysis::fixture::connections();
         c.requests_per_client = Fairness::of(counts);
         c.established = counts.len() as u64;
         let mut out = Vec::new();
@@ -69,19 +64,27 @@ mod tests {
     fn starved_and_uneven_connections_are_named() {
         assert!(said(&[100, 101, 99, 100]).is_empty(), "even");
         assert!(said(&[0, 5, 6]).is_empty(), "too short a run to tell");
-        let s = said(&[0, 100, 101, 0, 99]);
-        assert_eq!(s.len(), 1);
-        assert!(
-            s[0].starts_with("2 of 5 connections got no response in the whole run while the others completed a median of 100 each"),
-            "{s:?}"
-        );
-        let most = said(&[0, 0, 0, 0, 0, 0, 0, 543, 12]);
-        assert!(most[0].starts_with("7 of 9 connections"), "{most:?}");
-        assert!(said(&[0, 0, 0, 5]).is_empty(), "too few answered to tell");
-        let u = said(&[10, 100, 101, 99]);
+        let starved = |starved, established, median_answered| {
+            vec![Finding::Starved {
+                starved,
+                established,
+                median_answered,
+            }]
+        };
+        assert_eq!(said(&[0, 100, 101, 0, 99]), starved(2, 5, 100));
         assert_eq!(
-            u,
-            ["Connections were served unevenly: from 10 to 101 requests each (median 99)."]
+            said(&[0, 0, 0, 0, 0, 0, 0, 543, 12]),
+            starved(7, 9, 12),
+            "the lower median of the answered"
+        );
+        assert!(said(&[0, 0, 0, 5]).is_empty(), "too few answered to tell");
+        assert_eq!(
+            said(&[10, 100, 101, 99]),
+            [Finding::Uneven {
+                min: 10,
+                max: 101,
+                median: 99
+            }]
         );
     }
 }

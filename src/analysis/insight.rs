@@ -1,8 +1,8 @@
-//! The insight section: plain sentences about the run, each from one documented rule with its
-//! threshold (docs/MEASUREMENT.md), ending with a verdict on spate itself. No rule may claim
-//! more than its numbers show.
+//! The insight rules: each documented rule with its threshold (docs/MEASUREMENT.md) turns the
+//! run's numbers into typed findings, ending with a verdict on spate itself. No rule may claim
+//! more than its numbers show; no rule writes a sentence (that is `report::insight`).
 
-use crate::numbers::{count, counted, millis, per_second};
+use super::finding::{ClassCount, CodeCount, Finding, Spread, TailPhase};
 use crate::stats::{
     Connections, ErrorRow, Generator, OpenModel, Percentiles, Phases, Requests, StatusRow,
 };
@@ -54,7 +54,7 @@ pub struct Facts<'a> {
     pub redirect_limit: u32,
 }
 
-pub fn insight(f: &Facts<'_>) -> Vec<String> {
+pub fn insight(f: &Facts<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     errors(f, &mut out);
     shape(f, &mut out);
@@ -66,7 +66,7 @@ pub fn insight(f: &Facts<'_>) -> Vec<String> {
     out
 }
 
-fn pct(part: u64, whole: u64) -> f64 {
+pub(super) fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
     } else {
@@ -74,10 +74,10 @@ fn pct(part: u64, whole: u64) -> f64 {
     }
 }
 
-fn errors(f: &Facts<'_>, out: &mut Vec<String>) {
+fn errors(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let r = f.requests;
     if r.attempted == 0 {
-        out.push("No request was sent.".into());
+        out.push(Finding::NothingSent);
         return;
     }
     let bad_status: u64 = f
@@ -88,78 +88,69 @@ fn errors(f: &Facts<'_>, out: &mut Vec<String>) {
         .sum();
     redirects(f, out);
     if r.retried > 0 {
-        out.push(format!(
-            "Requests were sent again {} on a new connection: the server had not processed them (a GOAWAY, or a kept-alive connection it had closed without saying so). Each request counts once, and none of these as a failure; their latency includes the new connection.",
-            counted(r.retried, "time", "times")
-        ));
+        out.push(Finding::Resent { times: r.retried });
     }
     if r.failed == 0 && bad_status == 0 {
         out.push(match r.completed {
-            0 => format!(
-                "No response arrived: {} requests were still waiting when the run ended (counted as interrupted).",
-                count(r.interrupted)
-            ),
-            _ => "No request failed, and every response had a status below 400.".into(),
+            0 => Finding::NoResponse {
+                interrupted: r.interrupted,
+            },
+            _ => Finding::NoErrors,
         });
         return;
     }
     if r.failed > 0 {
-        let classes: Vec<String> = f
-            .errors
-            .iter()
-            .map(|e| format!("{} {}", e.class, count(e.count)))
-            .collect();
-        out.push(format!(
-            "{:.2} % of requests failed ({}).",
-            pct(r.failed, r.attempted),
-            classes.join(", ")
-        ));
+        out.push(Finding::Failed {
+            share: pct(r.failed, r.attempted),
+            classes: f
+                .errors
+                .iter()
+                .map(|e| ClassCount {
+                    class: e.class.clone(),
+                    count: e.count,
+                })
+                .collect(),
+        });
     }
     if bad_status > 0 {
         let mut codes: Vec<&StatusRow> = f.status_codes.iter().filter(|s| s.code >= 400).collect();
         codes.sort_by(|a, b| b.count.cmp(&a.count).then(a.code.cmp(&b.code)));
-        let top: Vec<String> = codes
-            .iter()
-            .take(3)
-            .map(|s| format!("{} x {}", s.code, count(s.count)))
-            .collect();
-        out.push(format!(
-            "{:.2} % of responses had an error status (top: {}).",
-            pct(bad_status, r.completed),
-            top.join(", ")
-        ));
+        out.push(Finding::ErrorStatus {
+            share: pct(bad_status, r.completed),
+            top: codes
+                .iter()
+                .take(3)
+                .map(|s| CodeCount {
+                    code: s.code,
+                    count: s.count,
+                })
+                .collect(),
+        });
     }
     let rate = (r.failed + bad_status) as f64 / r.attempted as f64;
     if rate > HIGH_ERROR_RATE {
-        out.push(format!(
-            "The error rate ({:.2} %) is above {:.0} %: look at the errors before trusting the latency figures.",
-            rate * 100.0,
-            HIGH_ERROR_RATE * 100.0
-        ));
+        out.push(Finding::HighErrorRate {
+            share: rate * 100.0,
+        });
     }
 }
 
 /// 3xx responses are successes to the accounting (status below 400), but not what a person who
-/// asked for the URL wanted: say that they were not followed, and why.
-fn redirects(f: &Facts<'_>, out: &mut Vec<String>) {
+/// asked for the URL wanted: say that they were not followed.
+fn redirects(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let n: u64 = f
         .status_codes
         .iter()
         .filter(|s| (300..400).contains(&s.code) && s.code != 304)
         .map(|s| s.count)
         .sum();
-    if n == 0 {
-        return;
+    if n > 0 {
+        out.push(Finding::Redirects {
+            count: n,
+            share: pct(n, f.requests.completed),
+            followed: f.redirect_limit > 0,
+        });
     }
-    let (n, share) = (count(n), pct(n, f.requests.completed));
-    out.push(match f.redirect_limit {
-        0 => format!(
-            "{n} responses ({share:.2} %) were redirects (3xx): spate counts them as they came and does not follow them (--redirect N does), so what they point to was neither requested nor measured."
-        ),
-        _ => format!(
-            "{n} responses ({share:.2} %) were 3xx that spate did not follow (not 301, 302, 303, 307 or 308, or without a Location): counted as they came."
-        ),
-    });
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -169,151 +160,130 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-fn shape(f: &Facts<'_>, out: &mut Vec<String>) {
+fn shape(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let p = f.percentiles;
     let Some(spread) = ratio(p.p99, p.p50) else {
-        out.push("No response completed, so there is no latency to describe.".into());
+        out.push(Finding::NoLatency);
         return;
     };
-    let (p50, p99) = (p.p50.unwrap_or(0.0), p.p99.unwrap_or(0.0));
-    out.push(if spread <= SPREAD_TIGHT {
-        format!("Latency is consistent: p99 ({}) is {spread:.1}x p50 ({}).", millis(p99), millis(p50))
-    } else if spread <= SPREAD_WIDE {
-        format!("Latency is moderately spread: p99 ({}) is {spread:.1}x p50 ({}).", millis(p99), millis(p50))
-    } else {
-        format!(
-            "Latency is widely spread: p99 ({}) is {spread:.1}x p50 ({}); the slowest 1 % wait far longer than a typical request.",
-            millis(p99),
-            millis(p50)
-        )
+    out.push(Finding::Spread {
+        band: if spread <= SPREAD_TIGHT {
+            Spread::Consistent
+        } else if spread <= SPREAD_WIDE {
+            Spread::Moderate
+        } else {
+            Spread::Wide
+        },
+        p50: p.p50.unwrap_or(0.0),
+        p99: p.p99.unwrap_or(0.0),
+        ratio: spread,
     });
-    let mut notable = false;
+    let before = out.len();
     if let Some(q) = ratio(p.p95, p.p50).filter(|&q| q > QUEUEING) {
-        notable = true;
-        out.push(format!(
-            "Latency grows under load: p95 is {q:.1}x p50, a sign of requests queueing in or in front of the server."
-        ));
+        out.push(Finding::Queueing { ratio: q });
     }
     if let Some(t) = ratio(p.p99, p.p95).filter(|&t| t > TAIL_LONG) {
-        notable = true;
-        out.push(format!("The tail is long: p99 is {t:.1}x p95, so about 1 request in 100 is much slower than the rest."));
+        out.push(Finding::LongTail { ratio: t });
     }
     if f.latency_count >= OUTLIER_MIN_SAMPLES
         && let Some(o) = ratio(p.p99_9, p.p99).filter(|&o| o > OUTLIERS)
     {
-        notable = true;
-        out.push(format!(
-            "There are rare outliers: p99.9 is {o:.1}x p99 (about 1 request in 1,000)."
-        ));
+        out.push(Finding::Outliers { ratio: o });
     }
     let rare = (f.latency_count >= RARE_OUTLIER_MIN_SAMPLES)
         .then(|| ratio(p.p99_99, p.p99_9))
         .flatten();
     if let Some(o) = rare.filter(|&o| o > OUTLIERS) {
-        notable = true;
-        out.push(format!(
-            "There are very rare outliers: p99.99 is {o:.1}x p99.9 (about 1 request in 10,000)."
-        ));
+        out.push(Finding::RareOutliers { ratio: o });
     }
-    if !notable {
-        let rare = rare.map_or_else(String::new, |r| format!(", p99.99/p99.9 {r:.1}"));
-        out.push(format!(
-            "No long tail, outliers or queueing (p95/p50 {:.1}, p99/p95 {:.1}, p99.9/p99 {:.1}{rare}).",
-            ratio(p.p95, p.p50).unwrap_or(1.0),
-            ratio(p.p99, p.p95).unwrap_or(1.0),
-            ratio(p.p99_9, p.p99).unwrap_or(1.0)
-        ));
+    if out.len() == before {
+        out.push(Finding::NoTail {
+            p95_p50: ratio(p.p95, p.p50).unwrap_or(1.0),
+            p99_p95: ratio(p.p99, p.p95).unwrap_or(1.0),
+            p99_9_p99: ratio(p.p99_9, p.p99).unwrap_or(1.0),
+            p99_99_p99_9: rare,
+        });
     }
 }
 
-fn tail_phase(f: &Facts<'_>, out: &mut Vec<String>) {
-    let Some(p99) = f.percentiles.p99.filter(|&v| v > 0.0) else {
+/// A candidate for the tail: a phase, or the reconnects inside latency.
+#[derive(Clone, Copy)]
+enum Part {
+    Phase(TailPhase),
+    Connects,
+}
+
+fn tail_phase(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let Some(latency_p99) = f.percentiles.p99.filter(|&v| v > 0.0) else {
         return;
     };
     let ph = f.phases;
     let mut candidates = vec![
-        (
-            "waiting for the first byte (time the server took to answer)",
-            ph.wait.p99_ms,
-        ),
-        ("reading the response body", ph.read.p99_ms),
-        ("writing the request", ph.write.p99_ms),
+        (Part::Phase(TailPhase::Wait), ph.wait.p99_ms),
+        (Part::Phase(TailPhase::Read), ph.read.p99_ms),
+        (Part::Phase(TailPhase::Write), ph.write.p99_ms),
     ];
     if let Some(o) = f.open {
-        candidates.push((
-            // A cause only where one was measured: a stall of spate's own.
-            if spate_stall(f).is_some() {
-                "waiting to be sent (send lag: spate itself did not run for a while)"
-            } else {
-                "waiting to be sent (send lag)"
-            },
-            o.send_lag.p99_ms,
-        ));
+        // A cause only where one was measured: a stall of spate's own.
+        let lag = match spate_stall(f) {
+            Some(_) => TailPhase::SendLagSpateStalled,
+            None => TailPhase::SendLag,
+        };
+        candidates.push((Part::Phase(lag), o.send_lag.p99_ms));
     }
     // Connects inside latency only: the ones before the clock are in no request's latency.
     let connect = &f.phases.connect;
-    let reconnecting = connect.count as f64 > RECONNECT_SHARE * f.requests.completed as f64;
-    if reconnecting {
-        candidates.push(("opening new connections", connect.p99_ms));
+    if connect.count as f64 > RECONNECT_SHARE * f.requests.completed as f64 {
+        candidates.push((Part::Connects, connect.p99_ms));
     }
-    let Some((name, Some(v))) = candidates
+    let Some((part, p99)) = candidates
         .into_iter()
-        .filter(|(_, v)| v.is_some())
-        .max_by(|a, b| a.1.unwrap_or(0.0).total_cmp(&b.1.unwrap_or(0.0)))
+        .filter_map(|(part, v)| v.map(|v| (part, v)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
     else {
         return;
     };
-    out.push(if reconnecting && name == "opening new connections" {
-        // Of a subset of the requests: its p99 is not a part of the latency p99, so it is not
-        // said to be one.
-        format!(
-            "The tail is in opening new connections: {} of {} requests ({:.1} %) opened one inside their latency, and opening it took {} at p99 (latency p99 {}).",
-            count(connect.count),
-            count(f.requests.completed),
-            pct(connect.count, f.requests.completed),
-            millis(v),
-            millis(p99)
-        )
-    } else {
-        format!(
-            "The tail is in {name}: its p99 is {} of the {} latency p99.",
-            millis(v),
-            millis(p99)
-        )
+    out.push(match part {
+        // Of a subset of the requests: its p99 is not a part of the latency p99.
+        Part::Connects => Finding::TailInConnects {
+            count: connect.count,
+            completed: f.requests.completed,
+            share: pct(connect.count, f.requests.completed),
+            p99,
+            latency_p99,
+        },
+        Part::Phase(phase) => Finding::TailPhase {
+            phase,
+            p99,
+            latency_p99,
+        },
     });
 }
 
-fn stall(f: &Facts<'_>, out: &mut Vec<String>) {
-    let Some((gap, at)) = f.longest_gap else {
+fn stall(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let Some((gap_ms, at_s)) = f.longest_gap else {
         return;
     };
     let p50 = f.percentiles.p50.unwrap_or(0.0);
-    if gap < STALL_MS || gap < STALL_P50_FACTOR * p50 {
+    if gap_ms < STALL_MS || gap_ms < STALL_P50_FACTOR * p50 {
         return;
     }
-    if let Some((own, own_at)) = spate_stall(f) {
-        let overlap = (at + gap / 1e3).min(own_at + own / 1e3) - at.max(own_at);
-        if overlap * 1e3 >= 0.5 * gap {
-            out.push(format!(
-                "No response completed for {} (from {:.1} s into the run), but the server is not to blame: spate itself did not run for {} from {:.1} s (stopped, starved of CPU or swapped out). Requests in flight or due meanwhile count that time in their latency.",
-                millis(gap),
-                at,
-                millis(own),
-                own_at
-            ));
+    if let Some((own_ms, own_at_s)) = spate_stall(f) {
+        let overlap = (at_s + gap_ms / 1e3).min(own_at_s + own_ms / 1e3) - at_s.max(own_at_s);
+        if overlap * 1e3 >= 0.5 * gap_ms {
+            out.push(Finding::SpateStalled {
+                gap_ms,
+                at_s,
+                own_ms,
+                own_at_s,
+            });
             return;
         }
     }
-    let when = format!(
-        "No response completed for {} (from {:.1} s into the run): the server stalled.",
-        millis(gap),
-        at
-    );
-    out.push(if f.open.is_some() {format!("{when} The open-model latency includes the wait of every request intended meanwhile.")
-    } else {
-        format!(
-            "{when} In the closed model spate sends nothing while every connection waits, so the requests a steady stream of clients would have sent meanwhile are missing from the percentiles (coordinated omission): they understate the stall. Use -q RATE (the open model) to measure it."
-        )
+    out.push(Finding::ServerStalled {
+        gap_ms,
+        at_s,
+        open_model: f.open.is_some(),
     });
 }
 
@@ -326,524 +296,82 @@ pub(super) fn spate_stall(f: &Facts<'_>) -> Option<(f64, f64)> {
         .filter(|&(ms, _)| ms >= STALL_MS)
 }
 
-fn schedule(f: &Facts<'_>, out: &mut Vec<String>) {
+fn schedule(f: &Facts<'_>, out: &mut Vec<Finding>) {
     let Some(o) = f.open else { return };
-    let lag = o.send_lag.p99_ms;
-    let rates = format!(
-        "{} of the target {} requests/s",
-        per_second(o.rate_achieved),
-        per_second(o.rate_target)
-    );
-    if o.dropped > 0 || o.missed > 0 {
-        let mut parts = Vec::new();
-        if o.dropped > 0 {
-            parts.push(format!("{} dropped for --max-lag", count(o.dropped)));
+    let lag_p99 = o.send_lag.p99_ms;
+    let (achieved, target) = (o.rate_achieved, o.rate_target);
+    out.push(if o.dropped > 0 || o.missed > 0 {
+        Finding::BehindSchedule {
+            dropped: o.dropped,
+            missed: o.missed,
+            scheduled: o.scheduled,
+            achieved,
+            target,
         }
-        if o.missed > 0 {
-            parts.push(format!("{} not sent before the end", count(o.missed)));
+    } else if lag_p99.is_some_and(|l| l > SEND_LAG_MS) {
+        Finding::LateSends {
+            lag_p99,
+            achieved,
+            target,
         }
-        out.push(format!(
-            "spate fell behind its schedule: {} of {} scheduled requests ({}); achieved {rates}. A due request waits while every connection is busy: the open model needs about rate x latency connections (-c, or -p with HTTP/2).",
-            count(o.dropped + o.missed),
-            count(o.scheduled),
-            parts.join(", ")
-        ));
-    } else if lag.is_some_and(|l| l > SEND_LAG_MS) {
-        out.push(format!(
-            "Requests left late: send lag p99 {} (above {} ms); achieved {rates}. Their latency counts from the intended time, so the lag is inside it.",
-            opt_ms(lag),
-            SEND_LAG_MS
-        ));
     } else {
-        out.push(format!(
-            "spate kept to its schedule: send lag p99 {}, {rates}.",
-            opt_ms(lag)
-        ));
-    }
-}
-
-fn opt_ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), millis)
+        Finding::OnSchedule {
+            lag_p99,
+            achieved,
+            target,
+        }
+    });
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
+    use super::super::fixture::F;
     use super::*;
-    use crate::stats::{Phase, StatusRow};
 
-    fn phase(p99: Option<f64>) -> Phase {
-        Phase {
-            count: 1,
-            mean_ms: p99,
-            p50_ms: p99,
-            p99_ms: p99,
-            max_ms: p99,
-            hdr_base64: String::new(),
-        }
-    }
-
-    /// The connection figures of a healthy run, for the rules' tests.
-    pub(in crate::analysis) fn connections() -> Connections {
-        Connections {
-            requested: 50,
-            established: 50,
-            reconnects: 0,
-            connect_failures: 0,
-            connect_error: None,
-            dns_ms: 0.1,
-            setup_ms: 2.0,
-            not_opened: Default::default(),
-            connect: phase(Some(0.2)),
-            tls: Phase {
-                count: 0,
-                mean_ms: None,
-                p50_ms: None,
-                p99_ms: None,
-                max_ms: None,
-                hdr_base64: String::new(),
-            },
-            proxy: Phase {
-                count: 0,
-                ..phase(None)
-            },
-            tls_resumed: 0,
-            http1: 50,
-            http2: 0,
-            server_max_streams: None,
-            goaways: 0,
-            requests_per_connection: None,
-            requests_per_client: None,
-        }
-    }
-
-    struct F {
-        requests: Requests,
-        percentiles: Percentiles,
-        count: u64,
-        statuses: Vec<StatusRow>,
-        errors: Vec<ErrorRow>,
-        phases: Phases,
-        connections: Connections,
-        generator: Generator,
-        gap: Option<(f64, f64)>,
-        redirect_limit: u32,
-    }
-
-    impl F {
-        fn new() -> F {
-            F {
-                requests: Requests {
-                    attempted: 10_000,
-                    completed: 10_000,
-                    successful: 10_000,
-                    error_status: 0,
-                    failed: 0,
-                    interrupted: 0,
-                    retried: 0,
-                    redirects_followed: 0,
-                },
-                percentiles: Percentiles {
-                    p10: Some(1.0),
-                    p25: Some(1.0),
-                    p50: Some(1.0),
-                    p75: Some(1.1),
-                    p90: Some(1.2),
-                    p95: Some(1.3),
-                    p99: Some(1.5),
-                    p99_9: Some(2.0),
-                    p99_99: Some(3.0),
-                },
-                count: 10_000,
-                statuses: vec![StatusRow {
-                    code: 200,
-                    count: 10_000,
-                }],
-                errors: vec![],
-                phases: Phases {
-                    connect: phase(None),
-                    write: phase(Some(0.01)),
-                    wait: phase(Some(1.4)),
-                    read: phase(Some(0.05)),
-                },
-                connections: connections(),
-                generator: Generator {
-                    threads: 2,
-                    cpu_s: Some(1.0),
-                    cpu_busy_percent: Some(40.0),
-                    busy_connections_ratio: Some(0.998),
-                    nofile_limit: Some(1024),
-                    cores: Some(8),
-                    fd_exhausted: 0,
-                    stopped_by_signal: false,
-                    busy_poll: false,
-                    longest_stall_ms: Some(1.2),
-                    longest_stall_at_s: Some(3.0),
-                },
-                gap: None,
-                redirect_limit: 0,
+    #[test]
+    fn a_healthy_run_is_found_healthy_in_rule_order() {
+        let found = F::new().run();
+        assert_eq!(found[0], Finding::NoErrors);
+        assert!(matches!(
+            found[1],
+            Finding::Spread {
+                band: Spread::Consistent,
+                ratio: 1.5,
+                ..
             }
-        }
-
-        fn run(&self) -> Vec<String> {
-            insight(&Facts {
-                requests: &self.requests,
-                percentiles: &self.percentiles,
-                latency_count: self.count,
-                status_codes: &self.statuses,
-                errors: &self.errors,
-                phases: &self.phases,
-                connections: &self.connections,
-                generator: &self.generator,
-                elapsed_s: 10.0,
-                open: None,
-                longest_gap: self.gap,
-                redirect_limit: self.redirect_limit,
-            })
-        }
-
-        fn text(&self) -> String {
-            self.run().join("\n")
-        }
-    }
-
-    #[test]
-    fn busy_polling_on_every_core_is_named() {
-        let mut f = F::new();
-        f.generator.busy_poll = true;
-        f.generator.threads = 2;
-        f.generator.cores = Some(2);
-        let t = f.text();
-        assert!(
-            t.contains(
-                "its 2 busy-polling load threads (--busy-poll) spun on all 2 of the machine's cores"
-            ),
-            "{t}"
-        );
-        assert!(!t.contains("Nothing indicates"), "{t}");
-        f.generator.cores = Some(8);
-        assert!(!f.text().contains("spun on all"));
-    }
-
-    #[test]
-    fn redirects_are_said_to_be_unfollowed_and_no_response_is_not_success() {
-        let mut f = F::new();
-        f.statuses = vec![StatusRow {
-            code: 301,
-            count: 10_000,
-        }];
-        let t = f.text();
-        assert!(
-            t.contains("10,000 responses (100.00 %) were redirects (3xx): spate counts them as they came and does not follow them"),
-            "{t}"
-        );
-        // Followed, what remains was not followable.
-        f.redirect_limit = 5;
-        f.statuses[0].code = 300;
-        let t = f.text();
-        assert!(
-            t.contains("10,000 responses (100.00 %) were 3xx that spate did not follow"),
-            "{t}"
-        );
-        // 304 Not Modified is an answer, not a redirect.
-        f.redirect_limit = 0;
-        f.statuses[0].code = 304;
-        assert!(!f.text().contains("redirects"));
-
-        let mut f = F::new();
-        f.requests.completed = 0;
-        f.requests.successful = 0;
-        f.requests.interrupted = 10_000;
-        f.statuses.clear();
-        let t = f.text();
-        assert!(!t.contains("No request failed"), "{t}");
-        assert!(
-            t.contains("No response arrived: 10,000 requests were still waiting"),
-            "{t}"
-        );
-    }
-
-    #[test]
-    fn a_healthy_run() {
-        let t = F::new().run();
+        ));
+        assert!(matches!(found[2], Finding::NoTail { p99_99_p99_9: Some(r), .. } if r == 1.5));
         assert_eq!(
-            t[0],
-            "No request failed, and every response had a status below 400."
+            found[3],
+            Finding::TailPhase {
+                phase: TailPhase::Wait,
+                p99: 1.4,
+                latency_p99: 1.5
+            }
         );
-        assert!(
-            t[1].starts_with("Latency is consistent: p99 (1.500 ms) is 1.5x p50"),
-            "{t:?}"
-        );
-        assert!(
-            t[2].starts_with("No long tail, outliers or queueing"),
-            "{t:?}"
-        );
-        assert!(
-            t[3].starts_with("The tail is in waiting for the first byte"),
-            "{t:?}"
-        );
-        assert_eq!(
-            t.last().unwrap(),
-            "Nothing indicates that spate limited this result."
-        );
+        assert_eq!(found.last(), Some(&Finding::NotLimited));
     }
 
     #[test]
-    fn errors_and_error_statuses() {
+    fn the_tail_is_the_largest_phase_and_reconnects_only_inside_latency() {
         let mut f = F::new();
-        f.requests = Requests {
-            attempted: 1000,
-            completed: 990,
-            successful: 960,
-            error_status: 30,
-            failed: 10,
-            interrupted: 0,
-            retried: 0,
-            redirects_followed: 0,
-        };
-        f.errors = vec![ErrorRow {
-            class: "timeout".into(),
-            count: 10,
-            example: None,
-        }];
-        f.statuses = vec![
-            StatusRow {
-                code: 200,
-                count: 960,
-            },
-            StatusRow {
-                code: 404,
-                count: 5,
-            },
-            StatusRow {
-                code: 503,
-                count: 25,
-            },
-        ];
-        let t = f.text();
-        assert!(t.contains("1.00 % of requests failed (timeout 10)."), "{t}");
-        assert!(
-            t.contains("3.03 % of responses had an error status (top: 503 x 25, 404 x 5)."),
-            "{t}"
-        );
-        assert!(t.contains("The error rate (4.00 %) is above 1 %"), "{t}");
-    }
-
-    #[test]
-    fn spread_bands() {
-        let mut f = F::new();
-        f.percentiles.p99 = Some(3.0);
-        assert!(
-            f.text()
-                .contains("moderately spread: p99 (3.000 ms) is 3.0x")
-        );
-        f.percentiles.p99 = Some(8.0);
-        assert!(f.text().contains("widely spread: p99 (8.000 ms) is 8.0x"));
-    }
-
-    #[test]
-    fn queueing_tail_and_outliers() {
-        let mut f = F::new();
-        f.percentiles.p95 = Some(4.0);
-        f.percentiles.p99 = Some(9.0);
-        f.percentiles.p99_9 = Some(30.0);
-        let t = f.text();
-        assert!(
-            t.contains("Latency grows under load: p95 is 4.0x p50"),
-            "{t}"
-        );
-        assert!(t.contains("The tail is long: p99 is 2.2x p95"), "{t}");
-        assert!(t.contains("rare outliers: p99.9 is 3.3x p99"), "{t}");
-        assert!(!t.contains("No long tail"));
-        f.count = 999;
-        assert!(!f.text().contains("outliers:"), "too few samples for p99.9");
-    }
-
-    #[test]
-    fn resends_are_said_and_are_not_failures() {
-        let mut f = F::new();
-        assert!(!f.text().contains("sent again"));
-        f.requests.retried = 12;
-        let t = f.text();
-        assert!(
-            t.contains("Requests were sent again 12 times on a new connection"),
-            "{t}"
-        );
-        assert!(t.contains("No request failed"), "{t}");
-    }
-
-    #[test]
-    fn a_long_way_from_p99_9_to_p99_99_is_not_no_long_tail() {
-        // The run that was summed up as "No long tail": p99.9 11.7 ms, p99.99 214.8 ms.
-        let mut f = F::new();
-        f.percentiles.p99_9 = Some(2.0);
-        f.percentiles.p99_99 = Some(36.7);
-        let t = f.text();
-        assert!(
-            t.contains(
-                "There are very rare outliers: p99.99 is 18.4x p99.9 (about 1 request in 10,000)."
-            ),
-            "{t}"
-        );
-        assert!(!t.contains("No long tail"), "{t}");
-        f.count = 9_999;
-        let t = f.text();
-        assert!(!t.contains("very rare"), "too few samples for p99.99: {t}");
-        assert!(t.contains("No long tail"), "{t}");
-        assert!(!t.contains("p99.99/p99.9"), "{t}");
-        f.count = 10_000;
-        f.percentiles.p99_99 = Some(3.0);
-        assert!(f.text().contains("p99.9/p99 1.3, p99.99/p99.9 1.5)."));
-    }
-
-    #[test]
-    fn tail_phase_can_be_the_body_or_reconnects() {
-        let mut f = F::new();
-        f.phases.read = phase(Some(1.45));
-        assert!(
-            f.text()
-                .contains("The tail is in reading the response body")
-        );
-        // Connects before the clock are in no request's latency: never the tail.
-        f.connections.reconnects = 500;
-        f.connections.connect = phase(Some(900.0));
-        assert!(!f.text().contains("opening new connections"));
-        f.phases.connect = Phase {
-            count: 500,
-            ..phase(Some(2.0))
-        };
-        assert!(
-            f.text().contains(
-                "The tail is in opening new connections: 500 of 10,000 requests (5.0 %) opened one inside their latency, and opening it took 2.000 ms at p99 (latency p99 1.500 ms)."
-            ),
-            "{}",
-            f.text()
-        );
-        f.phases.connect.count = 100;
-        assert!(
-            !f.text().contains("opening new connections"),
-            "1 % or fewer reconnects"
-        );
-    }
-
-    #[test]
-    fn spate_as_the_bottleneck() {
-        let mut f = F::new();
-        f.generator.cpu_busy_percent = Some(97.0);
-        let t = f.text();
-        assert!(t.contains("may be limited by spate rather than by the server: its 2 load threads were busy 97 %"), "{t}");
-        f.generator.threads = 1;
-        assert!(f.text().contains("its load thread was busy 97 %"));
-
-        let mut f = F::new();
-        f.generator.busy_connections_ratio = Some(0.7);
-        assert!(
-            f.text()
-                .contains("connections were busy only 70 % of the time")
-        );
-
-        let mut f = F::new();
-        f.connections.established = 30;
-        f.connections.connect_error = Some("Too many open files (os error 24)".into());
-        f.generator.fd_exhausted = 20;
-        let t = f.text();
-        assert!(
-            t.contains(
-                "only 30 of 50 connections could be opened (first error: Too many open files"
-            ),
-            "{t}"
-        );
-        assert!(
-            t.contains("the file-descriptor limit was reached (ulimit -n is 1024)"),
-            "{t}"
-        );
-        assert!(!t.contains("Nothing indicates"));
-
-        let mut f = F::new();
-        f.connections.established = 2;
-        f.connections.connect_error = Some("connect timed out after 10s".into());
-        f.connections.not_opened.timed_out = 8;
-        f.connections.not_opened.cut_off = 10;
-        f.connections.not_opened.not_tried = 30;
-        f.connections.setup_ms = 30_000.0;
-        let t = f.text();
-        assert!(
-            t.contains(
-                "only 2 of 50 connections could be opened (first error: connect timed out after \
-                 10s; 40 were not open when the connection phase ended after 30.000 s)"
-            ),
-            "{t}"
-        );
-    }
-
-    #[test]
-    fn a_stall_is_put_on_the_server_or_on_spate() {
-        let mut f = F::new();
-        f.gap = Some((1_000.0, 4.0));
-        let t = f.text();
-        assert!(
-            t.contains(
-                "No response completed for 1.000 s (from 4.0 s into the run): the server stalled."
-            ),
-            "{t}"
-        );
-        assert!(t.contains("coordinated omission"), "closed model: {t}");
-        assert!(t.contains("Nothing indicates that spate limited"), "{t}");
-
-        // spate did not run for most of that second: not the server's stall.
-        f.generator.longest_stall_ms = Some(900.0);
-        f.generator.longest_stall_at_s = Some(4.1);
-        let t = f.text();
-        assert!(
-            t.contains(
-                "but the server is not to blame: spate itself did not run for 900.000 ms from 4.1 s"
-            ),
-            "{t}"
-        );
-        assert!(!t.contains("the server stalled"), "{t}");
-        assert!(
-            t.contains("may be limited by spate rather than by the server: a load thread did not run for 900.000 ms"),
-            "{t}"
-        );
-
-        // A stall of spate at another time leaves the server's stall to the server.
-        f.generator.longest_stall_at_s = Some(8.0);
-        let t = f.text();
-        assert!(t.contains("the server stalled"), "{t}");
-        assert!(
-            t.contains("a load thread did not run for 900.000 ms from 8.0 s"),
-            "{t}"
-        );
-
-        // Below 100 ms a late timer is not a stall.
-        f.generator.longest_stall_ms = Some(60.0);
-        assert!(f.text().contains("Nothing indicates that spate limited"));
-    }
-
-    #[test]
-    fn stopped_runs_and_missing_data() {
-        let mut f = F::new();
-        f.generator.stopped_by_signal = true;
-        assert!(
-            f.text()
-                .contains("stopped early (Ctrl-C, SIGTERM or SIGHUP) after 10.000 s")
-        );
-        let mut f = F::new();
-        f.requests.interrupted = 7;
-        assert!(f.text().contains("7 requests were still in flight"));
-        f.generator.cpu_busy_percent = None;
-        assert!(f.text().contains("not known on this platform"));
-        f.requests = Requests {
-            attempted: 0,
-            completed: 0,
-            successful: 0,
-            error_status: 0,
-            failed: 0,
-            interrupted: 0,
-            retried: 0,
-            redirects_followed: 0,
-        };
-        assert!(f.text().starts_with("No request was sent."));
-        f.percentiles.p50 = None;
-        assert!(f.text().contains("No response completed"));
+        f.phases.read = super::super::fixture::phase(Some(1.45));
+        assert!(f.run().iter().any(|x| matches!(
+            x,
+            Finding::TailPhase {
+                phase: TailPhase::Read,
+                ..
+            }
+        )));
+        f.phases.connect.count = 500;
+        f.phases.connect.p99_ms = Some(2.0);
+        assert!(f.run().iter().any(|x| matches!(
+            x,
+            Finding::TailInConnects {
+                count: 500,
+                share: 5.0,
+                ..
+            }
+        )));
     }
 }

@@ -1,7 +1,11 @@
 //! Judgements derived from a run's numbers: the SLO colour levels, the `--slo` verdicts and the
-//! insight sentences. Pure functions of plain data: no IO, no terminal, no clock.
+//! insight findings. Pure functions of plain data: no IO, no terminal, no clock, and no
+//! sentences (the report words the findings).
 
 mod fairness;
+mod finding;
+#[cfg(test)]
+pub(crate) mod fixture;
 mod generator;
 mod insight;
 mod levels;
@@ -9,6 +13,68 @@ mod ports;
 mod slo;
 
 pub use fairness::starved;
-pub use insight::{Facts, STALL_MS, insight};
+pub use finding::{ClassCount, CodeCount, Finding, Limit, Spread, TailPhase};
+pub use insight::{Facts, HIGH_ERROR_RATE, SEND_LAG_MS, STALL_MS, insight};
 pub use levels::{LEVEL_NAMES, LevelMode, Levels};
 pub use slo::{Measured, Pct, SloSpec, Verdict, verdicts};
+
+use crate::stats::Summary;
+
+/// Everything judged of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    /// The levels that colour the report; `None` without data or targets.
+    pub levels: Option<Levels>,
+    /// One verdict per `--slo` target, in the order of the report.
+    pub thresholds: Vec<Verdict>,
+    pub findings: Vec<Finding>,
+}
+
+/// Levels, verdicts and findings, from the numbers of a run.
+pub fn analyse(s: &Summary, slo: &SloSpec) -> Analysis {
+    let p = &s.latency.percentiles;
+    let bad_status: u64 = s
+        .status_codes
+        .iter()
+        .filter(|s| s.code >= 400)
+        .map(|s| s.count)
+        .sum();
+    let r = &s.requests;
+    let error_rate = (r.attempted > 0).then(|| (r.failed + bad_status) as f64 / r.attempted as f64);
+    let thresholds = verdicts(
+        slo,
+        &Measured {
+            percentiles: p,
+            error_rate,
+            rps: s.totals.requests_per_sec,
+        },
+    );
+    Analysis {
+        levels: Levels::new(p, slo),
+        thresholds,
+        findings: findings(s),
+    }
+}
+
+/// The insight rules' findings; a run that did not start has only that one.
+pub fn findings(s: &Summary) -> Vec<Finding> {
+    if let Some(e) = &s.error {
+        return vec![Finding::DidNotStart {
+            message: e.message.clone(),
+        }];
+    }
+    insight(&Facts {
+        requests: &s.requests,
+        percentiles: &s.latency.percentiles,
+        latency_count: s.latency.count,
+        status_codes: &s.status_codes,
+        errors: &s.errors,
+        phases: &s.phases,
+        connections: &s.connections,
+        generator: &s.generator,
+        elapsed_s: s.totals.elapsed_s,
+        open: s.open_model.as_ref(),
+        longest_gap: s.totals.longest_gap_ms.zip(s.totals.longest_gap_at_s),
+        redirect_limit: s.config.redirects,
+    })
+}

@@ -18,10 +18,10 @@ use clap::error::ErrorKind;
 
 use crate::plan::{H2, Plan, Protocol, Rate, Stop, Tls};
 use crate::redact;
+use crate::report::ReportOptions;
 use crate::report::{Format, Output, save};
 use crate::route::{Family, Route};
 use crate::serve::ServeConfig;
-use crate::stats::SummaryOptions;
 use crate::target::Target;
 use args::{Cli, FormatArg, Forms, OutputArgs, RunArgs, Sub};
 
@@ -53,7 +53,7 @@ pub enum Command {
     Print(Vec<u8>),
     /// `spate report`: a saved result, read and checked, shown again.
     Report {
-        summary: Box<crate::stats::Summary>,
+        summary: Box<crate::report::Report>,
         output: Output,
     },
 }
@@ -62,7 +62,7 @@ pub enum Command {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Show {
     pub output: Output,
-    pub summary: SummaryOptions,
+    pub summary: ReportOptions,
     /// Live progress on stderr (off with --no-progress).
     pub progress: bool,
     /// Lines about the command line to print before the run (a flag that has no effect).
@@ -163,7 +163,7 @@ where
 fn show(o: OutputArgs) -> Result<Show, Exit> {
     Ok(Show {
         output: output(o.forms, o.hdr_log)?,
-        summary: SummaryOptions {
+        summary: ReportOptions {
             slo: o.slo.unwrap_or_default(),
             hist_bins: usize::from(o.hist_bins),
         },
@@ -704,7 +704,7 @@ mod tests {
         }
         match parse(["spate", "http://h/"]) {
             Ok(Command::Run { show, .. }) => {
-                assert_eq!(show.summary, SummaryOptions::default());
+                assert_eq!(show.summary, ReportOptions::default());
                 assert!(show.progress && !show.output.no_color);
             }
             other => panic!("{other:?}"),

@@ -20,7 +20,7 @@ pub fn command(r: ReportArgs) -> Result<Command, Exit> {
 }
 
 /// A saved result, or why it is not one this spate can show.
-pub fn parse_result(bytes: &[u8]) -> Result<crate::stats::Summary, String> {
+pub fn parse_result(bytes: &[u8]) -> Result<crate::report::Report, String> {
     use crate::stats::SCHEMA_VERSION;
     /// What says which spate wrote a result, read before the rest.
     #[derive(serde::Deserialize)]
@@ -40,5 +40,5 @@ pub fn parse_result(bytes: &[u8]) -> Result<crate::stats::Summary, String> {
         }
         None => return Err("not a spate result: it has no schema_version".into()),
     }
-    serde_json::from_slice(bytes).map_err(|e| format!("not a spate result: {e}"))
+    crate::report::Report::from_json(bytes).map_err(|e| format!("not a spate result: {e}"))
 }

@@ -2,6 +2,7 @@
 //! for collecting many runs in one file; and the timeline, a row per second. The columns are a
 //! stable contract (docs/USAGE.md): new ones are only ever added at the end.
 
+use super::Report;
 use crate::stats::{Failure, Summary};
 
 /// The columns, in order.
@@ -55,7 +56,7 @@ fn num(v: Option<f64>) -> String {
 }
 
 /// The header line and the run's line, each ended by CRLF as RFC 4180 has it.
-pub fn to_csv(s: &Summary) -> String {
+pub fn to_csv(s: &Report) -> String {
     let l = &s.latency;
     let p = &l.percentiles;
     let r = &s.requests;

@@ -59,7 +59,7 @@ mod tests {
         let plan = crate::plan::Plan::new(crate::target::Target::parse("http://a/").unwrap());
         let mut run = crate::stats::RunOutput::empty(1);
         run.start_unix_ms = 1_790_000_000_500;
-        let mut s = crate::stats::Summary::new(&plan, &run, &Default::default());
+        let mut s = crate::stats::Summary::new(&plan, &run, crate::stats::HISTOGRAM_BINS);
         for (i, sparse) in [vec![(5000, 3)], vec![], vec![(7000, 1), (7000, 2)]]
             .into_iter()
             .enumerate()

@@ -4,11 +4,11 @@
 
 use std::fmt::Write as _;
 
+use super::Report;
 use super::colour::Palette;
 use super::text::opt_ms;
 use crate::analysis::{LevelMode, Levels};
 use crate::numbers::{count, millis};
-use crate::stats::Summary;
 
 const BAR_WIDTH: usize = 20;
 
@@ -17,7 +17,7 @@ fn level_of(levels: Option<&Levels>, ms: f64) -> Option<usize> {
     levels.map(|l| l.level_of(ms))
 }
 
-pub(super) fn percentiles(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+pub(super) fn percentiles(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     let l = &s.latency;
     let definition = if s.open_model.is_some() {
         "open model: intended send time to last body byte"
@@ -53,7 +53,7 @@ pub(super) fn percentiles(o: &mut String, s: &Summary, pal: Palette) -> std::fmt
     Ok(())
 }
 
-pub(super) fn histogram(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+pub(super) fn histogram(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     if s.histogram.is_empty() {
         return Ok(());
     }
@@ -93,7 +93,7 @@ pub(super) fn histogram(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::
     Ok(())
 }
 
-pub(super) fn legend(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+pub(super) fn legend(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     let Some(levels) = &s.levels else {
         return Ok(());
     };

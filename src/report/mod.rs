@@ -1,9 +1,11 @@
-//! COLD: renders a `Summary` for people (text) and for programs (JSON, CSV), and writes it where
-//! the user asked. No sockets, no clock.
+//! COLD: renders a `Report` for people (text, and the insight's sentences) and for programs
+//! (JSON, CSV), and writes it where the user asked. No sockets, no clock.
 
 mod colour;
 mod csv;
+mod document;
 mod hlog;
+mod insight;
 mod json;
 mod latency;
 pub mod save;
@@ -18,7 +20,9 @@ use crate::stats::Summary;
 pub use crate::numbers::{bytes, count, counted, millis, per_second};
 pub use colour::Palette;
 pub use csv::{COLUMNS as CSV_COLUMNS, TIMELINE_COLUMNS, timeline_csv, to_csv};
+pub use document::{Report, ReportOptions};
 pub use hlog::hdr_log;
+pub use insight::{sentence, sentences};
 pub use json::to_json;
 pub use text::render;
 
@@ -70,7 +74,7 @@ impl std::fmt::Display for OutputError {
 /// Saves the JSON if asked, then writes the report to stdout: each is tried whatever became of
 /// the other, so a full disk under stdout does not cost the saved result. A closed stdout
 /// (`| head`) is not an error. Returns every output that failed.
-pub fn emit(summary: &Summary, output: &Output) -> Vec<OutputError> {
+pub fn emit(summary: &Report, output: &Output) -> Vec<OutputError> {
     let mut failed = Vec::new();
     let json = to_json(summary) + "\n";
     if let Some(path) = &output.save
@@ -99,7 +103,7 @@ pub fn emit(summary: &Summary, output: &Output) -> Vec<OutputError> {
     ];
     for (flag, path, form) in extra {
         if let Some(path) = path
-            && let Err(e) = save::write(path, form(summary).as_bytes())
+            && let Err(e) = save::write(path, form(&summary.run).as_bytes())
             && e.kind() != io::ErrorKind::BrokenPipe
         {
             failed.push(OutputError {

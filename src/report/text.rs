@@ -5,11 +5,11 @@
 
 use std::fmt::Write as _;
 
+use super::Report;
 use super::colour::Palette;
 use super::latency::{histogram, legend, percentiles};
 use super::timing::{phases_and_connections, schedule};
 use crate::numbers::{bytes, count, counted, millis, per_second as rate};
-use crate::stats::Summary;
 
 /// Insight sentences are wrapped to this width, plus a 4-column indent: every line of the report
 /// fits in 80 columns.
@@ -21,14 +21,14 @@ pub(super) fn opt_ms(v: Option<f64>) -> String {
 }
 
 /// Renders the report; `palette` decides the colours (`Palette::None` for none).
-pub fn render(s: &Summary, palette: Palette) -> String {
+pub fn render(s: &Report, palette: Palette) -> String {
     let mut out = String::new();
     // Writing into a String never fails.
     let _ = write_report(&mut out, s, palette);
     out
 }
 
-fn write_report(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+fn write_report(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     header(o, s, pal)?;
     summary(o, s)?;
     schedule(o, s)?;
@@ -41,7 +41,7 @@ fn write_report(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
     thresholds(o, s, pal)
 }
 
-fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+fn header(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     let c = &s.config;
     let stop = match (c.requests, c.duration_s) {
         (Some(n), _) => counted(n, "request", "requests"),
@@ -120,7 +120,7 @@ fn header(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
 }
 
 /// The open model's schedule: what was planned, what was sent, how late.
-fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
+fn summary(o: &mut String, s: &Report) -> std::fmt::Result {
     let r = &s.requests;
     let l = &s.latency;
     let t = &s.totals;
@@ -236,7 +236,7 @@ fn summary(o: &mut String, s: &Summary) -> std::fmt::Result {
     Ok(())
 }
 
-fn statuses_and_errors(o: &mut String, s: &Summary) -> std::fmt::Result {
+fn statuses_and_errors(o: &mut String, s: &Report) -> std::fmt::Result {
     writeln!(o, "\nStatus codes")?;
     if s.status_codes.is_empty() {
         writeln!(o, "  none")?;
@@ -269,17 +269,17 @@ fn statuses_and_errors(o: &mut String, s: &Summary) -> std::fmt::Result {
     Ok(())
 }
 
-fn insight(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+fn insight(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     writeln!(o, "\n{}", pal.bold("Insight"))?;
-    for sentence in &s.insight {
-        for (i, line) in wrap(sentence, WRAP).iter().enumerate() {
+    for sentence in super::insight::sentences(&s.findings) {
+        for (i, line) in wrap(&sentence, WRAP).iter().enumerate() {
             writeln!(o, "  {} {line}", if i == 0 { "-" } else { " " })?;
         }
     }
     Ok(())
 }
 
-fn thresholds(o: &mut String, s: &Summary, pal: Palette) -> std::fmt::Result {
+fn thresholds(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     if s.thresholds.is_empty() {
         return Ok(());
     }

@@ -22,7 +22,7 @@ pub use live::{Counters, Live, LiveHist};
 pub use open_model::OpenModel;
 pub use summary::{
     Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, RunFailure,
-    SCHEMA_VERSION, StatusRow, Summary, SummaryOptions, ThreadRates, Totals,
+    SCHEMA_VERSION, StatusRow, Summary, ThreadRates, Totals,
 };
 
 use std::ops::AddAssign;

@@ -1,6 +1,6 @@
-//! `Summary`: the result of a run as plain serializable data. The JSON output is this structure
-//! as it is (described by docs/output-schema.json); the text report is rendered from it, so both
-//! always show the same numbers.
+//! `Summary`: the numbers of a run as plain serializable data, the measured part of the JSON
+//! (described by docs/output-schema.json); `report::Report` adds the judgements. The text report
+//! is rendered from it, so text and JSON always show the same numbers.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -12,7 +12,6 @@ use super::hist::{Sparse, base64_v2};
 use super::open_model::open_model;
 use super::timeline::Entry;
 use super::{Config, Connections, Failure, Generator, Hist, OpenModel, RunOutput, Stats};
-use crate::analysis::{self, Facts, Levels, Measured, SloSpec, Verdict};
 use crate::plan::Plan;
 
 /// Bumped whenever a field changes meaning or disappears (adding one does not bump it).
@@ -21,24 +20,8 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// Histogram bins in the report unless `--hist-bins` says otherwise.
 pub const HISTOGRAM_BINS: usize = 11;
 
-/// How the report analyses a run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SummaryOptions {
-    /// `--slo`: targets for the colour levels and the PASS/FAIL verdicts.
-    pub slo: SloSpec,
-    pub hist_bins: usize,
-}
-
-impl Default for SummaryOptions {
-    fn default() -> Self {
-        SummaryOptions {
-            slo: SloSpec::default(),
-            hist_bins: HISTOGRAM_BINS,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Read back from a saved result by `report::Report::from_json`; written as part of a report.
+#[derive(Debug, Clone, Deserialize)]
 pub struct Summary {
     pub schema_version: u32,
     pub spate_version: String,
@@ -53,12 +36,6 @@ pub struct Summary {
     pub connections: Connections,
     /// Facts about spate itself during the run.
     pub generator: Generator,
-    /// The levels that colour the report; `None` without data or targets.
-    pub levels: Option<Levels>,
-    /// One verdict per `--slo` target, in the order of the report.
-    pub thresholds: Vec<Verdict>,
-    /// Plain sentences about the run (rules in docs/MEASUREMENT.md).
-    pub insight: Vec<String>,
     /// The open model's schedule and how well it was kept; null in the closed model.
     pub open_model: Option<OpenModel>,
     /// When the measured window began, in ms since the Unix epoch.
@@ -297,7 +274,7 @@ fn bins(h: &Hist, inner: &Histogram<u64>, n: usize) -> Vec<Bin> {
 }
 
 impl Summary {
-    pub fn new(plan: &Plan, run: &RunOutput, opts: &SummaryOptions) -> Summary {
+    pub fn new(plan: &Plan, run: &RunOutput, hist_bins: usize) -> Summary {
         let s: &Stats = &run.stats;
         let elapsed = run.elapsed.as_secs_f64();
         let per_sec = |x: u64| {
@@ -332,10 +309,10 @@ impl Summary {
                 clamped: lat.clamped(),
                 hdr_base64: base64_v2(&li),
             };
-            (latency, bins(lat, &li, opts.hist_bins))
+            (latency, bins(lat, &li, hist_bins))
         };
         let mean_s = latency.mean_ms.map(|m| m / 1e3);
-        let mut summary = Summary {
+        Summary {
             schema_version: SCHEMA_VERSION,
             spate_version: env!("CARGO_PKG_VERSION").into(),
             config: config(plan, run),
@@ -389,9 +366,6 @@ impl Summary {
             },
             connections: connections(plan, run),
             generator: generator(plan, run, mean_s),
-            levels: None,
-            thresholds: Vec::new(),
-            insight: Vec::new(),
             open_model: open_model(plan, run),
             start_unix_ms: run.start_unix_ms,
             timeline: s
@@ -401,61 +375,16 @@ impl Summary {
                 .collect(),
             second_latencies: s.seconds.iter().map(|sec| sec.latency.clone()).collect(),
             error: None,
-        };
-        summary.analyse(opts);
-        summary
+        }
     }
 
     /// The result of a run that did not start, so that a program reading the JSON always finds
     /// a document, with `error` saying why.
-    pub fn not_run(plan: &Plan, failure: RunFailure, opts: &SummaryOptions) -> Summary {
+    pub fn not_run(plan: &Plan, failure: RunFailure, hist_bins: usize) -> Summary {
         let run = RunOutput::empty(plan.effective_threads());
-        let mut summary = Summary::new(plan, &run, opts);
-        summary.insight = vec![format!("The run did not start: {}", failure.message)];
+        let mut summary = Summary::new(plan, &run, hist_bins);
         summary.error = Some(failure);
         summary
-    }
-
-    /// Levels, verdicts and insight, from the numbers already in the summary.
-    fn analyse(&mut self, opts: &SummaryOptions) {
-        let p = &self.latency.percentiles;
-        self.levels = Levels::new(p, &opts.slo);
-        let bad_status: u64 = self
-            .status_codes
-            .iter()
-            .filter(|s| s.code >= 400)
-            .map(|s| s.count)
-            .sum();
-        let r = &self.requests;
-        let error_rate =
-            (r.attempted > 0).then(|| (r.failed + bad_status) as f64 / r.attempted as f64);
-        self.thresholds = analysis::verdicts(
-            &opts.slo,
-            &Measured {
-                percentiles: p,
-                error_rate,
-                rps: self.totals.requests_per_sec,
-            },
-        );
-        self.insight = analysis::insight(&Facts {
-            requests: &self.requests,
-            percentiles: p,
-            latency_count: self.latency.count,
-            status_codes: &self.status_codes,
-            errors: &self.errors,
-            phases: &self.phases,
-            connections: &self.connections,
-            generator: &self.generator,
-            elapsed_s: self.totals.elapsed_s,
-            open: self.open_model.as_ref(),
-            longest_gap: self.totals.longest_gap_ms.zip(self.totals.longest_gap_at_s),
-            redirect_limit: self.config.redirects,
-        });
-    }
-
-    /// Every `--slo` target passed (true when there are none).
-    pub fn thresholds_pass(&self) -> bool {
-        self.thresholds.iter().all(|v| v.pass)
     }
 
     /// Exit status contract: at least one response below 400 arrived.

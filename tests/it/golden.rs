@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use spate::plan::{Plan, Stop};
-use spate::report::{Palette, render};
-use spate::stats::{Failure, RunOutput, Stats, Summary, SummaryOptions};
+use spate::report::{Palette, Report, ReportOptions, render};
+use spate::stats::{Failure, RunOutput, Stats};
 use spate::target::Target;
 
 /// A run of 10,030 attempts with a known shape: a tight body, a few slow outliers, two failure
@@ -112,7 +112,7 @@ fn check(name: &str, got: &str) {
 #[test]
 fn plain_report() {
     let (plan, run) = fixed_run();
-    let s = Summary::new(&plan, &run, &SummaryOptions::default());
+    let s = Report::new(&plan, &run, &ReportOptions::default());
     let text = render(&s, Palette::None);
     assert!(text.is_ascii() && !text.contains('\x1b'));
     let long: Vec<&str> = text.lines().filter(|l| l.len() > 80).collect();
@@ -123,7 +123,7 @@ fn plain_report() {
 #[test]
 fn colour_report() {
     let (plan, run) = fixed_run();
-    let s = Summary::new(&plan, &run, &SummaryOptions::default());
+    let s = Report::new(&plan, &run, &ReportOptions::default());
     let colour = render(&s, Palette::Ansi256);
     assert!(colour.contains("\x1b[38;5;"));
     check("report-colour.txt", &colour);
@@ -135,11 +135,11 @@ fn colour_report() {
 #[test]
 fn report_with_slo_targets() {
     let (plan, run) = fixed_run();
-    let opts = SummaryOptions {
+    let opts = ReportOptions {
         slo: "p50=360us,p99=400us,errors=0.1%,rps=1000".parse().unwrap(),
         hist_bins: 6,
     };
-    let s = Summary::new(&plan, &run, &opts);
+    let s = Report::new(&plan, &run, &opts);
     let text = render(&s, Palette::None);
     check("report-slo.txt", &text);
     let verdicts: Vec<(&str, bool)> = s
@@ -185,13 +185,13 @@ fn end_of(line: &str, pat: &str) -> Option<usize> {
 fn wide_values_keep_the_tables_aligned() {
     let (plan, run) = fixed_run();
     // Bounds from 0.138 ms to 2.997 s and a target rate far wider than the measured one.
-    let opts = SummaryOptions {
+    let opts = ReportOptions {
         slo: "p50=360us,p99=999ms,errors=0.1%,rps=123456789"
             .parse()
             .unwrap(),
         hist_bins: 6,
     };
-    let text = render(&Summary::new(&plan, &run, &opts), Palette::None);
+    let text = render(&Report::new(&plan, &run, &opts), Palette::None);
     let section = |title: &str| -> Vec<&str> {
         text.lines()
             .skip_while(|l| !l.starts_with(title))
@@ -226,7 +226,7 @@ fn wide_values_keep_the_tables_aligned() {
 fn a_tiny_bin_draws_less_than_a_cell() {
     let (plan, run) = fixed_run();
     let text = render(
-        &Summary::new(&plan, &run, &SummaryOptions::default()),
+        &Report::new(&plan, &run, &ReportOptions::default()),
         Palette::None,
     );
     let bars: Vec<(&str, &str)> = text

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use spate::engine::{self, RunError};
 use spate::plan::{Plan, Protocol};
-use spate::stats::{Failure, Summary, SummaryOptions};
+use spate::report::{Report, ReportOptions};
+use spate::stats::Failure;
 
 use crate::support::{Peer, Scripted, plan, requests};
 
@@ -31,7 +32,7 @@ enum Done {
 
 /// Runs `p` against a hostile server and checks the common assertions; `classes` are the only
 /// failure classes allowed, and the first must occur.
-fn expect(mut p: Plan, done: Done, classes: &[Failure]) -> Option<Summary> {
+fn expect(mut p: Plan, done: Done, classes: &[Failure]) -> Option<Report> {
     p.timeout = TIMEOUT;
     p.connect_timeout = TIMEOUT;
     p.threads = 1;
@@ -66,7 +67,7 @@ fn expect(mut p: Plan, done: Done, classes: &[Failure]) -> Option<Summary> {
     };
     let s = &out.stats;
     assert!(s.is_balanced(), "accounting invariant");
-    let summary = Summary::new(&p, &out, &SummaryOptions::default());
+    let summary = Report::new(&p, &out, &ReportOptions::default());
     let r = &summary.requests;
     assert_eq!(r.attempted, r.completed + r.failed + r.interrupted);
     for f in Failure::ALL {

@@ -10,6 +10,7 @@ mod h2;
 mod hdr;
 mod hostile;
 mod install;
+mod layers;
 mod limits;
 mod nginx;
 mod open;

@@ -285,7 +285,7 @@ fn a_warm_up_that_fell_behind_leaves_the_measured_part_measured() {
         "nothing of the measured part was sent"
     );
     assert!(out.stats.completed > 0);
-    let o = summary.open_model.unwrap();
+    let o = summary.run.open_model.unwrap();
     assert_eq!(o.scheduled, o.sent + o.dropped + o.missed);
     // Every answer is a recorded or a warm-up request (one in flight at the end may be answered
     // after spate stopped waiting for it).
@@ -374,7 +374,7 @@ fn a_duration_run_lasts_its_duration_even_when_the_schedule_ends_earlier() {
     assert_eq!(out.elapsed, Duration::from_secs(2));
     assert_eq!(summary.totals.elapsed_s, 2.0);
     assert_eq!(summary.totals.requests_per_sec, 3.0);
-    let o = summary.open_model.unwrap();
+    let o = summary.run.open_model.unwrap();
     // The report agrees with itself: both print 3.0 (the achieved rate counts send lag).
     assert!((o.rate_achieved - 3.0).abs() < 0.01, "{}", o.rate_achieved);
 

@@ -146,3 +146,219 @@ fn a_healthy_run_says_error_null() {
     assert!(doc["error"].is_null());
     assert!(doc.as_object().unwrap().contains_key("error"));
 }
+
+/// Every kind of finding and of limit, each validated against the schema's definition of it:
+/// the `match` without a wildcard makes a new kind fail to compile here until it is listed.
+#[test]
+fn every_finding_kind_matches_the_schema() {
+    use spate::analysis::{ClassCount, CodeCount, Finding as F, Limit as L, Spread, TailPhase};
+    let limits = vec![
+        L::BusyPollAllCores {
+            threads: 4,
+            cores: 4,
+        },
+        L::CpuBound {
+            threads: 1,
+            cpu_busy: 97.0,
+        },
+        L::IdleConnections { busy: 60.0 },
+        L::ConnectionsShort {
+            established: 3,
+            requested: 10,
+            first_error: Some("refused".into()),
+            not_open: 2,
+            setup_ms: 10.0,
+        },
+        L::BelowRate {
+            achieved: 90.0,
+            target: 100.0,
+        },
+        L::Stalled {
+            ms: 200.0,
+            at_s: 1.0,
+        },
+        L::FileLimit { nofile: None },
+        L::OutOfPorts,
+    ];
+    let findings = vec![
+        F::DidNotStart {
+            message: "refused".into(),
+        },
+        F::NothingSent,
+        F::Redirects {
+            count: 1,
+            share: 0.5,
+            followed: false,
+        },
+        F::Resent { times: 2 },
+        F::NoResponse { interrupted: 3 },
+        F::NoErrors,
+        F::Failed {
+            share: 1.0,
+            classes: vec![ClassCount {
+                class: "timeout".into(),
+                count: 1,
+            }],
+        },
+        F::ErrorStatus {
+            share: 2.0,
+            top: vec![CodeCount {
+                code: 503,
+                count: 4,
+            }],
+        },
+        F::HighErrorRate { share: 3.0 },
+        F::NoLatency,
+        F::Spread {
+            band: Spread::Wide,
+            p50: 1.0,
+            p99: 9.0,
+            ratio: 9.0,
+        },
+        F::Queueing { ratio: 4.0 },
+        F::LongTail { ratio: 3.0 },
+        F::Outliers { ratio: 5.0 },
+        F::RareOutliers { ratio: 6.0 },
+        F::NoTail {
+            p95_p50: 1.1,
+            p99_p95: 1.2,
+            p99_9_p99: 1.3,
+            p99_99_p99_9: None,
+        },
+        F::TailPhase {
+            phase: TailPhase::SendLagSpateStalled,
+            p99: 1.0,
+            latency_p99: 2.0,
+        },
+        F::TailInConnects {
+            count: 5,
+            completed: 100,
+            share: 5.0,
+            p99: 1.0,
+            latency_p99: 2.0,
+        },
+        F::SpateStalled {
+            gap_ms: 300.0,
+            at_s: 1.0,
+            own_ms: 280.0,
+            own_at_s: 1.1,
+        },
+        F::ServerStalled {
+            gap_ms: 2000.0,
+            at_s: 4.0,
+            open_model: true,
+        },
+        F::Starved {
+            starved: 1,
+            established: 4,
+            median_answered: 20,
+        },
+        F::Uneven {
+            min: 1,
+            max: 10,
+            median: 5,
+        },
+        F::BehindSchedule {
+            dropped: 1,
+            missed: 2,
+            scheduled: 100,
+            achieved: 97.0,
+            target: 100.0,
+        },
+        F::LateSends {
+            lag_p99: Some(3.0),
+            achieved: 100.0,
+            target: 100.0,
+        },
+        F::OnSchedule {
+            lag_p99: None,
+            achieved: 100.0,
+            target: 100.0,
+        },
+        F::StoppedEarly { elapsed_s: 2.5 },
+        F::InFlight { interrupted: 7 },
+        F::BusyPolled { cpu_busy: 100.0 },
+        F::CpuUse {
+            threads: 2,
+            cpu_busy: 40.0,
+        },
+        F::CpuUnknown,
+        F::ConnectionsLoaded { busy: 99.0 },
+        F::PortsExhausted { connects: 12 },
+        F::SpateLimited { limits },
+        F::NotLimited,
+    ];
+    let kinds = findings.iter().map(covered).collect::<Vec<_>>();
+    let distinct: std::collections::BTreeSet<_> = kinds.iter().collect();
+    assert_eq!(distinct.len(), 34, "one of each kind: {kinds:?}");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/output-schema.json");
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    let index = compiler
+        .compile(&format!("{}#/$defs/finding", path.display()), &mut schemas)
+        .expect("the finding definition compiles");
+    for f in &findings {
+        let doc = serde_json::to_value(f).unwrap();
+        if let Err(e) = schemas.validate(&doc, index) {
+            panic!("{doc} does not match the schema's finding:\n{e:#}");
+        }
+    }
+    let mut wrong = serde_json::to_value(F::Queueing { ratio: 4.0 }).unwrap();
+    wrong["surprise"] = Value::from(1);
+    assert!(schemas.validate(&wrong, index).is_err(), "the guard guards");
+}
+
+fn covered(f: &spate::analysis::Finding) -> &'static str {
+    use spate::analysis::{Finding as F, Limit as L};
+    match f {
+        F::DidNotStart { .. } => "did_not_start",
+        F::NothingSent => "nothing_sent",
+        F::Redirects { .. } => "redirects",
+        F::Resent { .. } => "resent",
+        F::NoResponse { .. } => "no_response",
+        F::NoErrors => "no_errors",
+        F::Failed { .. } => "failed",
+        F::ErrorStatus { .. } => "error_status",
+        F::HighErrorRate { .. } => "high_error_rate",
+        F::NoLatency => "no_latency",
+        F::Spread { .. } => "spread",
+        F::Queueing { .. } => "queueing",
+        F::LongTail { .. } => "long_tail",
+        F::Outliers { .. } => "outliers",
+        F::RareOutliers { .. } => "rare_outliers",
+        F::NoTail { .. } => "no_tail",
+        F::TailPhase { .. } => "tail_phase",
+        F::TailInConnects { .. } => "tail_in_connects",
+        F::SpateStalled { .. } => "spate_stalled",
+        F::ServerStalled { .. } => "server_stalled",
+        F::Starved { .. } => "starved",
+        F::Uneven { .. } => "uneven",
+        F::BehindSchedule { .. } => "behind_schedule",
+        F::LateSends { .. } => "late_sends",
+        F::OnSchedule { .. } => "on_schedule",
+        F::StoppedEarly { .. } => "stopped_early",
+        F::InFlight { .. } => "in_flight",
+        F::BusyPolled { .. } => "busy_polled",
+        F::CpuUse { .. } => "cpu_use",
+        F::CpuUnknown => "cpu_unknown",
+        F::ConnectionsLoaded { .. } => "connections_loaded",
+        F::PortsExhausted { .. } => "ports_exhausted",
+        F::SpateLimited { limits } => {
+            // Every limit kind, the same way.
+            for l in limits {
+                match l {
+                    L::BusyPollAllCores { .. }
+                    | L::CpuBound { .. }
+                    | L::IdleConnections { .. }
+                    | L::ConnectionsShort { .. }
+                    | L::BelowRate { .. }
+                    | L::Stalled { .. }
+                    | L::FileLimit { .. }
+                    | L::OutOfPorts => {}
+                }
+            }
+            "spate_limited"
+        }
+        F::NotLimited => "not_limited",
+    }
+}

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use spate::engine;
 use spate::plan::{Plan, Stop};
+use spate::report::{Report, ReportOptions};
 use spate::serve::{ServeConfig, Server};
-use spate::stats::{RunOutput, Summary, SummaryOptions};
+use spate::stats::RunOutput;
 use spate::target::Target;
 
 /// A request as a scripted server saw it.
@@ -153,7 +154,7 @@ pub fn plan(url: &str, connections: u32, stop: Stop) -> Plan {
 }
 
 /// Runs the plan and checks the accounting invariant, which every test relies on.
-pub fn run(plan: &Plan) -> (RunOutput, Summary) {
+pub fn run(plan: &Plan) -> (RunOutput, Report) {
     let out = engine::run(plan).expect("run");
     let s = &out.stats;
     assert!(
@@ -164,7 +165,7 @@ pub fn run(plan: &Plan) -> (RunOutput, Summary) {
         s.failed(),
         s.interrupted
     );
-    let summary = Summary::new(plan, &out, &SummaryOptions::default());
+    let summary = Report::new(plan, &out, &ReportOptions::default());
     let r = &summary.requests;
     assert_eq!(r.attempted, r.completed + r.failed + r.interrupted);
     assert_eq!(

@@ -1,0 +1,158 @@
+//! `Report`: a run's numbers (`stats::Summary`) with what `analysis` judged of them and the
+//! insight in words; the whole result as the JSON holds it and as every form renders it. Builds
+//! nothing itself: numbers come from stats, judgements from analysis, words from `insight`.
+
+use serde::{Deserialize, Serialize};
+
+use super::insight::sentences;
+use crate::analysis::{self, Finding, Levels, SloSpec, Verdict};
+use crate::plan::Plan;
+use crate::stats::{HISTOGRAM_BINS, RunFailure, RunOutput, Summary};
+
+/// How a run is judged and binned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportOptions {
+    /// `--slo`: targets for the colour levels and the PASS/FAIL verdicts.
+    pub slo: SloSpec,
+    pub hist_bins: usize,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            slo: SloSpec::default(),
+            hist_bins: HISTOGRAM_BINS,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The numbers; their fields are the JSON's top level.
+    pub run: Summary,
+    /// The levels that colour the report; `None` without data or targets.
+    pub levels: Option<Levels>,
+    /// One verdict per `--slo` target, in the order of the report.
+    pub thresholds: Vec<Verdict>,
+    /// `findings` in words, for people reading the JSON.
+    pub insight: Vec<String>,
+    /// What the insight rules found (docs/MEASUREMENT.md), for programs.
+    pub findings: Vec<Finding>,
+}
+
+/// The JSON document: the summary's fields and the judgements side by side, in the order of
+/// docs/output-schema.json. Spelled out rather than `#[serde(flatten)]`, which would compile
+/// every part of the summary a second time through serde's buffered path.
+#[derive(Serialize)]
+struct Wire<'a> {
+    schema_version: u32,
+    spate_version: &'a str,
+    config: &'a crate::stats::Config,
+    totals: &'a crate::stats::Totals,
+    requests: &'a crate::stats::Requests,
+    latency: &'a crate::stats::Latency,
+    histogram: &'a [crate::stats::Bin],
+    status_codes: &'a [crate::stats::StatusRow],
+    errors: &'a [crate::stats::ErrorRow],
+    phases: &'a crate::stats::Phases,
+    connections: &'a crate::stats::Connections,
+    generator: &'a crate::stats::Generator,
+    levels: &'a Option<Levels>,
+    thresholds: &'a [Verdict],
+    insight: &'a [String],
+    findings: &'a [Finding],
+    open_model: &'a Option<crate::stats::OpenModel>,
+    start_unix_ms: u64,
+    timeline: &'a [crate::stats::timeline::Entry],
+    error: &'a Option<RunFailure>,
+}
+
+impl Serialize for Report {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = &self.run;
+        Wire {
+            schema_version: r.schema_version,
+            spate_version: &r.spate_version,
+            config: &r.config,
+            totals: &r.totals,
+            requests: &r.requests,
+            latency: &r.latency,
+            histogram: &r.histogram,
+            status_codes: &r.status_codes,
+            errors: &r.errors,
+            phases: &r.phases,
+            connections: &r.connections,
+            generator: &r.generator,
+            levels: &self.levels,
+            thresholds: &self.thresholds,
+            insight: &self.insight,
+            findings: &self.findings,
+            open_model: &r.open_model,
+            start_unix_ms: r.start_unix_ms,
+            timeline: &r.timeline,
+            error: &r.error,
+        }
+        .serialize(s)
+    }
+}
+
+/// The judgements of a saved document (the summary is read from the same bytes; each ignores
+/// the other's fields). Findings are not read back but found again from the numbers, by the
+/// same rules: reading them would cost serde's buffered path for every kind (262 KB of binary).
+#[derive(Deserialize)]
+struct Judged {
+    levels: Option<Levels>,
+    thresholds: Vec<Verdict>,
+}
+
+/// A report reads as the numbers it is made of (`report.requests`): the judgements are beside
+/// them, not over them.
+impl std::ops::Deref for Report {
+    type Target = Summary;
+    fn deref(&self) -> &Summary {
+        &self.run
+    }
+}
+
+impl Report {
+    pub fn new(plan: &Plan, run: &RunOutput, opts: &ReportOptions) -> Report {
+        Report::of(Summary::new(plan, run, opts.hist_bins), &opts.slo)
+    }
+
+    /// The result of a run that did not start, so that a program reading the JSON always finds
+    /// a document, with `error` saying why.
+    pub fn not_run(plan: &Plan, failure: RunFailure, opts: &ReportOptions) -> Report {
+        Report::of(Summary::not_run(plan, failure, opts.hist_bins), &opts.slo)
+    }
+
+    pub fn of(run: Summary, slo: &SloSpec) -> Report {
+        let a = analysis::analyse(&run, slo);
+        Report {
+            insight: sentences(&a.findings),
+            run,
+            levels: a.levels,
+            thresholds: a.thresholds,
+            findings: a.findings,
+        }
+    }
+
+    /// A saved result (`to_json`'s document): its numbers and verdicts as saved, its findings
+    /// found again from the numbers and said in words.
+    pub fn from_json(bytes: &[u8]) -> serde_json::Result<Report> {
+        let run: Summary = serde_json::from_slice(bytes)?;
+        let j: Judged = serde_json::from_slice(bytes)?;
+        let findings = analysis::findings(&run);
+        Ok(Report {
+            insight: sentences(&findings),
+            run,
+            levels: j.levels,
+            thresholds: j.thresholds,
+            findings,
+        })
+    }
+
+    /// Every `--slo` target passed (true when there are none).
+    pub fn thresholds_pass(&self) -> bool {
+        self.thresholds.iter().all(|v| v.pass)
+    }
+}
