@@ -351,6 +351,12 @@ pub struct Forms {
     /// (columns in docs/USAGE.md), written as --save writes.
     #[arg(long = "csv-timeline", value_name = "FILE")]
     pub csv_timeline: Option<PathBuf>,
+
+    /// Also write the report as one self-contained HTML page (charts over time, percentiles,
+    /// the insight; the JSON inside), written as --save writes. It loads nothing and runs no
+    /// script, so it opens offline and can be mailed or archived.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

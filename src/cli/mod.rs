@@ -179,6 +179,7 @@ fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
     for (flag, path) in [
         ("--save", &f.save),
         ("--csv-timeline", &f.csv_timeline),
+        ("--html", &f.html),
         ("--hdr-log", &hdr_log),
     ] {
         if let Some(path) = path {
@@ -198,6 +199,7 @@ fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
         },
         save: f.save,
         csv_timeline: f.csv_timeline,
+        html: f.html,
         hdr_log,
         no_color: f.no_color,
     })

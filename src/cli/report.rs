@@ -19,9 +19,19 @@ pub fn command(r: ReportArgs) -> Result<Command, Exit> {
     })
 }
 
-/// A saved result, or why it is not one this spate can show.
+/// A saved result (the JSON, or an `--html` page with the JSON inside), or why it is not one
+/// this spate can show.
 pub fn parse_result(bytes: &[u8]) -> Result<crate::report::Report, String> {
     use crate::stats::SCHEMA_VERSION;
+    let page = std::str::from_utf8(bytes)
+        .ok()
+        .filter(|t| t.trim_start().starts_with("<!DOCTYPE html"));
+    let bytes = match page {
+        Some(page) => crate::report::embedded_json(page)
+            .ok_or("an HTML page without a spate result in it")?
+            .as_bytes(),
+        None => bytes,
+    };
     /// What says which spate wrote a result, read before the rest.
     #[derive(serde::Deserialize)]
     struct Version {

@@ -11,6 +11,28 @@ const ANSI16: [&str; 11] = [
     "32", "32", "92", "92", "93", "33", "33", "91", "91", "31", "1;31",
 ];
 
+/// A 256-colour palette entry as the CSS colour xterm shows it (its 6x6x6 cube), so that the HTML
+/// report's levels are the terminal's.
+fn css(c256: u8) -> String {
+    let i = c256.saturating_sub(16);
+    let v = |n: u8| if n == 0 { 0 } else { 55 + 40 * n };
+    format!("#{:02x}{:02x}{:02x}", v(i / 36), v(i / 6 % 6), v(i % 6))
+}
+
+/// The CSS colour of SLO level `level` (0..=10).
+pub fn level_css(level: usize) -> String {
+    css(ANSI256[level.min(10)])
+}
+
+/// The CSS colours of PASS and FAIL.
+pub fn pass_css() -> String {
+    css(34)
+}
+
+pub fn fail_css() -> String {
+    css(160)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Palette {
     None,
@@ -133,5 +155,13 @@ mod tests {
         assert_eq!(Palette::Ansi256.level(99, "x"), "\x1b[38;5;88mx\x1b[0m");
         assert_eq!(Palette::Ansi16.level(10, "x"), "\x1b[1;31mx\x1b[0m");
         assert_eq!(Palette::Ansi16.fail("FAIL"), "\x1b[1;31mFAIL\x1b[0m");
+    }
+
+    #[test]
+    fn css_colours_are_xterm_s_cube() {
+        assert_eq!(level_css(0), "#005f00");
+        assert_eq!(level_css(5), "#d7af00");
+        assert_eq!(level_css(10), "#870000");
+        assert_eq!(fail_css(), "#d70000");
     }
 }

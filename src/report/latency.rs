@@ -17,6 +17,37 @@ fn level_of(levels: Option<&Levels>, ms: f64) -> Option<usize> {
     levels.map(|l| l.level_of(ms))
 }
 
+/// A histogram bin as both reports draw it: its share of the responses, its length against the
+/// fullest bin (0 to 1), and its level (that of its geometric middle) with the level's name.
+pub(super) struct BinShown<'a> {
+    pub bin: &'a crate::stats::Bin,
+    pub share: f64,
+    pub fill: f64,
+    pub level: Option<(usize, &'a str)>,
+}
+
+pub(super) fn bins_shown(s: &Report) -> Vec<BinShown<'_>> {
+    let most = s
+        .histogram
+        .iter()
+        .map(|b| b.count)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    s.histogram
+        .iter()
+        .map(|b| BinShown {
+            bin: b,
+            share: 100.0 * b.count as f64 / s.latency.count.max(1) as f64,
+            fill: b.count as f64 / most as f64,
+            level: s.levels.as_ref().map(|l| {
+                let i = l.level_of((b.from_ms * b.to_ms).sqrt());
+                (i, l.names[i].as_str())
+            }),
+        })
+        .collect()
+}
+
 pub(super) fn percentiles(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     let l = &s.latency;
     let definition = if s.open_model.is_some() {
@@ -58,16 +89,14 @@ pub(super) fn histogram(o: &mut String, s: &Report, pal: Palette) -> std::fmt::R
         return Ok(());
     }
     writeln!(o, "\nLatency histogram")?;
-    let most = s
-        .histogram
-        .iter()
-        .map(|b| b.count)
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    for b in &s.histogram {
-        let width = (b.count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
-        let share = 100.0 * b.count as f64 / s.latency.count.max(1) as f64;
+    for BinShown {
+        bin: b,
+        share,
+        fill,
+        level,
+    } in bins_shown(s)
+    {
+        let width = (fill * BAR_WIDTH as f64).round() as usize;
         // A bin too small for half a cell still shows, as a sliver, so that it neither
         // vanishes nor looks like one that fills a cell.
         let bar = match (b.count, width) {
@@ -76,11 +105,9 @@ pub(super) fn histogram(o: &mut String, s: &Report, pal: Palette) -> std::fmt::R
             (_, w) => "#".repeat(w),
         };
         let bar = format!("{bar:<BAR_WIDTH$}");
-        // A bin takes the level of its geometric middle.
-        let level = level_of(s.levels.as_ref(), (b.from_ms * b.to_ms).sqrt());
-        let (bar, name) = match (level, &s.levels) {
-            (Some(i), Some(l)) => (pal.level(i, &bar), l.names[i].as_str()),
-            _ => (bar, ""),
+        let (bar, name) = match level {
+            Some((i, name)) => (pal.level(i, &bar), name),
+            None => (bar, ""),
         };
         writeln!(
             o,

@@ -5,6 +5,7 @@ mod colour;
 mod csv;
 mod document;
 mod hlog;
+mod html;
 mod insight;
 mod json;
 mod latency;
@@ -15,13 +16,12 @@ mod timing;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use crate::stats::Summary;
-
 pub use crate::numbers::{bytes, count, counted, millis, per_second};
 pub use colour::Palette;
 pub use csv::{COLUMNS as CSV_COLUMNS, TIMELINE_COLUMNS, timeline_csv, to_csv};
 pub use document::{Report, ReportOptions};
 pub use hlog::hdr_log;
+pub use html::{embedded_json, to_html};
 pub use insight::{sentence, sentences};
 pub use json::to_json;
 pub use text::render;
@@ -48,6 +48,8 @@ pub struct Output {
     pub save: Option<PathBuf>,
     /// `--csv-timeline`: the timeline as CSV, written as `save` is.
     pub csv_timeline: Option<PathBuf>,
+    /// `--html`: the report as a self-contained page.
+    pub html: Option<PathBuf>,
     /// `--hdr-log`: the latencies of each second as an HdrHistogram interval log.
     pub hdr_log: Option<PathBuf>,
     /// `--no-color`: never colour, even on a terminal.
@@ -93,17 +95,15 @@ pub fn emit(summary: &Report, output: &Output) -> Vec<OutputError> {
             source: e,
         });
     }
-    let extra = [
-        (
-            "--csv-timeline",
-            &output.csv_timeline,
-            timeline_csv as fn(&Summary) -> String,
-        ),
-        ("--hdr-log", &output.hdr_log, hdr_log),
+    type Form = fn(&Report) -> String;
+    let extra: [(&str, &Option<PathBuf>, Form); 3] = [
+        ("--csv-timeline", &output.csv_timeline, |r| timeline_csv(r)),
+        ("--html", &output.html, to_html),
+        ("--hdr-log", &output.hdr_log, |r| hdr_log(r)),
     ];
     for (flag, path, form) in extra {
         if let Some(path) = path
-            && let Err(e) = save::write(path, form(&summary.run).as_bytes())
+            && let Err(e) = save::write(path, form(summary).as_bytes())
             && e.kind() != io::ErrorKind::BrokenPipe
         {
             failed.push(OutputError {

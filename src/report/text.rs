@@ -42,19 +42,28 @@ fn write_report(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
 }
 
 fn header(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
+    writeln!(
+        o,
+        "{}  {} {}",
+        pal.bold(&format!("spate {}", s.spate_version)),
+        s.config.method,
+        s.config.url
+    )?;
+    for line in describe(s) {
+        writeln!(o, "  {line}")?;
+    }
+    Ok(())
+}
+
+/// What was run, in the words of the report's header (after its first line): the load, the
+/// protocol and model, and where the connections went. The HTML report's header says the same.
+pub(super) fn describe(s: &Report) -> Vec<String> {
     let c = &s.config;
     let stop = match (c.requests, c.duration_s) {
         (Some(n), _) => counted(n, "request", "requests"),
         (None, Some(d)) => format!("{} duration", millis(d * 1000.0)),
         (None, None) => String::new(),
     };
-    writeln!(
-        o,
-        "{}  {} {}",
-        pal.bold(&format!("spate {}", s.spate_version)),
-        c.method,
-        c.url
-    )?;
     let protocol = match c.tls.as_deref() {
         Some("insecure") => format!(
             "{} over TLS (certificate NOT verified: --insecure)",
@@ -79,7 +88,6 @@ fn header(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     if c.warmup_s > 0.0 {
         extras.push(format!("after {} of warm-up", millis(c.warmup_s * 1e3)));
     }
-
     if s.generator.stopped_by_signal {
         extras.push("stopped early by Ctrl-C/SIGTERM/SIGHUP".into());
     }
@@ -88,12 +96,11 @@ fn header(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     } else {
         format!(" ({})", extras.join(", "))
     };
-    writeln!(
-        o,
-        "  {} on {}, {stop}, {protocol}, {model}{extras}",
+    let mut lines = vec![format!(
+        "{} on {}, {stop}, {protocol}, {model}{extras}",
         counted(u64::from(c.connections), "connection", "connections"),
         counted(u64::from(c.threads), "thread", "threads"),
-    )?;
+    )];
     let family = c
         .address_family
         .as_deref()
@@ -103,20 +110,20 @@ fn header(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
             "tunnel" => "a CONNECT tunnel per connection",
             _ => "requests in absolute form",
         };
-        writeln!(o, "  through proxy {proxy}: {how}")?;
+        lines.push(format!("through proxy {proxy}: {how}"));
     }
     match (&c.connected_to, family) {
-        (Some(to), _) => writeln!(
-            o,
-            "  connected to {to}; {} from the URL",
+        (Some(to), _) => lines.push(format!(
+            "connected to {to}; {} from the URL",
             match c.tls {
                 Some(_) => "Host header and TLS name",
                 None => "Host header",
             }
-        ),
-        (None, Some(f)) => writeln!(o, "  over {f} only"),
-        (None, None) => Ok(()),
+        )),
+        (None, Some(f)) => lines.push(format!("over {f} only")),
+        (None, None) => {}
     }
+    lines
 }
 
 /// The open model's schedule: what was planned, what was sent, how late.

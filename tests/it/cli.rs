@@ -109,6 +109,7 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (&["--cert", "Cargo.toml", "https://127.0.0.1:1/"], "--key"),
         (&["--save", "/nonexistent/dir/x.json", u], "--save"),
+        (&["--html", "/nonexistent/dir/x.html", u], "--html"),
         (&["--save", "/", u], "--save"),
         (&["--save", "/proc/spate-test.json", u], "--save"),
         (&["serve", "--port", "99999"], "--port"),

@@ -9,6 +9,7 @@ mod golden;
 mod h2;
 mod hdr;
 mod hostile;
+mod html;
 mod install;
 mod layers;
 mod limits;

@@ -359,6 +359,11 @@ fn spate_report_shows_a_saved_run_as_the_run_did_and_refuses_what_it_cannot_read
             "its schema_version is 99; this spate reads 2",
         ),
         ("empty.json", String::new(), "not a spate result"),
+        (
+            "page.html",
+            "<!DOCTYPE html><title>not spate's</title>".to_string(),
+            "an HTML page without a spate result in it",
+        ),
     ];
     for (name, content, want) in bad {
         let path = dir.join(name);

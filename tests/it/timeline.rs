@@ -31,9 +31,11 @@ fn a_stopped_server_shows_in_the_seconds_it_was_stopped() {
         .expect("the URL the server listens on")
         .to_string();
     let csv = std::env::temp_dir().join(format!("spate-timeline-{}.csv", std::process::id()));
+    let page = csv.with_extension("html");
     let run = Command::new(env!("CARGO_BIN_EXE_spate"))
         .args(["--no-progress", "--format", "json", "-c", "4", "-z", "6s"])
-        .args(["--csv-timeline", csv.to_str().unwrap(), &url])
+        .args(["--csv-timeline", csv.to_str().unwrap()])
+        .args(["--html", page.to_str().unwrap(), &url])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -95,4 +97,31 @@ fn a_stopped_server_shows_in_the_seconds_it_was_stopped() {
         assert_eq!(row[2], n.to_string());
     }
     assert_eq!(rows[3][5], "", "no latency in a second without a response");
+
+    // The page shows the dip: the responses' line touches the axis, the latency lines break
+    // in the second without a response, and the slowest second's max is drawn above 2 s.
+    let browsed = crate::html::check_page(&page, &doc);
+    let _ = std::fs::remove_file(&page);
+    let Some(b) = browsed else { return };
+    let axis_y: f64 = b
+        .dom
+        .split("<line class=\"axis\" x1=\"72\" y1=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|v| v.parse().ok())
+        .expect("the x axis of the throughput chart");
+    let ok = crate::html::series(&b.dom, "ok");
+    assert_eq!(ok.len(), 6, "{ok:?}");
+    assert_eq!(ok[2].1, axis_y, "the stalled second is at zero: {ok:?}");
+    assert!(
+        ok[0].1 < axis_y - 50.0,
+        "and the first is well above it: {ok:?}"
+    );
+    let p50 = b.dom.split("data-series=\"p50\" d=\"").nth(1).unwrap();
+    let p50 = p50.split('"').next().unwrap();
+    assert_eq!(p50.matches('M').count(), 2, "the line breaks once: {p50}");
+    assert!(
+        b.dom.contains(">2 s<") || b.dom.contains(">5 s<"),
+        "the axis reaches the stall"
+    );
 }

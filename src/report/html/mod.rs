@@ -1,0 +1,329 @@
+//! `--html`: the report as one self-contained page. Inline CSS and inline SVG drawn here; no
+//! script and no request of any kind (a Content-Security-Policy that allows only the page's own
+//! stylesheet says so to the browser); the run's JSON embedded as a data block for tools. Reads
+//! a finished `Report`; the insight's words are the text report's, from the same findings.
+
+mod charts;
+mod svg;
+mod tables;
+
+use std::fmt::Write as _;
+
+use base64::Engine as _;
+
+use super::insight::sentences;
+use super::text::describe;
+use super::{Report, to_json};
+use crate::numbers::millis;
+use crate::report::colour::{fail_css, pass_css};
+
+const STYLE: &str = include_str!("style.css");
+
+/// Text made safe for HTML content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The page's stylesheet: the fixed rules and the level colours, which are the terminal's.
+fn stylesheet() -> String {
+    format!(
+        "{STYLE}{}.pass{{color:{}}}.fail{{color:{}}}.badge.pass{{color:#fff;background:{}}}.badge.fail{{color:#fff;background:{}}}",
+        tables::level_rules(),
+        pass_css(),
+        fail_css(),
+        pass_css(),
+        fail_css()
+    )
+}
+
+/// The policy: nothing may load, run or be sent; only this stylesheet applies (by its hash).
+fn policy(css: &str) -> String {
+    let hash = ring::digest::digest(&ring::digest::SHA256, css.as_bytes());
+    let b64 = base64::engine::general_purpose::STANDARD.encode(hash.as_ref());
+    format!(
+        "default-src 'none'; style-src 'sha256-{b64}'; img-src 'none'; form-action 'none'; base-uri 'none'"
+    )
+}
+
+/// The run's JSON as a data block: `<` escaped, so that no string in it can end the element.
+fn embedded(r: &Report) -> String {
+    let json = serde_json::to_string(r).unwrap_or_else(|_| to_json(r));
+    json.replace('<', "\\u003c")
+}
+
+fn section(o: &mut String, id: &str, title: &str, body: &str, note: &str) {
+    let _ = write!(o, r#"<section id="{id}"><h2>{}</h2>"#, esc(title));
+    if !note.is_empty() {
+        let _ = write!(o, r#"<p class="note">{}</p>"#, esc(note));
+    }
+    o.push_str(body);
+    o.push_str("</section>");
+}
+
+fn started(r: &Report) -> String {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(r.start_unix_ms);
+    humantime::format_rfc3339_seconds(at)
+        .to_string()
+        .replace('T', " ")
+        .replace('Z', " UTC")
+}
+
+fn header(o: &mut String, r: &Report) {
+    let c = &r.config;
+    let verdict = match (r.thresholds.is_empty(), r.thresholds_pass()) {
+        (true, _) => String::new(),
+        (false, true) => r#"<span class="badge pass" id="verdict">SLO PASS</span>"#.into(),
+        (false, false) => r#"<span class="badge fail" id="verdict">SLO FAIL</span>"#.into(),
+    };
+    let _ = write!(
+        o,
+        r#"<header><h1><span class="method">{}</span> {} {verdict}</h1>"#,
+        esc(&c.method),
+        esc(&c.url)
+    );
+    for line in describe(r) {
+        let _ = write!(o, "<p>{}</p>", esc(&line));
+    }
+    let duration = millis(r.totals.elapsed_s * 1e3);
+    let _ = write!(
+        o,
+        r#"<p class="meta">Started {} · measured for {duration} · spate {}</p></header>"#,
+        started(r),
+        esc(&r.spate_version)
+    );
+}
+
+/// The whole page.
+pub fn to_html(r: &Report) -> String {
+    let css = stylesheet();
+    let mut o = String::with_capacity(64 << 10);
+    let _ = write!(
+        o,
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{}"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="generator" content="spate {}"><title>spate: {} {}</title><style>{css}</style></head><body>"#,
+        policy(&css),
+        esc(&r.spate_version),
+        esc(&r.config.method),
+        esc(&r.config.url)
+    );
+    header(&mut o, r);
+    o.push_str("<main>");
+    if let Some(e) = &r.error {
+        section(
+            &mut o,
+            "error",
+            "The run did not start",
+            &format!("<p>{}</p>", esc(&e.message)),
+            "",
+        );
+    }
+    if let Some(t) = tables::thresholds(r) {
+        section(&mut o, "thresholds", "SLO verdicts (--slo)", &t, "");
+    }
+    section(&mut o, "summary", "Summary", &tables::summary(r), "");
+    let targets = r.thresholds.iter().any(|v| v.unit == "ms");
+    if let Some(svg) = charts::throughput(r) {
+        section(
+            &mut o,
+            "throughput",
+            "Throughput over time",
+            &svg,
+            match r.open_model {
+                Some(_) => {
+                    "Responses completed in each second of the measured window (any status), failures, and requests dropped for --max-lag."
+                }
+                None => {
+                    "Responses completed in each second of the measured window (any status), and failures."
+                }
+            },
+        );
+    }
+    if let Some(svg) = charts::latency(r) {
+        section(
+            &mut o,
+            "latency-over-time",
+            "Latency over time",
+            &svg,
+            match targets {
+                true => {
+                    "p50, p90, p99 and max of the responses completed in each second, on a log scale; dashed lines are the --slo targets. A gap is a second in which nothing completed."
+                }
+                false => {
+                    "p50, p90, p99 and max of the responses completed in each second, on a log scale. A gap is a second in which nothing completed."
+                }
+            },
+        );
+    }
+    let mut pct = format!(r#"<div class="pair">{}"#, tables::percentiles(r));
+    let curve = charts::distribution(r);
+    if let Some(svg) = &curve {
+        let _ = write!(pct, "<div>{svg}</div>");
+    }
+    pct.push_str("</div>");
+    section(
+        &mut o,
+        "percentiles",
+        "Latency percentiles",
+        &pct,
+        match (curve.is_some(), targets) {
+            (false, _) => "",
+            (true, true) => {
+                "The percentile curve stretches the tail: each step right is ten times rarer (90 %, 99 %, 99.9 %). Dots are the --slo targets."
+            }
+            (true, false) => {
+                "The percentile curve stretches the tail: each step right is ten times rarer (90 %, 99 %, 99.9 %)."
+            }
+        },
+    );
+    if let Some(svg) = charts::histogram(r) {
+        section(
+            &mut o,
+            "histogram",
+            "Latency histogram",
+            &svg,
+            "Coloured by level, as in the terminal report.",
+        );
+    }
+    section(
+        &mut o,
+        "phases",
+        "Phases",
+        &tables::phases(r),
+        "Where a request's time went.",
+    );
+    let mut codes = tables::statuses(r);
+    if let Some(f) = tables::failures(r) {
+        codes.push_str("<h3>Failures by class</h3>");
+        codes.push_str(&f);
+    }
+    section(&mut o, "statuses", "Status codes and failures", &codes, "");
+    section(
+        &mut o,
+        "connections",
+        "Connections",
+        &tables::connections(r),
+        "",
+    );
+    let mut insight = String::from(r#"<ul class="insight">"#);
+    for s in sentences(&r.findings) {
+        let _ = write!(insight, "<li>{}</li>", esc(&s));
+    }
+    insight.push_str("</ul>");
+    section(&mut o, "insight", "Insight", &insight, "");
+    let _ = write!(
+        o,
+        r#"</main><footer>Made by spate {}. The run's JSON result is in this page (script#spate-result), for <code>spate report</code> and other tools.</footer><script type="application/json" id="spate-result">{}</script></body></html>"#,
+        esc(&r.spate_version),
+        embedded(r)
+    );
+    o.push('\n');
+    o
+}
+
+/// The JSON result embedded in a page `to_html` made, if `page` is one.
+pub fn embedded_json(page: &str) -> Option<&str> {
+    const OPEN: &str = r#"<script type="application/json" id="spate-result">"#;
+    let start = page.find(OPEN)? + OPEN.len();
+    let len = page[start..].find("</script>")?;
+    Some(&page[start..start + len])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::stats::timeline::Second;
+    use crate::stats::{ErrorRow, Hist, RunOutput};
+
+    /// A run of `seconds` seconds at 20,000 responses a second, latencies spread 0.05-5 ms (a
+    /// minute of them, over and over).
+    fn run_of(seconds: u64) -> Report {
+        let plan = crate::plan::Plan::new(crate::target::Target::parse("http://a/").unwrap());
+        let mut run = RunOutput::empty(2);
+        let (mut all, mut prev) = (Hist::new(), Hist::new());
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let minute: Vec<_> = (0..60)
+            .map(|_| {
+                for _ in 0..60 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    all.record(50_000 + x % 5_000_000);
+                }
+                all.since(&mut prev)
+            })
+            .collect();
+        for i in 0..seconds {
+            run.stats.seconds.push(Second {
+                start_ns: i * 1_000_000_000,
+                span_ns: 1_000_000_000,
+                completed: 20_000,
+                sent: 20_000,
+                bytes_in: 2_000_000,
+                open: 50,
+                latency: minute[i as usize % 60].clone(),
+                ..Default::default()
+            });
+        }
+        run.stats.latency = all;
+        run.elapsed = std::time::Duration::from_secs(seconds);
+        Report::new(&plan, &run, &Default::default())
+    }
+
+    #[test]
+    fn escaping_and_the_embedded_result_cannot_break_out() {
+        assert_eq!(
+            esc(r#"<a href="x">&'"#),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+        let mut r = run_of(2);
+        let evil = "</script><script>alert(1)</script>";
+        r.run.errors.push(ErrorRow {
+            class: "parse".into(),
+            count: 1,
+            example: Some(evil.into()),
+        });
+        let page = to_html(&r);
+        assert_eq!(page.matches("<script").count(), 1, "only the data block");
+        let json = embedded_json(&page).unwrap();
+        let back: serde_json::Value = serde_json::from_str(json).unwrap();
+        assert_eq!(back["errors"][0]["example"], evil);
+    }
+
+    /// Long runs are thinned to the pixels by `svg` (tested there); what is left of a
+    /// 10-minute run's page is mostly its embedded JSON.
+    #[test]
+    fn ten_minutes_stay_under_300_kb() {
+        let page = to_html(&run_of(600));
+        assert!(page.len() < 300_000, "{} bytes", page.len());
+        let p99 = page
+            .split(r#"data-series="p99" d=""#)
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        assert_eq!(p99.matches(['M', 'L']).count(), 600, "a point a second");
+    }
+
+    #[test]
+    fn the_policy_names_the_stylesheet_it_carries() {
+        let css = stylesheet();
+        let p = policy(&css);
+        assert!(
+            p.starts_with("default-src 'none'; style-src 'sha256-"),
+            "{p}"
+        );
+        assert!(!p.contains("unsafe"), "{p}");
+    }
+}

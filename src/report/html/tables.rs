@@ -1,0 +1,398 @@
+//! The HTML report's tables: summary, percentiles, thresholds, phases, status codes, failures,
+//! connections and the open model's schedule. Every figure is a cell that names the JSON field
+//! it shows (`data-key`, a dotted path), so a test or a reader can check the page against the
+//! embedded result; the text is spate's usual formatting of that one value.
+
+use std::fmt::Write as _;
+
+use super::esc;
+use crate::numbers::{bytes, count, millis, per_second};
+use crate::report::Report;
+use crate::report::colour::level_css;
+use crate::stats::Phase;
+
+/// A table being written: rows of a header cell and value cells.
+pub struct Table {
+    out: String,
+}
+
+/// A cell showing one JSON value (`key`), as `text`.
+pub fn val(key: &str, text: String) -> String {
+    format!(r#"<td data-key="{}">{}</td>"#, esc(key), esc(&text))
+}
+
+fn ms_val(key: &str, v: Option<f64>) -> String {
+    val(key, v.map_or_else(|| "-".into(), millis))
+}
+
+fn count_val(key: &str, v: u64) -> String {
+    val(key, count(v))
+}
+
+/// A cell of words, not a figure.
+fn words(text: &str) -> String {
+    format!("<td>{}</td>", esc(text))
+}
+
+impl Table {
+    pub fn new(class: &str, head: &[&str]) -> Table {
+        let mut out = format!(r#"<table class="{class}">"#);
+        if !head.is_empty() {
+            out.push_str("<thead><tr>");
+            for h in head {
+                let _ = write!(out, "<th>{}</th>", esc(h));
+            }
+            out.push_str("</tr></thead>");
+        }
+        out.push_str("<tbody>");
+        Table { out }
+    }
+
+    /// A row: its name, then cells already made by `val` or `words`.
+    pub fn row(&mut self, name: &str, cells: &[String]) {
+        let _ = write!(
+            self.out,
+            "<tr><th>{}</th>{}</tr>",
+            esc(name),
+            cells.concat()
+        );
+    }
+
+    pub fn finish(mut self) -> String {
+        self.out.push_str("</tbody></table>");
+        self.out
+    }
+}
+
+/// The summary as cards: what was asked and what came back, latency and data.
+pub fn summary(r: &Report) -> String {
+    let (t, q, l) = (&r.totals, &r.requests, &r.latency);
+    let mut a = Table::new("kv", &[]);
+    a.row(
+        "Elapsed",
+        &[ms_val("totals.elapsed_s", Some(t.elapsed_s * 1e3))],
+    );
+    a.row(
+        "Requests/sec",
+        &[val(
+            "totals.requests_per_sec",
+            per_second(t.requests_per_sec),
+        )],
+    );
+    a.row("Attempted", &[count_val("requests.attempted", q.attempted)]);
+    a.row("Completed", &[count_val("requests.completed", q.completed)]);
+    a.row(
+        "Successful (status < 400)",
+        &[count_val("requests.successful", q.successful)],
+    );
+    a.row(
+        "Error status (>= 400)",
+        &[count_val("requests.error_status", q.error_status)],
+    );
+    a.row("Failed", &[count_val("requests.failed", q.failed)]);
+    a.row(
+        "Interrupted",
+        &[count_val("requests.interrupted", q.interrupted)],
+    );
+    if r.config.redirects > 0 {
+        a.row(
+            "Redirects followed",
+            &[count_val(
+                "requests.redirects_followed",
+                q.redirects_followed,
+            )],
+        );
+    }
+    let mut b = Table::new("kv", &[]);
+    b.row("Fastest", &[ms_val("latency.min_ms", l.min_ms)]);
+    b.row("Average", &[ms_val("latency.mean_ms", l.mean_ms)]);
+    b.row("Stdev", &[ms_val("latency.stdev_ms", l.stdev_ms)]);
+    b.row("Slowest", &[ms_val("latency.max_ms", l.max_ms)]);
+    if let Some(gap) = t.longest_gap_ms {
+        b.row(
+            "Longest gap without a response",
+            &[ms_val("totals.longest_gap_ms", Some(gap))],
+        );
+    }
+    b.row(
+        "Data received",
+        &[val("totals.bytes_in", bytes(t.bytes_in as f64))],
+    );
+    b.row(
+        "Data sent",
+        &[val("totals.bytes_out", bytes(t.bytes_out as f64))],
+    );
+    let mut cards = vec![("Requests", a.finish()), ("Latency and data", b.finish())];
+    if let Some(s) = schedule(r) {
+        cards.push(("Open model schedule", s));
+    }
+    cards_of(&cards)
+}
+
+/// Tables side by side, each under its heading.
+pub fn cards_of(cards: &[(&str, String)]) -> String {
+    let mut out = String::from(r#"<div class="cards">"#);
+    for (title, table) in cards {
+        let _ = write!(out, "<div><h3>{}</h3>{table}</div>", esc(title));
+    }
+    out.push_str("</div>");
+    out
+}
+
+/// The percentiles in the colours of their levels, with the level's name.
+pub fn percentiles(r: &Report) -> String {
+    let p = &r.latency.percentiles;
+    let rows = [
+        ("p10", p.p10),
+        ("p25", p.p25),
+        ("p50", p.p50),
+        ("p75", p.p75),
+        ("p90", p.p90),
+        ("p95", p.p95),
+        ("p99", p.p99),
+        ("p99.9", p.p99_9),
+        ("p99.99", p.p99_99),
+    ];
+    let mut tb = Table::new("pct", &["percentile", "latency", "level"]);
+    for (name, v) in rows {
+        let key = format!("latency.percentiles.{}", name.replace('.', "_"));
+        let level = v.zip(r.levels.as_ref()).map(|(ms, l)| (l.level_of(ms), l));
+        let lvl = match level {
+            Some((i, l)) => format!(
+                r#"<td><span class="swatch" data-level="{i}"></span>{}</td>"#,
+                esc(&l.names[i])
+            ),
+            None => words(""),
+        };
+        tb.row(name, &[ms_val(&key, v), lvl]);
+    }
+    tb.finish()
+}
+
+/// The swatches' colours, one rule per level (no inline styles: the page's policy forbids them).
+pub fn level_rules() -> String {
+    (0..=10)
+        .map(|i| format!(".swatch[data-level=\"{i}\"]{{background:{}}}", level_css(i)))
+        .collect()
+}
+
+pub fn thresholds(r: &Report) -> Option<String> {
+    if r.thresholds.is_empty() {
+        return None;
+    }
+    let mut tb = Table::new("slo", &["target", "measured", "verdict"]);
+    for (i, v) in r.thresholds.iter().enumerate() {
+        let show = |x: f64| match v.unit.as_str() {
+            "ms" => millis(x),
+            "%" => format!("{x:.2} %"),
+            _ => format!("{} req/s", per_second(x)),
+        };
+        let verdict = match v.pass {
+            true => r#"<td class="pass">PASS</td>"#,
+            false => r#"<td class="fail">FAIL</td>"#,
+        };
+        tb.row(
+            &format!("{} {} {}", v.name, v.op, show(v.target)),
+            &[
+                val(
+                    &format!("thresholds.{i}.measured"),
+                    v.measured.map_or_else(|| "-".into(), show),
+                ),
+                verdict.to_owned(),
+            ],
+        );
+    }
+    Some(tb.finish())
+}
+
+fn phase_row(tb: &mut Table, name: &str, key: &str, p: &Phase) {
+    tb.row(
+        name,
+        &[
+            count_val(&format!("{key}.count"), p.count),
+            ms_val(&format!("{key}.mean_ms"), p.mean_ms),
+            ms_val(&format!("{key}.p50_ms"), p.p50_ms),
+            ms_val(&format!("{key}.p99_ms"), p.p99_ms),
+            ms_val(&format!("{key}.max_ms"), p.max_ms),
+        ],
+    );
+}
+
+pub fn phases(r: &Report) -> String {
+    let mut tb = Table::new("num", &["phase", "count", "mean", "p50", "p99", "max"]);
+    let ph = &r.phases;
+    phase_row(
+        &mut tb,
+        "connect (inside latency)",
+        "phases.connect",
+        &ph.connect,
+    );
+    phase_row(&mut tb, "write the request", "phases.write", &ph.write);
+    phase_row(&mut tb, "wait for the first byte", "phases.wait", &ph.wait);
+    phase_row(&mut tb, "read the response", "phases.read", &ph.read);
+    if let Some(o) = &r.open_model {
+        phase_row(
+            &mut tb,
+            "send lag (open model)",
+            "open_model.send_lag",
+            &o.send_lag,
+        );
+    }
+    tb.finish()
+}
+
+pub fn statuses(r: &Report) -> String {
+    let mut tb = Table::new("num", &["status", "responses", "share"]);
+    let completed = r.requests.completed.max(1) as f64;
+    for (i, s) in r.status_codes.iter().enumerate() {
+        tb.row(
+            &s.code.to_string(),
+            &[
+                count_val(&format!("status_codes.{i}.count"), s.count),
+                words(&format!("{:.2} %", 100.0 * s.count as f64 / completed)),
+            ],
+        );
+    }
+    if r.status_codes.is_empty() {
+        tb.row("none", &[words("no response completed"), words("")]);
+    }
+    tb.finish()
+}
+
+pub fn failures(r: &Report) -> Option<String> {
+    if r.errors.is_empty() {
+        return None;
+    }
+    let mut tb = Table::new("num wide", &["class", "count", "first example"]);
+    for (i, e) in r.errors.iter().enumerate() {
+        tb.row(
+            &e.class,
+            &[
+                count_val(&format!("errors.{i}.count"), e.count),
+                words(e.example.as_deref().unwrap_or("")),
+            ],
+        );
+    }
+    Some(tb.finish())
+}
+
+pub fn connections(r: &Report) -> String {
+    let c = &r.connections;
+    let mut a = Table::new("kv", &[]);
+    a.row(
+        "Requested",
+        &[val("connections.requested", count(u64::from(c.requested)))],
+    );
+    a.row(
+        "Established",
+        &[count_val("connections.established", c.established)],
+    );
+    a.row(
+        "Reconnects",
+        &[count_val("connections.reconnects", c.reconnects)],
+    );
+    a.row(
+        "Connect failures",
+        &[count_val(
+            "connections.connect_failures",
+            c.connect_failures,
+        )],
+    );
+    a.row(
+        "Setup (before the clock)",
+        &[ms_val("connections.setup_ms", Some(c.setup_ms))],
+    );
+    a.row(
+        "Connect p99 (all)",
+        &[ms_val("connections.connect.p99_ms", c.connect.p99_ms)],
+    );
+    if c.tls.count > 0 {
+        a.row(
+            "TLS handshake p99",
+            &[ms_val("connections.tls.p99_ms", c.tls.p99_ms)],
+        );
+        a.row(
+            "TLS sessions resumed",
+            &[count_val("connections.tls_resumed", c.tls_resumed)],
+        );
+    }
+    a.row(
+        "HTTP/1.1 connections",
+        &[count_val("connections.http1", c.http1)],
+    );
+    a.row(
+        "HTTP/2 connections",
+        &[count_val("connections.http2", c.http2)],
+    );
+    let mut cards = vec![("Connections", a.finish())];
+    let mut b = Table::new("kv", &[]);
+    if let Some(p) = &c.requests_per_connection {
+        let k = "connections.requests_per_connection";
+        b.row(
+            "Responses per TCP connection, min",
+            &[count_val(&format!("{k}.min"), p.min)],
+        );
+        b.row("median", &[count_val(&format!("{k}.p50"), p.p50)]);
+        b.row("max", &[count_val(&format!("{k}.max"), p.max)]);
+    }
+    if let Some(f) = &c.requests_per_client {
+        let k = "connections.requests_per_client";
+        b.row(
+            "Requests per client, min",
+            &[count_val(&format!("{k}.min"), f.min)],
+        );
+        b.row("median", &[count_val(&format!("{k}.p50"), f.p50)]);
+        b.row("max", &[count_val(&format!("{k}.max"), f.max)]);
+        b.row(
+            "clients never answered",
+            &[count_val(&format!("{k}.starved"), f.starved)],
+        );
+    }
+    cards.push(("Per connection and client", b.finish()));
+    let mut out = cards_of(&cards);
+    if let Some(e) = &c.connect_error {
+        let _ = write!(
+            out,
+            r#"<p class="note">First connect error: {}</p>"#,
+            esc(e)
+        );
+    }
+    out
+}
+
+fn schedule(r: &Report) -> Option<String> {
+    let o = r.open_model.as_ref()?;
+    let mut tb = Table::new("kv", &[]);
+    tb.row(
+        "Target rate",
+        &[val(
+            "open_model.rate_target",
+            format!("{} req/s", per_second(o.rate_target)),
+        )],
+    );
+    tb.row(
+        "Achieved rate",
+        &[val(
+            "open_model.rate_achieved",
+            format!("{} req/s", per_second(o.rate_achieved)),
+        )],
+    );
+    tb.row(
+        "Scheduled",
+        &[count_val("open_model.scheduled", o.scheduled)],
+    );
+    tb.row("Sent", &[count_val("open_model.sent", o.sent)]);
+    tb.row(
+        "Dropped (--max-lag)",
+        &[count_val("open_model.dropped", o.dropped)],
+    );
+    tb.row(
+        "Not sent before the end",
+        &[count_val("open_model.missed", o.missed)],
+    );
+    tb.row(
+        "Send lag p99",
+        &[ms_val("open_model.send_lag.p99_ms", o.send_lag.p99_ms)],
+    );
+    Some(tb.finish())
+}
