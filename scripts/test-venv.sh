@@ -7,4 +7,5 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/target/test-venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q --disable-pip-version-check \
-  hdrhistogram==0.10.8
+  hdrhistogram==0.10.8 \
+  numpy==2.4.6 scipy==1.17.1

@@ -1,6 +1,6 @@
-//! Judgements derived from a run's numbers: the SLO colour levels, the `--slo` verdicts and the
-//! insight findings. Pure functions of plain data: no IO, no terminal, no clock, and no
-//! sentences (the report words the findings).
+//! Judgements derived from a run's numbers: the SLO colour levels, the `--slo` verdicts, the
+//! insight findings, and the test that tells two targets' rounds apart. Pure functions of plain
+//! data: no IO, no terminal, no clock, and no sentences (the report words the findings).
 
 mod fairness;
 mod finding;
@@ -9,6 +9,7 @@ pub(crate) mod fixture;
 mod generator;
 mod insight;
 mod levels;
+mod mann_whitney;
 mod ports;
 mod slo;
 
@@ -16,6 +17,7 @@ pub use fairness::starved;
 pub use finding::{ClassCount, CodeCount, Finding, Limit, Spread, TailPhase};
 pub use insight::{Facts, HIGH_ERROR_RATE, SEND_LAG_MS, STALL_MS, insight};
 pub use levels::{LEVEL_NAMES, LevelMode, Levels};
+pub use mann_whitney::{MAX_SAMPLE, UTest, mann_whitney, smallest_p};
 pub use slo::{Measured, Pct, SloSpec, Verdict, verdicts};
 
 use crate::stats::Summary;

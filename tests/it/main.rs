@@ -30,3 +30,4 @@ mod timeline;
 mod tls;
 mod tls_trust;
 mod tmux;
+mod u_test;
