@@ -2,6 +2,7 @@
 //! insight findings, and the test that tells two targets' rounds apart. Pure functions of plain
 //! data: no IO, no terminal, no clock, and no sentences (the report words the findings).
 
+mod baseline;
 mod fairness;
 mod finding;
 #[cfg(test)]
@@ -13,6 +14,7 @@ mod mann_whitney;
 mod ports;
 mod slo;
 
+pub use baseline::{Comparison, Delta, Difference, Gates, Metric, Sample, compare};
 pub use fairness::starved;
 pub use finding::{ClassCount, CodeCount, Finding, Limit, Spread, TailPhase};
 pub use insight::{Facts, HIGH_ERROR_RATE, SEND_LAG_MS, STALL_MS, insight};

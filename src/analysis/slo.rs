@@ -23,7 +23,7 @@ pub enum Pct {
 }
 
 impl Pct {
-    const ALL: [Pct; 9] = [
+    pub(super) const ALL: [Pct; 9] = [
         Pct::P10,
         Pct::P25,
         Pct::P50,

@@ -7,10 +7,14 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::values;
-use crate::analysis::SloSpec;
+use crate::analysis::{Gates, SloSpec};
 use crate::route::ConnectTo;
 
 fn slo(s: &str) -> Result<SloSpec, String> {
+    s.parse()
+}
+
+fn gates(s: &str) -> Result<Gates, String> {
     s.parse()
 }
 
@@ -41,8 +45,8 @@ Ctrl-C, half a second or more after the first, quits at once.
 
 Exit codes: 0 the run completed with at least one response below 400; 1 the target was
 unreachable or no response below 400 arrived; 2 usage or input error, -c beyond the open-file
-limit (nothing sent), or the report or --save could not be written; 3 an --slo threshold
-failed; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the report is still printed and saved).";
+limit (nothing sent), or the report or --save could not be written; 3 an --slo threshold or a
+--max-regression gate failed; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the report is still printed and saved).";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -312,6 +316,18 @@ pub struct OutputArgs {
     /// when one fails).
     #[arg(long = "slo", value_name = "TARGETS", value_parser = slo)]
     pub slo: Option<SloSpec>,
+
+    /// Compare the run with this saved result (--save's JSON, or an --html page): the report
+    /// ends with the change of each metric. Give it more than once to compare with the median
+    /// of several runs.
+    #[arg(long = "baseline", value_name = "FILE")]
+    pub baseline: Vec<PathBuf>,
+
+    /// With --baseline: how much worse than the baseline each metric may be, e.g.
+    /// p99=10%,rps=5%,errors=1% (errors in percentage points). A gate that fails is a FAIL line
+    /// and exit code 3.
+    #[arg(long = "max-regression", value_name = "GATES", value_parser = gates)]
+    pub max_regression: Option<Gates>,
 
     /// Bars in the latency histogram.
     #[arg(long = "hist-bins", value_name = "N", default_value_t = 11, value_parser = clap::value_parser!(u16).range(1..=200))]

@@ -161,11 +161,32 @@ where
 }
 
 fn show(o: OutputArgs) -> Result<Show, Exit> {
+    if o.max_regression.is_some() && o.baseline.is_empty() {
+        return Err(Exit::usage(
+            "--max-regression needs --baseline FILE: the saved run to compare with",
+        ));
+    }
+    let mut baseline = Vec::new();
+    for path in &o.baseline {
+        let shown = path.display().to_string();
+        let bytes = files::read("--baseline", path, report::RESULT_LIMIT).map_err(Exit::usage)?;
+        let saved = report::parse_result(&bytes)
+            .map_err(|e| Exit::usage(format!("--baseline {shown}: {e}")))?;
+        if let Some(e) = &saved.run.error {
+            return Err(Exit::usage(format!(
+                "--baseline {shown}: that run did not start ({})",
+                e.message
+            )));
+        }
+        baseline.push(crate::analysis::Sample::of(shown, &saved.run));
+    }
     Ok(Show {
         output: output(o.forms, o.hdr_log)?,
         summary: ReportOptions {
             slo: o.slo.unwrap_or_default(),
             hist_bins: usize::from(o.hist_bins),
+            baseline,
+            gates: o.max_regression.unwrap_or_default(),
         },
         progress: !o.no_progress,
         notes: Vec::new(),

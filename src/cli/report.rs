@@ -5,7 +5,7 @@ use super::args::ReportArgs;
 use super::{Command, Exit, files, output};
 
 /// Saved results larger than this are refused: a 10-minute run's is well under a megabyte.
-const RESULT_LIMIT: u64 = 256 << 20;
+pub(super) const RESULT_LIMIT: u64 = 256 << 20;
 
 /// `spate report FILE`: the saved result, which must be one this spate writes (its
 /// `schema_version`), and where to show it.

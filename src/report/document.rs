@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::insight::sentences;
-use crate::analysis::{self, Finding, Levels, SloSpec, Verdict};
+use crate::analysis::{self, Comparison, Finding, Gates, Levels, Sample, SloSpec, Verdict};
 use crate::plan::Plan;
 use crate::stats::{HISTOGRAM_BINS, RunFailure, RunOutput, Summary};
 
@@ -15,6 +15,10 @@ pub struct ReportOptions {
     /// `--slo`: targets for the colour levels and the PASS/FAIL verdicts.
     pub slo: SloSpec,
     pub hist_bins: usize,
+    /// `--baseline`: the saved runs to compare with (none: no comparison).
+    pub baseline: Vec<Sample>,
+    /// `--max-regression`: how much worse than the baseline a metric may be.
+    pub gates: Gates,
 }
 
 impl Default for ReportOptions {
@@ -22,6 +26,8 @@ impl Default for ReportOptions {
         ReportOptions {
             slo: SloSpec::default(),
             hist_bins: HISTOGRAM_BINS,
+            baseline: Vec::new(),
+            gates: Gates::default(),
         }
     }
 }
@@ -34,6 +40,8 @@ pub struct Report {
     pub levels: Option<Levels>,
     /// One verdict per `--slo` target, in the order of the report.
     pub thresholds: Vec<Verdict>,
+    /// Against `--baseline`, gated by `--max-regression`.
+    pub baseline: Option<Comparison>,
     /// `findings` in words, for people reading the JSON.
     pub insight: Vec<String>,
     /// What the insight rules found (docs/MEASUREMENT.md), for programs.
@@ -59,6 +67,7 @@ struct Wire<'a> {
     generator: &'a crate::stats::Generator,
     levels: &'a Option<Levels>,
     thresholds: &'a [Verdict],
+    baseline: &'a Option<Comparison>,
     insight: &'a [String],
     findings: &'a [Finding],
     open_model: &'a Option<crate::stats::OpenModel>,
@@ -85,6 +94,7 @@ impl Serialize for Report {
             generator: &r.generator,
             levels: &self.levels,
             thresholds: &self.thresholds,
+            baseline: &self.baseline,
             insight: &self.insight,
             findings: &self.findings,
             open_model: &r.open_model,
@@ -103,6 +113,7 @@ impl Serialize for Report {
 struct Judged {
     levels: Option<Levels>,
     thresholds: Vec<Verdict>,
+    baseline: Option<Comparison>,
 }
 
 /// A report reads as the numbers it is made of (`report.requests`): the judgements are beside
@@ -116,7 +127,11 @@ impl std::ops::Deref for Report {
 
 impl Report {
     pub fn new(plan: &Plan, run: &RunOutput, opts: &ReportOptions) -> Report {
-        Report::of(Summary::new(plan, run, opts.hist_bins), &opts.slo)
+        let mut r = Report::of(Summary::new(plan, run, opts.hist_bins), &opts.slo);
+        if !opts.baseline.is_empty() {
+            r.baseline = Some(analysis::compare(&r.run, &opts.baseline, &opts.gates));
+        }
+        r
     }
 
     /// The result of a run that did not start, so that a program reading the JSON always finds
@@ -132,6 +147,7 @@ impl Report {
             run,
             levels: a.levels,
             thresholds: a.thresholds,
+            baseline: None,
             findings: a.findings,
         }
     }
@@ -147,12 +163,14 @@ impl Report {
             run,
             levels: j.levels,
             thresholds: j.thresholds,
+            baseline: j.baseline,
             findings,
         })
     }
 
-    /// Every `--slo` target passed (true when there are none).
+    /// Every `--slo` target and `--max-regression` gate passed (true when there are none).
     pub fn thresholds_pass(&self) -> bool {
         self.thresholds.iter().all(|v| v.pass)
+            && self.baseline.as_ref().is_none_or(Comparison::pass)
     }
 }

@@ -1,6 +1,7 @@
 //! COLD: renders a `Report` for people (text, and the insight's sentences) and for programs
 //! (JSON, CSV), and writes it where the user asked. No sockets, no clock.
 
+mod baseline;
 mod colour;
 mod csv;
 mod document;

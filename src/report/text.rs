@@ -38,7 +38,8 @@ fn write_report(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     statuses_and_errors(o, s)?;
     phases_and_connections(o, s)?;
     insight(o, s, pal)?;
-    thresholds(o, s, pal)
+    thresholds(o, s, pal)?;
+    super::baseline::section(o, s, pal)
 }
 
 fn header(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
@@ -333,7 +334,7 @@ fn thresholds(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
 }
 
 /// Greedy word wrap; a word longer than `width` gets a line of its own.
-fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {

@@ -110,6 +110,19 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["--cert", "Cargo.toml", "https://127.0.0.1:1/"], "--key"),
         (&["--save", "/nonexistent/dir/x.json", u], "--save"),
         (&["--html", "/nonexistent/dir/x.html", u], "--html"),
+        (
+            &["--baseline", "/nonexistent.json", u],
+            "cannot read --baseline",
+        ),
+        (
+            &["--baseline", "Cargo.toml", u],
+            "--baseline Cargo.toml: not a spate result",
+        ),
+        (
+            &["--max-regression", "p99=5%", u],
+            "--max-regression needs --baseline",
+        ),
+        (&["--max-regression", "latency=5%", u], "unknown metric"),
         (&["--save", "/", u], "--save"),
         (&["--save", "/proc/spate-test.json", u], "--save"),
         (&["serve", "--port", "99999"], "--port"),

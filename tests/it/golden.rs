@@ -120,6 +120,32 @@ fn plain_report() {
     check("report-plain.txt", &text);
 }
 
+/// The comparison with two saved runs (one slower, one faster, with other settings), gated.
+#[test]
+fn report_against_a_baseline() {
+    use spate::analysis::Sample;
+    let (plan, run) = fixed_run();
+    let plain = Report::new(&plan, &run, &ReportOptions::default());
+    let mut slower = plain.run.clone();
+    slower.latency.percentiles.p50 = slower.latency.percentiles.p50.map(|v| v * 1.5);
+    slower.totals.requests_per_sec *= 0.8;
+    slower.config.url = "http://staging.example.internal:8080/api/v2/a-rather-long-path".into();
+    let mut faster = plain.run.clone();
+    faster.latency.percentiles.p50 = faster.latency.percentiles.p50.map(|v| v * 0.5);
+    let opts = ReportOptions {
+        baseline: vec![
+            Sample::of("runs/monday.json".into(), &slower),
+            Sample::of("runs/tuesday.json".into(), &faster),
+        ],
+        gates: "p50=10%,rps=5%,p99.99=1%".parse().unwrap(),
+        ..ReportOptions::default()
+    };
+    let text = render(&Report::new(&plan, &run, &opts), Palette::None);
+    let long: Vec<&str> = text.lines().filter(|l| l.len() > 80).collect();
+    assert!(long.is_empty(), "lines over 80 columns: {long:#?}");
+    check("report-baseline.txt", &text);
+}
+
 #[test]
 fn colour_report() {
     let (plan, run) = fixed_run();
@@ -138,6 +164,7 @@ fn report_with_slo_targets() {
     let opts = ReportOptions {
         slo: "p50=360us,p99=400us,errors=0.1%,rps=1000".parse().unwrap(),
         hist_bins: 6,
+        ..ReportOptions::default()
     };
     let s = Report::new(&plan, &run, &opts);
     let text = render(&s, Palette::None);
@@ -190,6 +217,7 @@ fn wide_values_keep_the_tables_aligned() {
             .parse()
             .unwrap(),
         hist_bins: 6,
+        ..ReportOptions::default()
     };
     let text = render(&Report::new(&plan, &run, &opts), Palette::None);
     let section = |title: &str| -> Vec<&str> {

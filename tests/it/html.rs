@@ -311,7 +311,7 @@ fn the_page_loads_nothing_shows_the_json_and_spate_report_makes_it_again() {
     let embedded: Value =
         serde_json::from_str(spate::report::embedded_json(&html).unwrap()).unwrap();
     assert_eq!(embedded, doc, "the page carries the saved result");
-    assert!(html.contains("SLO PASS"));
+    assert!(html.contains(r#"id="verdict">PASS<"#));
     for section in [
         "throughput",
         "latency-over-time",

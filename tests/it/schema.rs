@@ -10,7 +10,7 @@ use spate::serve::ServeConfig;
 
 use crate::support::{Scripted, builtin, plan, requests, run};
 
-fn validate(doc: &Value) {
+pub fn validate(doc: &Value) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/output-schema.json");
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();

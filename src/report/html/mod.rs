@@ -3,6 +3,7 @@
 //! stylesheet says so to the browser); the run's JSON embedded as a data block for tools. Reads
 //! a finished `Report`; the insight's words are the text report's, from the same findings.
 
+mod baseline;
 mod charts;
 mod svg;
 mod tables;
@@ -81,10 +82,14 @@ fn started(r: &Report) -> String {
 
 fn header(o: &mut String, r: &Report) {
     let c = &r.config;
-    let verdict = match (r.thresholds.is_empty(), r.thresholds_pass()) {
-        (true, _) => String::new(),
-        (false, true) => r#"<span class="badge pass" id="verdict">SLO PASS</span>"#.into(),
-        (false, false) => r#"<span class="badge fail" id="verdict">SLO FAIL</span>"#.into(),
+    let gated = !r.thresholds.is_empty()
+        || r.baseline
+            .iter()
+            .any(|c| c.rows.iter().any(|d| d.limit.is_some()));
+    let verdict = match (gated, r.thresholds_pass()) {
+        (false, _) => String::new(),
+        (true, true) => r#"<span class="badge pass" id="verdict">PASS</span>"#.into(),
+        (true, false) => r#"<span class="badge fail" id="verdict">FAIL</span>"#.into(),
     };
     let _ = write!(
         o,
@@ -129,6 +134,15 @@ pub fn to_html(r: &Report) -> String {
     }
     if let Some(t) = tables::thresholds(r) {
         section(&mut o, "thresholds", "SLO verdicts (--slo)", &t, "");
+    }
+    if let Some(b) = baseline::section(r) {
+        section(
+            &mut o,
+            "baseline",
+            "Against the baseline (--baseline)",
+            &b,
+            "",
+        );
     }
     section(&mut o, "summary", "Summary", &tables::summary(r), "");
     let targets = r.thresholds.iter().any(|v| v.unit == "ms");
