@@ -1,8 +1,9 @@
 //! The two-sided Mann-Whitney U test with the exact null distribution, for comparing the
 //! rounds of two targets (one value per round, never per request: requests within a run are
 //! correlated). Ties get average ranks and the distribution is the one without ties, as
-//! SciPy's `mannwhitneyu(method="exact")` does, which the tests check it against. Pure
-//! arithmetic: no IO, no words.
+//! SciPy's `mannwhitneyu(method="exact")` does, which the tests check it against; and the
+//! Hodges-Lehmann shift with the confidence interval that inverts the test. Pure arithmetic:
+//! no IO, no words.
 
 /// Samples larger than this are refused: the exact distribution's counts must fit in 128 bits
 /// (C(120, 60) is about 1e35), and no comparison runs that many rounds.
@@ -36,6 +37,53 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<UTest> {
     let tail: u128 = counts[k.min(counts.len())..].iter().sum();
     let p = (2.0 * (tail as f64 / total as f64)).min(1.0);
     Some(UTest { u: u1, p })
+}
+
+/// How much `b` is shifted from `a` (Hodges-Lehmann: the median of all differences b - a),
+/// with the distribution-free confidence interval that inverts the U test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shift {
+    pub estimate: f64,
+    /// The interval, or `None` when samples this small cannot give the confidence asked for.
+    pub interval: Option<(f64, f64)>,
+    /// The interval's exact confidence (at least 1 - alpha; the U distribution is discrete).
+    pub confidence: f64,
+}
+
+/// The shift of `b` against `a` with a two-sided interval at confidence 1 - `alpha`: with the
+/// n1 x n2 differences sorted, the C-th from each end, C the largest count whose U-tail is at most
+/// alpha / 2. For a ratio, give the logarithms and take the exponential of the result.
+pub fn shift(a: &[f64], b: &[f64], alpha: f64) -> Option<Shift> {
+    let (n1, n2) = (a.len(), b.len());
+    if n1 == 0 || n2 == 0 || n1 > MAX_SAMPLE || n2 > MAX_SAMPLE {
+        return None;
+    }
+    let mut d: Vec<f64> = a
+        .iter()
+        .flat_map(|x| b.iter().map(move |y| y - x))
+        .collect();
+    if d.iter().any(|v| v.is_nan()) {
+        return None;
+    }
+    d.sort_by(f64::total_cmp);
+    let n = d.len();
+    let estimate = match n % 2 {
+        1 => d[n / 2],
+        _ => (d[n / 2 - 1] + d[n / 2]) / 2.0,
+    };
+    let counts = u_counts(n1.min(n2), n1.max(n2));
+    let total = counts.iter().sum::<u128>() as f64;
+    // c: how many differences to cut from each end; tail: P(U < c).
+    let (mut c, mut tail) = (0usize, 0.0);
+    while c < counts.len() && tail + counts[c] as f64 / total <= alpha / 2.0 {
+        tail += counts[c] as f64 / total;
+        c += 1;
+    }
+    Some(Shift {
+        estimate,
+        interval: (c > 0).then(|| (d[c - 1], d[n - c])),
+        confidence: 1.0 - 2.0 * tail,
+    })
 }
 
 /// The smallest two-sided p-value samples of these sizes can give: with 3 and 3, 0.1.
@@ -126,6 +174,60 @@ mod tests {
         assert!(mann_whitney(&[], &[1.0]).is_none());
         assert!(mann_whitney(&[f64::NAN], &[1.0]).is_none());
         assert!(mann_whitney(&vec![1.0; MAX_SAMPLE + 1], &[1.0]).is_none());
+    }
+
+    #[test]
+    fn the_shift_interval_cuts_the_u_tails_from_the_sorted_differences() {
+        let a = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let b = [11.0, 12.5, 13.0, 14.0, 15.0];
+        let s = shift(&a, &b, 0.05).unwrap();
+        let mut d: Vec<f64> = a
+            .iter()
+            .flat_map(|x| b.iter().map(move |y| y - x))
+            .collect();
+        d.sort_by(f64::total_cmp);
+        assert_eq!(s.estimate, d[12], "the median of 25 differences");
+        // 5 and 5: P(U <= 2) = 4/252 <= 0.025 < P(U <= 3) = 7/252, so 3 are cut from each end
+        // (the textbook critical value of U is 2).
+        assert_eq!(s.interval, Some((d[2], d[22])));
+        assert!((s.confidence - (1.0 - 8.0 / 252.0)).abs() < 1e-12);
+        // 3 and 3 cannot give 95 %: the smallest tail, 1/20, is already above 0.025.
+        let small = shift(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0], 0.05).unwrap();
+        assert_eq!((small.interval, small.confidence), (None, 1.0));
+        assert_eq!(small.estimate, 3.0);
+        assert!(shift(&[], &[1.0], 0.05).is_none());
+    }
+
+    /// Where the interval excludes 0, the U test rejects at the same alpha, and the other way.
+    #[test]
+    fn the_interval_and_the_test_agree() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 1000) as f64 / 10.0
+        };
+        let mut rejected = [0, 0];
+        for n in 4..=9 {
+            for shift_by in [0.0, 10.0, 30.0, 60.0] {
+                let a: Vec<f64> = (0..n).map(|_| next()).collect();
+                let b: Vec<f64> = (0..n + 1).map(|_| next() + shift_by).collect();
+                let s = shift(&a, &b, 0.05).unwrap();
+                let (lo, hi) = s.interval.unwrap();
+                let p = mann_whitney(&a, &b).unwrap().p;
+                assert_eq!(
+                    lo > 0.0 || hi < 0.0,
+                    p <= 0.05,
+                    "{a:?} {b:?}: [{lo}, {hi}], p {p}"
+                );
+                rejected[usize::from(p <= 0.05)] += 1;
+            }
+        }
+        assert!(
+            rejected[0] > 3 && rejected[1] > 3,
+            "both outcomes: {rejected:?}"
+        );
     }
 
     #[test]

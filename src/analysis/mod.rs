@@ -19,7 +19,7 @@ pub use fairness::starved;
 pub use finding::{ClassCount, CodeCount, Finding, Limit, Spread, TailPhase};
 pub use insight::{Facts, HIGH_ERROR_RATE, SEND_LAG_MS, STALL_MS, insight};
 pub use levels::{LEVEL_NAMES, LevelMode, Levels};
-pub use mann_whitney::{MAX_SAMPLE, UTest, mann_whitney, smallest_p};
+pub use mann_whitney::{MAX_SAMPLE, Shift, UTest, mann_whitney, shift, smallest_p};
 pub use slo::{Measured, Pct, SloSpec, Verdict, verdicts};
 
 use crate::stats::Summary;
