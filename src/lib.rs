@@ -18,6 +18,7 @@ pub mod analysis;
 pub mod app;
 pub mod cli;
 pub mod clock;
+pub mod compare;
 pub mod demo;
 pub mod engine;
 pub mod net;

@@ -208,16 +208,6 @@ impl Comparison {
     }
 }
 
-fn median(v: &mut [f64]) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(v[n / 2]),
-        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
-}
-
 /// The run `s` against `base` (at least one saved run), gated by `gates`.
 pub fn compare(s: &Summary, base: &[Sample], gates: &Gates) -> Comparison {
     let mut metrics: Vec<Metric> = Metric::SHOWN.to_vec();
@@ -230,7 +220,8 @@ pub fn compare(s: &Summary, base: &[Sample], gates: &Gates) -> Comparison {
         .into_iter()
         .map(|m| {
             let mut values: Vec<f64> = base.iter().filter_map(|b| b.value(m)).collect();
-            let baseline = median(&mut values);
+            values.sort_by(f64::total_cmp);
+            let baseline = super::mann_whitney::median_of_sorted(&values);
             let now = m.of(s);
             let worse_by = baseline.zip(now).and_then(|(b, n)| m.worse_by(b, n));
             let limit = gates.0.iter().find(|(g, _)| *g == m).map(|g| g.1);

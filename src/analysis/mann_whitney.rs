@@ -67,10 +67,7 @@ pub fn shift(a: &[f64], b: &[f64], alpha: f64) -> Option<Shift> {
     }
     d.sort_by(f64::total_cmp);
     let n = d.len();
-    let estimate = match n % 2 {
-        1 => d[n / 2],
-        _ => (d[n / 2 - 1] + d[n / 2]) / 2.0,
-    };
+    let estimate = median_of_sorted(&d)?;
     let counts = u_counts(n1.min(n2), n1.max(n2));
     let total = counts.iter().sum::<u128>() as f64;
     // c: how many differences to cut from each end; tail: P(U < c).
@@ -84,6 +81,16 @@ pub fn shift(a: &[f64], b: &[f64], alpha: f64) -> Option<Shift> {
         interval: (c > 0).then(|| (d[c - 1], d[n - c])),
         confidence: 1.0 - 2.0 * tail,
     })
+}
+
+/// The median of values already in order; `None` for none.
+pub(super) fn median_of_sorted(v: &[f64]) -> Option<f64> {
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
 }
 
 /// The smallest two-sided p-value samples of these sizes can give: with 3 and 3, 0.1.

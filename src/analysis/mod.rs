@@ -13,6 +13,7 @@ mod levels;
 mod mann_whitney;
 mod ports;
 mod slo;
+mod versus;
 
 pub use baseline::{Comparison, Delta, Difference, Gates, Metric, Sample, compare};
 pub use fairness::starved;
@@ -21,6 +22,7 @@ pub use insight::{Facts, HIGH_ERROR_RATE, SEND_LAG_MS, STALL_MS, insight};
 pub use levels::{LEVEL_NAMES, LevelMode, Levels};
 pub use mann_whitney::{MAX_SAMPLE, Shift, UTest, mann_whitney, shift, smallest_p};
 pub use slo::{Measured, Pct, SloSpec, Verdict, verdicts};
+pub use versus::{Change, Measure, Outcome, Row, Target as Contender, Versus, versus};
 
 use crate::stats::Summary;
 

@@ -85,6 +85,72 @@ pub enum Sub {
     /// Show a saved result (--save, --format json) again: the text report as the run printed it
     /// (colours aside), or its JSON or CSV.
     Report(ReportArgs),
+    /// Compare targets: each run in turn for --rounds rounds with the same load flags, then one
+    /// table of medians, ranges, changes against the reference and verdicts.
+    ///
+    /// A target is a URL or NAME=URL. The statistical unit is one round: the verdict on each
+    /// figure is the exact Mann-Whitney U test on the rounds at --alpha, and a change within
+    /// --noise is no difference whatever the test says.
+    Compare(Box<CompareArgs>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Text,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Targets to compare, at least two: URL, or NAME=URL to name it in the table.
+    #[arg(value_name = "TARGET", required = true)]
+    pub targets: Vec<String>,
+
+    #[command(flatten)]
+    pub load: LoadArgs,
+
+    /// Rounds: each target runs once per round, in the order given.
+    #[arg(long = "rounds", value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(2..=60))]
+    pub rounds: u16,
+
+    /// The target the others are compared with (its name, or its URL) [default: the first].
+    #[arg(long = "reference", value_name = "NAME")]
+    pub reference: Option<String>,
+
+    /// Significance level of the verdicts.
+    #[arg(long = "alpha", value_name = "P", default_value_t = 0.05, value_parser = alpha)]
+    pub alpha: f64,
+
+    /// Changes smaller than this are no difference, however small p is.
+    #[arg(long = "noise", value_name = "PERCENT", default_value = "2%", value_parser = noise)]
+    pub noise: f64,
+
+    /// text, or markdown (a table to paste).
+    #[arg(long = "format", value_enum, default_value_t = CompareFormat::Text)]
+    pub format: CompareFormat,
+
+    /// Also write each round's JSON result to this directory, as NAME-ROUND.json.
+    #[arg(long = "save-dir", value_name = "DIR")]
+    pub save_dir: Option<PathBuf>,
+
+    /// No line on stderr after each run.
+    #[arg(long = "no-progress")]
+    pub no_progress: bool,
+}
+
+fn alpha(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|a| *a > 0.0 && *a < 1.0)
+        .ok_or_else(|| format!("{s:?} is not a probability between 0 and 1, e.g. 0.05"))
+}
+
+fn noise(s: &str) -> Result<f64, String> {
+    s.strip_suffix('%')
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| (0.0..100.0).contains(v))
+        .map(|v| v / 100.0)
+        .ok_or_else(|| format!("{s:?} is not a percentage such as 2%"))
 }
 
 #[derive(Debug, Args)]
@@ -103,6 +169,16 @@ pub struct RunArgs {
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
 
+    #[command(flatten)]
+    pub load: LoadArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// How the load is made, whatever the URL: a run's flags, and each target's in `spate compare`.
+#[derive(Debug, Clone, Args)]
+pub struct LoadArgs {
     /// Number of requests in total (10k, 1m); 200 when neither -n nor -z is given.
     #[arg(
         short = 'n',
@@ -289,13 +365,10 @@ pub struct RunArgs {
     /// on stderr as curl -v does (credentials masked); it is not counted.
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
-
-    #[command(flatten)]
-    pub output: OutputArgs,
 }
 
 /// `-c`, shared by a load test and the demo.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ConnectionsArg {
     /// Concurrent connections [default: 50, or -n if that is fewer].
     #[arg(short = 'c', long = "connections", value_name = "N")]

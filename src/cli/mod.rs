@@ -2,8 +2,10 @@
 //! test, a server config, or the demo), or into one line to print and an exit code.
 
 mod args;
+mod compare;
 mod files;
 mod generate;
+mod load;
 mod report;
 mod serve;
 mod values;
@@ -12,17 +14,13 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use base64::Engine as _;
 use clap::Parser as _;
 use clap::error::ErrorKind;
 
-use crate::plan::{H2, Plan, Protocol, Rate, Stop, Tls};
-use crate::redact;
+use crate::plan::Plan;
 use crate::report::ReportOptions;
 use crate::report::{Format, Output, save};
-use crate::route::{Family, Route};
 use crate::serve::ServeConfig;
-use crate::target::Target;
 use args::{Cli, FormatArg, Forms, OutputArgs, RunArgs, Sub};
 
 /// Exit code for usage and input errors.
@@ -56,6 +54,22 @@ pub enum Command {
         summary: Box<crate::report::Report>,
         output: Output,
     },
+    /// `spate compare`: targets (name, plan) run in rounds and compared.
+    Compare(Compare),
+}
+
+/// What `spate compare` runs and how it judges and shows the result.
+#[derive(Debug)]
+pub struct Compare {
+    pub targets: Vec<(String, Plan)>,
+    pub rounds: u16,
+    /// Index into `targets`.
+    pub reference: usize,
+    pub alpha: f64,
+    pub noise: f64,
+    pub markdown: bool,
+    pub save_dir: Option<PathBuf>,
+    pub progress: bool,
 }
 
 /// How a load test is shown: the report, its analysis and the live display.
@@ -156,6 +170,7 @@ where
         Some(Sub::Completions { shell }) => Ok(Command::Print(generate::completions(shell))),
         Some(Sub::Man) => Ok(Command::Print(generate::man())),
         Some(Sub::Report(r)) => report::command(r),
+        Some(Sub::Compare(c)) => compare::command(*c),
         None => run(cli.run),
     }
 }
@@ -226,8 +241,8 @@ fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
     })
 }
 
-fn run(a: RunArgs) -> Result<Command, Exit> {
-    let url = match a.urls.as_slice() {
+fn run(r: RunArgs) -> Result<Command, Exit> {
+    let url = match r.urls.as_slice() {
         [] => {
             return Err(Exit::usage(
                 "a URL is required, e.g. spate -c 50 -z 10s http://127.0.0.1:8080/ (see spate --help)",
@@ -242,171 +257,21 @@ fn run(a: RunArgs) -> Result<Command, Exit> {
             )));
         }
     };
-    let target = Target::parse(&url).map_err(|e| Exit::usage(e.to_string()))?;
-    let method = method(a.method);
-    if let Some(b) = &a.body {
-        wrk_duration(b, &method)?;
-    }
-    let body = match (a.body, a.body_file) {
-        (Some(b), _) => b.into_bytes(),
-        (None, Some(path)) => {
-            files::read("--body-file", &path, files::BODY_LIMIT).map_err(Exit::usage)?
-        }
-        (None, None) => Vec::new(),
-    };
-
-    // Headers from dedicated flags first; an explicit -H of the same name replaces them.
-    let mut headers: Vec<(String, String)> = Vec::new();
-    if let Some(v) = a.accept {
-        headers.push(("Accept".into(), v));
-    }
-    if let Some(v) = a.content_type {
-        headers.push(("Content-Type".into(), v));
-    }
-    if let Some((user, pass)) = a.basic_auth {
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
-        headers.push(("Authorization".into(), format!("Basic {token}")));
-    }
-    headers.retain(|(n, _)| !a.headers.iter().any(|(m, _)| m.eq_ignore_ascii_case(n)));
-    headers.extend(a.headers);
-
-    let threads = match a.threads {
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-    };
-    let stop = match (a.duration, a.requests) {
-        (Some(d), _) => Stop::Duration(d),
-        (None, Some(n)) => Stop::Requests(n),
-        (None, None) => Stop::Requests(DEFAULT_REQUESTS),
-    };
-    let read = |flag: &str, path: &Option<std::path::PathBuf>| -> Result<Option<Vec<u8>>, Exit> {
-        match path {
-            Some(p) => files::read(flag, p, files::PEM_LIMIT)
-                .map(Some)
-                .map_err(Exit::usage),
-            None => Ok(None),
-        }
-    };
-    let mut notes = Vec::new();
-    // curl and wrk users add -k by habit; it changes nothing without TLS.
-    if a.insecure && !target.tls {
-        notes.push(format!(
-            "spate: note: --insecure has no effect on {} (no TLS)",
-            redact::url(&url)
-        ));
-    }
-    let tls = Tls {
-        insecure: a.insecure && target.tls,
-        cacert: read("--cacert", &a.cacert)?,
-        cert: read("--cert", &a.cert)?,
-        key: read("--key", &a.key)?,
-    };
-    let defaults = H2::default();
-    let fit = |v: Option<u64>, d: u32| u32::try_from(v.unwrap_or(u64::from(d))).unwrap_or(u32::MAX);
-    let h2 = H2 {
-        streams: a.streams,
-        stream_window: fit(a.h2_stream_window, defaults.stream_window),
-        conn_window: fit(a.h2_conn_window, defaults.conn_window),
-        max_frame: fit(a.h2_max_frame, defaults.max_frame),
-    };
-    let protocol = match (a.http1, a.http2) {
-        (true, _) => Protocol::Http1,
-        (_, true) => Protocol::Http2,
-        _ => Protocol::Auto,
-    };
-    let route = Route {
-        connect_to: a.connect_to,
-        family: match (a.ipv4, a.ipv6) {
-            (true, _) => Some(Family::V4),
-            (_, true) => Some(Family::V6),
-            _ => None,
-        },
-        unix_socket: a.unix_socket,
-        proxy: a
-            .proxy
-            .as_deref()
-            .map(str::parse)
-            .transpose()
-            .map_err(|e: String| Exit::usage(format!("--proxy {e}")))?,
-    };
-    let plan = Plan {
-        target,
-        route,
-        method,
-        headers,
-        body,
-        compression: !a.disable_compression,
-        keep_alive: !a.disable_keepalive,
-        // Without -c, a small -n sets the connections: -n 10 is ten requests on ten connections.
-        connections: a.connections.connections.unwrap_or(match stop {
-            Stop::Requests(n) => n.clamp(1, u64::from(DEFAULT_CONNECTIONS)) as u32,
-            Stop::Duration(_) => DEFAULT_CONNECTIONS,
-        }),
-        threads,
-        stop,
-        timeout: a.timeout,
-        connect_timeout: a.connect_timeout,
-        setup_timeout: a
-            .setup_timeout
-            .unwrap_or(crate::plan::DEFAULT_SETUP_TIMEOUT.max(a.connect_timeout)),
-        protocol,
-        tls,
-        h2,
-        rate: a.rate.map(|(num, den)| Rate { num, den }),
-        max_lag: a.max_lag,
-        rpc: a.rpc,
-        redirects: a.redirect.unwrap_or(0),
-        warmup: a.warmup,
-        busy_poll: a.busy_poll,
-    };
-    plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
-    // Checked here, where files are read: a missing socket is a mistake in the command line.
-    if let Some(path) = &plan.route.unix_socket
-        && std::fs::symlink_metadata(path).is_err()
-    {
-        return Err(Exit::usage(format!(
-            "--unix-socket {}: no such socket",
-            path.display()
-        )));
-    }
-    let mut show = show(a.output)?;
+    let verbose = r.load.verbose;
+    let (plan, notes) = load::plan(r.load, &url)?;
+    let mut show = show(r.output)?;
     show.notes = notes;
-    show.verbose = a.verbose;
+    show.verbose = verbose;
     Ok(Command::Run {
         plan: Box::new(plan),
         show,
     })
 }
 
-/// The standard methods in upper case, as servers expect them (`-m head` is HEAD; nginx answers
-/// a lower-case one with 400); any other method as given, since methods are case-sensitive.
-fn method(m: String) -> String {
-    const STANDARD: [&str; 9] = [
-        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
-    ];
-    match STANDARD.iter().find(|s| s.eq_ignore_ascii_case(&m)) {
-        Some(s) => (*s).to_owned(),
-        None => m,
-    }
-}
-
-/// wrk's `-d10s` is its duration; spate's `-d` is the body. A GET whose whole body reads as a
-/// duration with a unit is that habit, not a body anyone sends.
-fn wrk_duration(body: &str, method: &str) -> Result<(), Exit> {
-    let t = body.trim();
-    let has_unit = t.ends_with(|c: char| c.is_ascii_alphabetic());
-    if method == "GET" && has_unit && crate::units::duration(t).is_ok() {
-        return Err(Exit::usage(format!(
-            "-d {t} looks like wrk's duration: spate's is -z {t} (-d is the request body; with \
-             -m POST it is sent as one)"
-        )));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::{H2, Protocol, Stop};
 
     fn plan(args: &[&str]) -> Plan {
         let argv = std::iter::once("spate").chain(args.iter().copied());

@@ -21,6 +21,15 @@ impl Control {
         Control::default()
     }
 
+    /// Without live views, stopped by a flag shared with other runs (`spate compare`'s rounds:
+    /// one Ctrl-C handler for all of them).
+    pub fn with_stop(stop: Arc<AtomicBool>) -> Control {
+        Control {
+            stop,
+            ..Control::default()
+        }
+    }
+
     /// With one live view per load thread (`threads` must be `Plan::effective_threads`).
     pub fn with_live(threads: usize) -> Control {
         Control {

@@ -13,6 +13,7 @@ mod latency;
 pub mod save;
 mod text;
 mod timing;
+pub mod versus;
 
 use std::io::{self, Write};
 use std::path::PathBuf;

@@ -165,6 +165,14 @@ pub fn base64_v2(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// A histogram `base64_v2` wrote (or any HdrHistogram V2 encoding, base64), read back.
+pub fn from_base64_v2(b64: &str) -> Option<Histogram<u64>> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .ok()
+}
+
 impl AddAssign<&Hist> for Hist {
     fn add_assign(&mut self, o: &Hist) {
         // Only the pages of buckets that `o` hit are written: the rest of a fresh array stays

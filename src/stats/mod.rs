@@ -17,7 +17,7 @@ pub use connections::Connections;
 pub use failure::{Failure, FailureCounts, is_fd_exhaustion};
 pub use fairness::{ConnectionCounts, Fairness, PerConnection};
 pub use generator::Generator;
-pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist, Sparse};
+pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist, Sparse, from_base64_v2};
 pub use live::{Counters, Live, LiveHist};
 pub use open_model::OpenModel;
 pub use summary::{

@@ -3,6 +3,7 @@
 mod alloc;
 mod baseline;
 mod cli;
+mod compare;
 mod discover;
 mod engine;
 mod fairness;

@@ -7,7 +7,6 @@
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
 
 use super::esc;
 use super::svg::{Axis, Plot};
@@ -158,13 +157,6 @@ pub fn latency(r: &Report) -> Option<String> {
     Some(p.finish())
 }
 
-/// The JSON's latency histogram, decoded.
-fn decode(b64: &str) -> Option<Histogram<u64>> {
-    use base64::Engine as _;
-    let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
-    Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
-}
-
 /// The percentiles to plot: the 1/(1-p) axis in even steps, up to the last percentile that
 /// has at least one response beyond it.
 fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
@@ -188,7 +180,7 @@ fn pct_label(x: f64) -> String {
 /// HdrHistogram's percentile plot: latency by percentile, the tail stretched out on a log axis
 /// of 1/(1-p), with the `--slo` targets as dots at their percentiles.
 pub fn distribution(r: &Report) -> Option<String> {
-    let h = decode(&r.latency.hdr_base64).filter(|h| !h.is_empty())?;
+    let h = crate::stats::from_base64_v2(&r.latency.hdr_base64).filter(|h| !h.is_empty())?;
     let points = curve(&h);
     let last_x = points.last().map_or(10.0, |p| p.0);
     let targets: Vec<(f64, f64, String)> = r

@@ -1,0 +1,115 @@
+//! `spate compare`'s runs: every target once a round, in the order given, each an ordinary run
+//! of its own plan; then one judgement of all rounds and its report. Ctrl-C ends the comparison
+//! after the run in progress (whose part-run is left out) and reports the whole rounds so far.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::app::{EXIT_NO_SUCCESS, EXIT_OK};
+use crate::cli::{Compare, EXIT_USAGE};
+use crate::engine::{self, Control, RunError};
+use crate::numbers::{millis, per_second};
+use crate::report::{self, Report, ReportOptions};
+use crate::stats::Summary;
+use crate::ui::{self, EXIT_INTERRUPTED};
+
+/// Runs the comparison and prints its report; returns the exit code.
+pub fn run(c: &Compare) -> u8 {
+    let stop = Arc::new(AtomicBool::new(false));
+    if let Err(e) = ui::install_signal_handlers(stop.clone()) {
+        eprintln!("spate compare: cannot install the Ctrl-C handler ({e})");
+    }
+    let mut rounds: Vec<Vec<Summary>> = vec![Vec::new(); c.targets.len()];
+    let total = c.rounds as usize * c.targets.len();
+    'rounds: for round in 1..=c.rounds {
+        for (i, (name, plan)) in c.targets.iter().enumerate() {
+            let control = Control::with_stop(stop.clone());
+            let out = match engine::run_with(plan, &control) {
+                Ok(out) => out,
+                Err(e) => {
+                    eprintln!("spate compare: {name}: {e}");
+                    return match e {
+                        _ if control.stop_requested() => EXIT_INTERRUPTED as u8,
+                        RunError::Plan(_)
+                        | RunError::Tls(_)
+                        | RunError::Request(_)
+                        | RunError::FileLimit(_) => EXIT_USAGE,
+                        _ => EXIT_NO_SUCCESS,
+                    };
+                }
+            };
+            if control.stop_requested() {
+                break 'rounds;
+            }
+            let r = Report::new(plan, &out, &ReportOptions::default());
+            if let Some(dir) = &c.save_dir {
+                let path = dir.join(format!("{}-{round}.json", file_name(name)));
+                if let Err(e) = report::save::write(&path, (report::to_json(&r) + "\n").as_bytes())
+                {
+                    eprintln!("spate compare: --save-dir {}: {e}", path.display());
+                    return EXIT_USAGE;
+                }
+            }
+            if c.progress {
+                let p = &r.latency.percentiles;
+                eprintln!(
+                    "spate compare: {}/{total} round {round} {name}: {} req/s, p50 {}, p99 {}",
+                    (round as usize - 1) * c.targets.len() + i + 1,
+                    per_second(r.totals.requests_per_sec),
+                    p.p50.map_or("-".into(), millis),
+                    p.p99.map_or("-".into(), millis),
+                );
+            }
+            rounds[i].push(r.run);
+        }
+    }
+    // Whole rounds only: a round cut short would compare some targets and not others.
+    let whole = rounds.iter().map(Vec::len).min().unwrap_or(0);
+    let interrupted = whole < c.rounds as usize;
+    if whole < 2 {
+        eprintln!(
+            "spate compare: stopped after {whole} whole round(s); at least 2 are needed to compare"
+        );
+        return EXIT_INTERRUPTED as u8;
+    }
+    let runs: Vec<(String, String, Vec<Summary>)> = c
+        .targets
+        .iter()
+        .zip(rounds)
+        .map(|((name, plan), mut r)| {
+            r.truncate(whole);
+            (
+                name.clone(),
+                crate::redact::url(&plan.target.url).into_owned(),
+                r,
+            )
+        })
+        .collect();
+    let v = crate::analysis::versus(&runs, c.reference, c.alpha, c.noise);
+    let text = match c.markdown {
+        true => report::versus::markdown(&v),
+        false => report::versus::text(&v),
+    };
+    print!("{text}");
+    if interrupted {
+        eprintln!(
+            "spate compare: stopped by a signal; {whole} of {} rounds compared",
+            c.rounds
+        );
+        return EXIT_INTERRUPTED as u8;
+    }
+    EXIT_OK
+}
+
+/// A target's name as a file name: anything but letters, digits, '.', '-' and '_' becomes '_'.
+fn file_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,223 @@
+//! `spate compare`'s report: per measure each target's median and range over the rounds, its
+//! change against the reference with the interval, p and verdict; the latency of all rounds
+//! together side by side; what the design cannot show; and, as markdown, one table to paste.
+
+use std::fmt::Write as _;
+
+use crate::analysis::{Change, Measure, Outcome, Row, Versus};
+use crate::numbers::{millis, per_second};
+
+fn title(m: Measure) -> String {
+    match m {
+        Measure::Rps => "Requests/sec".into(),
+        Measure::Latency(p) => format!("Latency {}", p.key()),
+        Measure::Errors => "Errors (failed or status >= 400, % of attempted)".into(),
+        Measure::Cpu => "spate's CPU per response".into(),
+    }
+}
+
+fn value(m: Measure, v: Option<f64>) -> String {
+    match (m, v) {
+        (_, None) => "-".into(),
+        (Measure::Rps, Some(v)) => per_second(v),
+        (Measure::Latency(_), Some(v)) => millis(v),
+        (Measure::Errors, Some(v)) => format!("{v:.2} %"),
+        (Measure::Cpu, Some(v)) => format!("{v:.2} us"),
+    }
+}
+
+fn verdict(m: Measure, o: Outcome) -> &'static str {
+    match (m, o) {
+        (_, Outcome::Same) => "~",
+        (Measure::Rps | Measure::Latency(_), Outcome::Better) => "faster",
+        (Measure::Rps | Measure::Latency(_), Outcome::Worse) => "slower",
+        (Measure::Errors, Outcome::Better) => "fewer errors",
+        (Measure::Errors, Outcome::Worse) => "more errors",
+        (Measure::Cpu, Outcome::Better) => "less CPU",
+        (Measure::Cpu, Outcome::Worse) => "more CPU",
+    }
+}
+
+/// "0.50x (0.49 .. 0.51), p 0.008, slower"; errors in percentage points.
+fn change(m: Measure, c: &Change) -> String {
+    let (est, range) = match m {
+        Measure::Errors => (
+            format!("{:+.2} pp", c.estimate + 0.0),
+            c.interval
+                .map(|(a, b)| format!(" ({:+.2} .. {:+.2})", a + 0.0, b + 0.0)),
+        ),
+        _ => (
+            format!("{:.2}x", c.estimate),
+            c.interval.map(|(a, b)| format!(" ({a:.2} .. {b:.2})")),
+        ),
+    };
+    format!(
+        "{est}{}  p {:.3}  {}",
+        range.unwrap_or_default(),
+        c.p,
+        verdict(m, c.verdict)
+    )
+}
+
+fn row_of(v: &Versus, t: usize, m: Measure) -> Option<&Row> {
+    v.targets[t].rows.iter().find(|r| r.measure == m)
+}
+
+pub fn text(v: &Versus) -> String {
+    let mut o = String::new();
+    let _ = write_text(&mut o, v);
+    o
+}
+
+fn write_text(o: &mut String, v: &Versus) -> std::fmt::Result {
+    let rounds = v.targets.iter().map(|t| t.rounds).min().unwrap_or(0);
+    writeln!(
+        o,
+        "spate compare: {} targets, {rounds} rounds each, in turn; reference {}",
+        v.targets.len(),
+        v.targets[v.reference].name
+    )?;
+    let name_w = v.targets.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    for t in &v.targets {
+        writeln!(o, "  {:<name_w$}  {}", t.name, t.url)?;
+    }
+    writeln!(
+        o,
+        "Each figure: the median of the rounds and their range; against the reference the\n\
+         change with its {:.0} % interval, the U test's p, and the verdict (~: none shown).",
+        100.0 * (1.0 - v.alpha)
+    )?;
+    for m in Measure::ALL {
+        let rows: Vec<(String, String, String, String)> = (0..v.targets.len())
+            .filter_map(|i| {
+                let r = row_of(v, i, m)?;
+                let range = match (r.min, r.max) {
+                    (Some(a), Some(b)) => format!("{} .. {}", value(m, Some(a)), value(m, Some(b))),
+                    _ => String::new(),
+                };
+                let vs = match (i == v.reference, &r.change) {
+                    (true, _) => "reference".to_owned(),
+                    (false, Some(c)) => change(m, c),
+                    (false, None) => String::new(),
+                };
+                Some((v.targets[i].name.clone(), value(m, r.median), range, vs))
+            })
+            .collect();
+        if rows.iter().all(|r| r.1 == "-") {
+            continue;
+        }
+        writeln!(o, "\n{}", title(m))?;
+        let wv = rows.iter().map(|r| r.1.len()).max().unwrap_or(0);
+        let wr = rows.iter().map(|r| r.2.len()).max().unwrap_or(0);
+        for (name, val, range, vs) in rows {
+            let line = format!("  {name:<name_w$}  {val:>wv$}  {range:<wr$}  {vs}");
+            writeln!(o, "{}", line.trim_end())?;
+        }
+    }
+    writeln!(o, "\nLatency, the responses of all rounds together")?;
+    let header: Vec<String> = v.targets.iter().map(|t| t.name.clone()).collect();
+    let cells: Vec<Vec<String>> = v
+        .targets
+        .iter()
+        .map(|t| {
+            t.ladder
+                .iter()
+                .map(|(_, ms)| ms.map_or("-".into(), millis))
+                .collect()
+        })
+        .collect();
+    let w: Vec<usize> = (0..header.len())
+        .map(|i| {
+            cells[i]
+                .iter()
+                .map(String::len)
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut line = format!("  {:<8}", "");
+    for (h, w) in header.iter().zip(&w) {
+        let _ = write!(line, "  {h:>w$}");
+    }
+    writeln!(o, "{line}")?;
+    for (k, (p, _)) in v.targets[0].ladder.iter().enumerate() {
+        let mut line = format!("  {p:<8}");
+        for (c, w) in cells.iter().zip(&w) {
+            let _ = write!(line, "  {:>w$}", c[k]);
+        }
+        writeln!(o, "{line}")?;
+    }
+    if v.smallest_p > v.alpha {
+        writeln!(
+            o,
+            "\nWith {rounds} rounds a target the smallest possible p is {:.3}, above alpha {}: no\n\
+             difference can show. Use --rounds {} or more.",
+            v.smallest_p, v.alpha, v.rounds_needed
+        )?;
+    }
+    for t in v.targets.iter().filter(|t| !t.limited_rounds.is_empty()) {
+        let rounds: Vec<String> = t.limited_rounds.iter().map(usize::to_string).collect();
+        writeln!(
+            o,
+            "\nspate itself may have limited {} in round {} (its insight says so; --save-dir\n\
+             keeps each round's report): that target's figures may be spate's, not the server's.",
+            t.name,
+            rounds.join(", ")
+        )?;
+    }
+    Ok(())
+}
+
+/// One row a target: the medians, and the change of requests/sec and p99 against the reference.
+pub fn markdown(v: &Versus) -> String {
+    let reference = &v.targets[v.reference].name;
+    let mut o = format!(
+        "| target | req/s | p50 | p90 | p99 | p99.9 | errors | req/s vs {reference} | p99 vs {reference} |\n\
+         |---|---:|---:|---:|---:|---:|---:|---|---|\n"
+    );
+    for (i, t) in v.targets.iter().enumerate() {
+        let cell = |m: Measure| value(m, row_of(v, i, m).and_then(|r| r.median));
+        let vs = |m: Measure| match (
+            i == v.reference,
+            row_of(v, i, m).and_then(|r| r.change.as_ref()),
+        ) {
+            (true, _) => "reference".to_owned(),
+            (false, Some(c)) => format!(
+                "{:.2}x {} (p {:.3})",
+                c.estimate,
+                verdict(m, c.verdict),
+                c.p
+            ),
+            (false, None) => "-".into(),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            t.name.replace('|', "\\|"),
+            cell(Measure::Rps),
+            cell(Measure::Latency(crate::analysis::Pct::P50)),
+            cell(Measure::Latency(crate::analysis::Pct::P90)),
+            cell(Measure::Latency(crate::analysis::Pct::P99)),
+            cell(Measure::Latency(crate::analysis::Pct::P999)),
+            cell(Measure::Errors),
+            vs(Measure::Rps),
+            vs(Measure::Latency(crate::analysis::Pct::P99)),
+        );
+    }
+    let rounds = v.targets.iter().map(|t| t.rounds).min().unwrap_or(0);
+    let _ = writeln!(
+        o,
+        "\nMedians of {rounds} rounds a target; changes with the exact Mann-Whitney U test at alpha {} and a {:.0} % noise floor (spate compare).",
+        v.alpha,
+        v.noise * 100.0
+    );
+    if v.smallest_p > v.alpha {
+        let _ = writeln!(
+            o,
+            "With {rounds} rounds a target no difference can show (the smallest possible p is {:.3}, above alpha): use --rounds {} or more.",
+            v.smallest_p, v.rounds_needed
+        );
+    }
+    o
+}

@@ -1,0 +1,143 @@
+//! `spate compare` end to end against servers with a known difference: the built-in server
+//! answering in 5 ms, the same in 10 ms, and a second one in 5 ms. The 10 ms one is slower on
+//! requests/sec and p50 by about half and twice; the twin shows no difference on either (their
+//! medians differ by well under the 2 % noise floor); --save-dir keeps every round's result.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use spate::serve::ServeConfig;
+
+use crate::support::{builtin, spate};
+
+fn server(ms: u64) -> spate::serve::Server {
+    builtin(ServeConfig {
+        delay: Duration::from_millis(ms),
+        ..ServeConfig::default()
+    })
+}
+
+/// The line of `target` in the section titled `title`.
+fn line<'a>(text: &'a str, title: &str, target: &str) -> &'a str {
+    let section = text.split(&format!("\n{title}\n")).nth(1).expect(title);
+    section
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{target} ")))
+        .unwrap_or_else(|| panic!("{target} in {title}:\n{text}"))
+}
+
+fn ratio(line: &str) -> f64 {
+    let x = line
+        .split_whitespace()
+        .find(|w| w.ends_with('x') && w.len() > 1)
+        .expect(line);
+    x.trim_end_matches('x').parse().unwrap()
+}
+
+#[test]
+fn a_server_twice_as_slow_is_slower_and_a_twin_is_the_same() {
+    let (fast, slow, twin) = (server(5), server(10), server(5));
+    let dir = std::env::temp_dir().join(format!("spate-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = spate(&[
+        "compare",
+        "-c",
+        "4",
+        "-z",
+        "500ms",
+        "--rounds",
+        "4",
+        "--save-dir",
+        dir.to_str().unwrap(),
+        &format!("fast={}", fast.url()),
+        &format!("slow={}", slow.url()),
+        &format!("twin={}", twin.url()),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        line(&text, "Requests/sec", "fast").ends_with("reference"),
+        "{text}"
+    );
+
+    let rps = line(&text, "Requests/sec", "slow");
+    assert!(rps.ends_with("slower"), "{rps}");
+    assert!((0.4..0.6).contains(&ratio(rps)), "{rps}");
+    let p50 = line(&text, "Latency p50", "slow");
+    assert!(p50.ends_with("slower"), "{p50}");
+    assert!((1.7..2.3).contains(&ratio(p50)), "{p50}");
+    assert!(
+        p50.contains("p 0.029"),
+        "4 and 4 rounds, fully apart: {p50}"
+    );
+    for title in ["Requests/sec", "Latency p50"] {
+        let l = line(&text, title, "twin");
+        assert!(l.ends_with(" ~"), "the same server: {l}");
+    }
+    assert!(
+        text.contains("Latency, the responses of all rounds together"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("no\ndifference can show"),
+        "4 rounds can show one"
+    );
+
+    // Every round of every target, as an ordinary result.
+    for name in ["fast", "slow", "twin"] {
+        for round in 1..=4 {
+            let path = dir.join(format!("{name}-{round}.json"));
+            let doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            assert!(
+                doc["requests"]["completed"].as_u64().unwrap() > 0,
+                "{path:?}"
+            );
+        }
+    }
+    crate::schema::validate(
+        &serde_json::from_slice(&std::fs::read(dir.join("slow-2.json")).unwrap()).unwrap(),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn three_rounds_are_said_to_be_too_few_and_markdown_is_a_table() {
+    let (a, b) = (server(1), server(1));
+    let out = spate(&[
+        "compare",
+        "--no-progress",
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--rounds",
+        "3",
+        "--format",
+        "markdown",
+        &a.url(),
+        &format!("b={}", b.url()),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        out.stderr.is_empty(),
+        "--no-progress: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(rows.len(), 4, "header, rule and a row a target:\n{text}");
+    assert!(rows[2].contains("| reference |"), "{text}");
+    assert!(
+        rows[3].starts_with("| b |") && rows[3].contains(" (p "),
+        "{text}"
+    );
+    assert!(
+        text.contains("smallest possible p is 0.100, above alpha): use --rounds 4 or more"),
+        "{text}"
+    );
+}
