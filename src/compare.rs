@@ -21,8 +21,13 @@ pub fn run(c: &Compare) -> u8 {
     }
     let mut rounds: Vec<Vec<Summary>> = vec![Vec::new(); c.targets.len()];
     let total = c.rounds as usize * c.targets.len();
+    if let Some(seed) = c.shuffle {
+        eprintln!("spate compare: targets in a random order each round (--seed {seed} repeats it)");
+    }
+    let mut done = 0;
     'rounds: for round in 1..=c.rounds {
-        for (i, (name, plan)) in c.targets.iter().enumerate() {
+        for i in order(c.targets.len(), round, c.shuffle) {
+            let (name, plan) = &c.targets[i];
             let control = Control::with_stop(stop.clone());
             let out = match engine::run_with(plan, &control) {
                 Ok(out) => out,
@@ -52,9 +57,9 @@ pub fn run(c: &Compare) -> u8 {
             }
             if c.progress {
                 let p = &r.latency.percentiles;
+                done += 1;
                 eprintln!(
-                    "spate compare: {}/{total} round {round} {name}: {} req/s, p50 {}, p99 {}",
-                    (round as usize - 1) * c.targets.len() + i + 1,
+                    "spate compare: {done}/{total} round {round} {name}: {} req/s, p50 {}, p99 {}",
                     per_second(r.totals.requests_per_sec),
                     p.p50.map_or("-".into(), millis),
                     p.p99.map_or("-".into(), millis),
@@ -101,6 +106,25 @@ pub fn run(c: &Compare) -> u8 {
     EXIT_OK
 }
 
+/// The order of the targets in `round`: as given, or shuffled (Fisher-Yates) with draws from
+/// SplitMix64 started at `seed` and the round, the same for the same seed.
+fn order(n: usize, round: u16, seed: Option<u64>) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..n).collect();
+    let Some(seed) = seed else { return v };
+    let mut state = seed ^ u64::from(round).wrapping_mul(0xd1b5_4a32_d192_ed03);
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    for i in (1..n).rev() {
+        v.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    v
+}
+
 /// A target's name as a file name: anything but letters, digits, '.', '-' and '_' becomes '_'.
 fn file_name(name: &str) -> String {
     name.chars()
@@ -112,4 +136,29 @@ fn file_name(name: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_repeats_its_order_and_rounds_differ() {
+        assert_eq!(order(3, 1, None), [0, 1, 2]);
+        let runs: Vec<Vec<usize>> = (1..=20).map(|r| order(4, r, Some(42))).collect();
+        for (r, o) in runs.iter().enumerate() {
+            assert_eq!(*o, order(4, r as u16 + 1, Some(42)), "repeatable");
+            let mut sorted = o.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, [0, 1, 2, 3], "a permutation");
+        }
+        let distinct: std::collections::BTreeSet<_> = runs.iter().collect();
+        assert!(distinct.len() > 5, "shuffled anew each round: {runs:?}");
+        let firsts: std::collections::BTreeSet<_> = runs.iter().map(|o| o[0]).collect();
+        assert_eq!(
+            firsts.len(),
+            4,
+            "every target goes first sometimes: {runs:?}"
+        );
+    }
 }

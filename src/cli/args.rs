@@ -95,6 +95,12 @@ pub enum Sub {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareOrder {
+    Given,
+    Random,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompareFormat {
     Text,
     Markdown,
@@ -109,9 +115,19 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub load: LoadArgs,
 
-    /// Rounds: each target runs once per round, in the order given.
+    /// Rounds: each target runs once per round.
     #[arg(long = "rounds", value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(2..=60))]
     pub rounds: u16,
+
+    /// The order of the targets in each round: as given (A, B, A, B ...), or random, shuffled
+    /// anew each round so that a drift of the machine falls on no target in particular.
+    #[arg(long = "order", value_enum, default_value_t = CompareOrder::Given)]
+    pub order: CompareOrder,
+
+    /// With --order random: the seed of the shuffle, to repeat an order [default: from the
+    /// clock, printed].
+    #[arg(long = "seed", value_name = "N")]
+    pub seed: Option<u64>,
 
     /// The target the others are compared with (its name, or its URL) [default: the first].
     #[arg(long = "reference", value_name = "NAME")]

@@ -1,7 +1,7 @@
 //! `spate compare`: the targets (URL or NAME=URL), each with the same load flags made into its
 //! own plan, the reference among them and the verdict's settings. Runs nothing.
 
-use super::args::{CompareArgs, CompareFormat};
+use super::args::{CompareArgs, CompareFormat, CompareOrder};
 use super::load::plan;
 use super::{Command, Compare, Exit};
 
@@ -76,9 +76,22 @@ pub fn command(c: CompareArgs) -> Result<Command, Exit> {
         }
         targets.push((name, p));
     }
+    if c.seed.is_some() && c.order != CompareOrder::Random {
+        return Err(Exit::usage(
+            "--seed shuffles --order random; add it, or drop --seed",
+        ));
+    }
+    let shuffle = (c.order == CompareOrder::Random).then(|| {
+        c.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        })
+    });
     Ok(Command::Compare(Compare {
         targets,
         rounds: c.rounds,
+        shuffle,
         reference,
         alpha: c.alpha,
         noise: c.noise,

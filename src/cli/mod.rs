@@ -63,6 +63,8 @@ pub enum Command {
 pub struct Compare {
     pub targets: Vec<(String, Plan)>,
     pub rounds: u16,
+    /// `--order random`: the seed of each round's shuffle; `None`: the order given.
+    pub shuffle: Option<u64>,
     /// Index into `targets`.
     pub reference: usize,
     pub alpha: f64,

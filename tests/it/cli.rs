@@ -134,6 +134,10 @@ fn bad_input_is_one_line_and_exit_2() {
             "--save-dir /nonexistent",
         ),
         (&["compare", "-v", u, u], "-v shows one exchange"),
+        (
+            &["compare", "--seed", "5", u, u],
+            "--seed shuffles --order random",
+        ),
         (&["compare", "--noise", "2", u, u], "--noise"),
         (&["compare", u, "b=ftp://x/"], "b: "),
         (&["--save", "/", u], "--save"),

@@ -117,6 +117,10 @@ fn three_rounds_are_said_to_be_too_few_and_markdown_is_a_table() {
         "40",
         "--rounds",
         "3",
+        "--order",
+        "random",
+        "--seed",
+        "7",
         "--format",
         "markdown",
         &a.url(),
@@ -124,10 +128,10 @@ fn three_rounds_are_said_to_be_too_few_and_markdown_is_a_table() {
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(
-        out.stderr.is_empty(),
-        "--no-progress: {}",
-        String::from_utf8_lossy(&out.stderr)
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "spate compare: targets in a random order each round (--seed 7 repeats it)\n",
+        "--no-progress leaves only the seed"
     );
     let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
     assert_eq!(rows.len(), 4, "header, rule and a row a target:\n{text}");
