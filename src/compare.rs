@@ -9,6 +9,7 @@ use crate::app::{EXIT_NO_SUCCESS, EXIT_OK};
 use crate::cli::{Compare, EXIT_USAGE};
 use crate::engine::{self, Control, RunError};
 use crate::numbers::{millis, per_second};
+use crate::report::versus::CompareForm;
 use crate::report::{self, Report, ReportOptions};
 use crate::stats::Summary;
 use crate::ui::{self, EXIT_INTERRUPTED};
@@ -91,9 +92,10 @@ pub fn run(c: &Compare) -> u8 {
         })
         .collect();
     let v = crate::analysis::versus(&runs, c.reference, c.alpha, c.noise);
-    let text = match c.markdown {
-        true => report::versus::markdown(&v),
-        false => report::versus::text(&v),
+    let text = match c.format {
+        CompareForm::Text => report::versus::text(&v),
+        CompareForm::Markdown => report::versus::markdown(&v),
+        CompareForm::Json => report::versus::json(&v, c.shuffle),
     };
     print!("{text}");
     if interrupted {

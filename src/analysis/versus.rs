@@ -4,6 +4,7 @@
 //! alpha and a change beyond the noise. The unit is one round, never one request. Typed only.
 
 use hdrhistogram::Histogram;
+use serde::{Serialize, Serializer};
 
 use super::mann_whitney::{mann_whitney, median_of_sorted, shift, smallest_p};
 use super::{Finding, Pct};
@@ -18,6 +19,13 @@ pub enum Measure {
     Errors,
     /// spate's own CPU time per completed response, in µs.
     Cpu,
+}
+
+/// As its key: "rps", "p50" ... "p99.9", "errors", "cpu".
+impl Serialize for Measure {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.key())
+    }
 }
 
 impl Measure {
@@ -40,6 +48,16 @@ impl Measure {
         }
     }
 
+    /// The unit of its values: "req/s", "ms", "%" or "us".
+    pub fn unit(self) -> &'static str {
+        match self {
+            Measure::Rps => "req/s",
+            Measure::Latency(_) => "ms",
+            Measure::Errors => "%",
+            Measure::Cpu => "us",
+        }
+    }
+
     fn higher_is_better(self) -> bool {
         self == Measure::Rps
     }
@@ -58,7 +76,8 @@ impl Measure {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Better,
     Worse,
@@ -67,7 +86,7 @@ pub enum Outcome {
 }
 
 /// A target against the reference on one measure.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
     /// target / reference (Hodges-Lehmann on logarithms); for errors, target - reference in
     /// percentage points.
@@ -78,9 +97,11 @@ pub struct Change {
     pub verdict: Outcome,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     pub measure: Measure,
+    /// The measure's unit, for programs.
+    pub unit: &'static str,
     /// One value per round that had one.
     pub values: Vec<f64>,
     pub median: Option<f64>,
@@ -90,16 +111,24 @@ pub struct Row {
     pub change: Option<Change>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Target {
     pub name: String,
     pub url: String,
     pub rounds: usize,
     pub rows: Vec<Row>,
     /// p50 .. p99.99 and max (ms) of all rounds' responses together.
-    pub ladder: Vec<(&'static str, Option<f64>)>,
+    pub ladder: Vec<Rung>,
     /// Rounds (1-based) in which spate's own verdict was that it may have limited the result.
     pub limited_rounds: Vec<usize>,
+}
+
+/// A percentile of the merged latency.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rung {
+    /// "p50" ... "p99.99", or "max".
+    pub percentile: &'static str,
+    pub ms: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -150,7 +179,7 @@ fn change(m: Measure, reference: &[f64], target: &[f64], alpha: f64, noise: f64)
     })
 }
 
-fn ladder(rounds: &[Summary]) -> Vec<(&'static str, Option<f64>)> {
+fn ladder(rounds: &[Summary]) -> Vec<Rung> {
     let mut all = Histogram::<u64>::new_with_bounds(HIST_LOW_NS, HIST_HIGH_NS, HIST_SIGFIG).ok();
     for h in rounds
         .iter()
@@ -162,14 +191,17 @@ fn ladder(rounds: &[Summary]) -> Vec<(&'static str, Option<f64>)> {
     }
     let all = all.filter(|h| !h.is_empty());
     let at = |q: f64| all.as_ref().map(|h| h.value_at_quantile(q) as f64 / 1e6);
-    vec![
+    let max = all.as_ref().map(|h| h.max() as f64 / 1e6);
+    [
         ("p50", at(0.5)),
         ("p90", at(0.9)),
         ("p99", at(0.99)),
         ("p99.9", at(0.999)),
         ("p99.99", at(0.9999)),
-        ("max", all.as_ref().map(|h| h.max() as f64 / 1e6)),
+        ("max", max),
     ]
+    .map(|(percentile, ms)| Rung { percentile, ms })
+    .to_vec()
 }
 
 /// The targets' rounds (name, URL, one summary per round), judged against `reference`.
@@ -201,6 +233,7 @@ pub fn versus(
                     };
                     Row {
                         measure: m,
+                        unit: m.unit(),
                         median: median_of_sorted(&sorted),
                         min: sorted.first().copied(),
                         max: sorted.last().copied(),

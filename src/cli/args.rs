@@ -104,6 +104,7 @@ pub enum CompareOrder {
 pub enum CompareFormat {
     Text,
     Markdown,
+    Json,
 }
 
 #[derive(Debug, Args)]
@@ -141,7 +142,7 @@ pub struct CompareArgs {
     #[arg(long = "noise", value_name = "PERCENT", default_value = "2%", value_parser = noise)]
     pub noise: f64,
 
-    /// text, or markdown (a table to paste).
+    /// text, markdown (a table to paste) or json (docs/compare-schema.json).
     #[arg(long = "format", value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
 

@@ -4,6 +4,7 @@
 use super::args::{CompareArgs, CompareFormat, CompareOrder};
 use super::load::plan;
 use super::{Command, Compare, Exit};
+use crate::report::versus::CompareForm;
 
 /// A target's name: as given in NAME=URL, else its host and port (or its place, when two
 /// targets share one).
@@ -95,7 +96,11 @@ pub fn command(c: CompareArgs) -> Result<Command, Exit> {
         reference,
         alpha: c.alpha,
         noise: c.noise,
-        markdown: c.format == CompareFormat::Markdown,
+        format: match c.format {
+            CompareFormat::Text => CompareForm::Text,
+            CompareFormat::Markdown => CompareForm::Markdown,
+            CompareFormat::Json => CompareForm::Json,
+        },
         save_dir: c.save_dir,
         progress: !c.no_progress,
     }))

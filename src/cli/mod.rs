@@ -69,7 +69,7 @@ pub struct Compare {
     pub reference: usize,
     pub alpha: f64,
     pub noise: f64,
-    pub markdown: bool,
+    pub format: crate::report::versus::CompareForm,
     pub save_dir: Option<PathBuf>,
     pub progress: bool,
 }

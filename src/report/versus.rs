@@ -4,8 +4,18 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::{Change, Measure, Outcome, Row, Versus};
+use serde::Serialize;
+
+use crate::analysis::{Change, Contender, Measure, Outcome, Row, Versus};
 use crate::numbers::{millis, per_second};
+
+/// How `spate compare` prints its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareForm {
+    Text,
+    Markdown,
+    Json,
+}
 
 fn title(m: Measure) -> String {
     match m {
@@ -122,7 +132,7 @@ fn write_text(o: &mut String, v: &Versus) -> std::fmt::Result {
         .map(|t| {
             t.ladder
                 .iter()
-                .map(|(_, ms)| ms.map_or("-".into(), millis))
+                .map(|r| r.ms.map_or("-".into(), millis))
                 .collect()
         })
         .collect();
@@ -141,8 +151,8 @@ fn write_text(o: &mut String, v: &Versus) -> std::fmt::Result {
         let _ = write!(line, "  {h:>w$}");
     }
     writeln!(o, "{line}")?;
-    for (k, (p, _)) in v.targets[0].ladder.iter().enumerate() {
-        let mut line = format!("  {p:<8}");
+    for (k, rung) in v.targets[0].ladder.iter().enumerate() {
+        let mut line = format!("  {:<8}", rung.percentile);
         for (c, w) in cells.iter().zip(&w) {
             let _ = write!(line, "  {:>w$}", c[k]);
         }
@@ -220,4 +230,40 @@ pub fn markdown(v: &Versus) -> String {
         );
     }
     o
+}
+
+/// The comparison for programs, as docs/compare-schema.json describes it.
+#[derive(Serialize)]
+struct Wire<'a> {
+    schema_version: u32,
+    spate_version: &'a str,
+    reference: &'a str,
+    alpha: f64,
+    noise: f64,
+    order: &'a str,
+    seed: Option<u64>,
+    smallest_p: f64,
+    rounds_needed: usize,
+    targets: &'a [Contender],
+}
+
+/// Bumped whenever a field of the comparison's JSON changes meaning or disappears.
+pub const COMPARE_SCHEMA_VERSION: u32 = 1;
+
+/// The comparison as JSON; `seed` is the shuffle's (`--order random`), `None` for the order given.
+pub fn json(v: &Versus, seed: Option<u64>) -> String {
+    let wire = Wire {
+        schema_version: COMPARE_SCHEMA_VERSION,
+        spate_version: env!("CARGO_PKG_VERSION"),
+        reference: &v.targets[v.reference].name,
+        alpha: v.alpha,
+        noise: v.noise,
+        order: if seed.is_some() { "random" } else { "given" },
+        seed,
+        smallest_p: v.smallest_p,
+        rounds_needed: v.rounds_needed,
+        targets: &v.targets,
+    };
+    // Plain structs of numbers and strings cannot fail to serialize.
+    serde_json::to_string_pretty(&wire).unwrap_or_default() + "\n"
 }

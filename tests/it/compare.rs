@@ -145,3 +145,75 @@ fn three_rounds_are_said_to_be_too_few_and_markdown_is_a_table() {
         "{text}"
     );
 }
+
+#[test]
+fn the_json_form_matches_its_schema_and_says_what_the_text_says() {
+    let (a, b) = (server(1), server(1));
+    let out = spate(&[
+        "compare",
+        "--no-progress",
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--rounds",
+        "3",
+        "--format",
+        "json",
+        &format!("a={}", a.url()),
+        &format!("b={}", b.url()),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::schema::validate_against("docs/compare-schema.json", &doc);
+    assert_eq!(doc["reference"], "a");
+    assert_eq!(doc["order"], "given");
+    assert!((doc["smallest_p"].as_f64().unwrap() - 0.1).abs() < 1e-12);
+    assert_eq!(doc["rounds_needed"], 4);
+    let rps = &doc["targets"][1]["rows"][0];
+    assert_eq!(rps["measure"], "rps");
+    assert_eq!(rps["values"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        rps["change"]["verdict"], "same",
+        "3 rounds cannot show a difference"
+    );
+    assert!(
+        doc["targets"][0]["rows"][0]["change"].is_null(),
+        "the reference"
+    );
+    let mut wrong = doc.clone();
+    wrong["targets"][0]["surprise"] = Value::from(1);
+    assert!(
+        std::panic::catch_unwind(|| crate::schema::validate_against(
+            "docs/compare-schema.json",
+            &wrong
+        ))
+        .is_err(),
+        "the schema is strict"
+    );
+}
+
+#[test]
+fn an_unreachable_target_stops_the_comparison_with_its_name_and_exit_1() {
+    let a = server(1);
+    let out = spate(&[
+        "compare",
+        "--no-progress",
+        "-n",
+        "10",
+        &a.url(),
+        "dead=http://127.0.0.1:9/",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("spate compare: dead: cannot connect"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}

@@ -11,14 +11,19 @@ use spate::serve::ServeConfig;
 use crate::support::{Scripted, builtin, plan, requests, run};
 
 pub fn validate(doc: &Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/output-schema.json");
+    validate_against("docs/output-schema.json", doc);
+}
+
+/// `doc` against the schema at `schema` (relative to the repository).
+pub fn validate_against(schema: &str, doc: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(schema);
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();
     let index = compiler
         .compile(path.to_str().unwrap(), &mut schemas)
         .expect("schema compiles");
     if let Err(e) = schemas.validate(doc, index) {
-        panic!("result does not match docs/output-schema.json:\n{e:#}\n{doc:#}");
+        panic!("result does not match {schema}:\n{e:#}\n{doc:#}");
     }
 }
 
