@@ -26,6 +26,9 @@ enum Done {
     Some,
     /// None completed.
     None,
+    /// None completed, and the failures may land in any of the classes given (a race decides
+    /// which), but in at least one of them.
+    NoneInAny,
     /// At least one completed; the classes may occur but need not.
     Mostly,
 }
@@ -59,7 +62,10 @@ fn expect(mut p: Plan, done: Done, classes: &[Failure]) -> Option<Report> {
         Ok(out) => out,
         // Every pre-connect failed: the run never started, in the class of the first failure.
         Err(RunError::Unreachable { class, reason, .. }) => {
-            assert_eq!(done, Done::None, "unreachable: {reason}");
+            assert!(
+                matches!(done, Done::None | Done::NoneInAny),
+                "unreachable: {reason}"
+            );
             assert!(classes.contains(&class), "{}: {reason}", class.name());
             return None;
         }
@@ -80,7 +86,10 @@ fn expect(mut p: Plan, done: Done, classes: &[Failure]) -> Option<Report> {
             );
         }
     }
-    if let Some(first) = classes.first().filter(|_| done != Done::Mostly) {
+    if done == Done::NoneInAny {
+        let seen = classes.iter().map(|c| s.failures.get(*c)).sum::<u64>();
+        assert!(seen > 0, "none of {classes:?}: {:?}", summary.errors);
+    } else if let Some(first) = classes.first().filter(|_| done != Done::Mostly) {
         assert!(
             s.failures.get(*first) > 0,
             "no {} failure: {:?}",
@@ -91,7 +100,7 @@ fn expect(mut p: Plan, done: Done, classes: &[Failure]) -> Option<Report> {
     match done {
         Done::All => assert_eq!(r.completed, r.attempted, "{:?}", summary.errors),
         Done::Some => assert!(r.completed > 0 && r.failed > 0, "{r:?}"),
-        Done::None => assert_eq!(r.completed, 0, "{r:?}"),
+        Done::None | Done::NoneInAny => assert_eq!(r.completed, 0, "{r:?}"),
         Done::Mostly => assert!(r.completed > 0, "{r:?}"),
     }
     Some(summary)
@@ -401,10 +410,12 @@ fn a_close_right_after_accept() {
 #[test]
 fn a_reset_right_after_accept() {
     // A reconnect may see the reset before its connect returns: then it failed to connect.
+    // When the reset reaches a kept connection before its first request does, every request
+    // goes to a reconnect, and all four can end that way (seen under CI load).
     let s = Scripted::start(|p| reset_after(p, b""));
     expect(
         h1(&s, 4, 4),
-        Done::None,
+        Done::NoneInAny,
         &[Failure::Closed, Failure::Connect],
     );
 }
