@@ -287,26 +287,33 @@ fn insight(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     Ok(())
 }
 
+/// A `--slo` target or measured value in its unit, as the text and HTML reports show it.
+pub(super) fn verdict_value(unit: &str, x: f64) -> String {
+    match unit {
+        "ms" => millis(x),
+        "%" => format!("{x:.2} %"),
+        _ => format!("{} req/s", rate(x)),
+    }
+}
+
 fn thresholds(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     if s.thresholds.is_empty() {
         return Ok(());
     }
     writeln!(o, "\nThresholds (--slo)")?;
-    let value = |unit: &str, x: f64| match unit {
-        "ms" => millis(x),
-        "%" => format!("{x:.2} %"),
-        _ => format!("{} req/s", rate(x)),
-    };
+
     let rows: Vec<(bool, &str, &str, String, String)> = s
         .thresholds
         .iter()
         .map(|v| {
-            let measured = v.measured.map_or_else(String::new, |m| value(&v.unit, m));
+            let measured = v
+                .measured
+                .map_or_else(String::new, |m| verdict_value(&v.unit, m));
             (
                 v.pass,
                 v.name.as_str(),
                 v.op.as_str(),
-                value(&v.unit, v.target),
+                verdict_value(&v.unit, v.target),
                 measured,
             )
         })

@@ -182,11 +182,7 @@ pub fn thresholds(r: &Report) -> Option<String> {
     }
     let mut tb = Table::new("slo", &["target", "measured", "verdict"]);
     for (i, v) in r.thresholds.iter().enumerate() {
-        let show = |x: f64| match v.unit.as_str() {
-            "ms" => millis(x),
-            "%" => format!("{x:.2} %"),
-            _ => format!("{} req/s", per_second(x)),
-        };
+        let show = |x: f64| crate::report::text::verdict_value(&v.unit, x);
         let verdict = match v.pass {
             true => r#"<td class="pass">PASS</td>"#,
             false => r#"<td class="fail">FAIL</td>"#,
