@@ -122,3 +122,54 @@ mod tests {
         assert_eq!(n[2].0, "127.0.0.1:8080#3");
     }
 }
+
+#[cfg(test)]
+mod flags {
+    use crate::cli::{Command, parse};
+
+    fn compare(args: &[&str]) -> crate::cli::Compare {
+        let argv = ["spate", "compare"].into_iter().chain(args.iter().copied());
+        match parse(argv) {
+            Ok(Command::Compare(c)) => c,
+            other => panic!("expected a comparison, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_judging_flags_reach_the_comparison() {
+        let c = compare(&["http://a/", "b=http://b/"]);
+        assert_eq!(
+            (c.rounds, c.reference, c.alpha, c.noise),
+            (5, 0, 0.05, 0.02)
+        );
+        assert_eq!(c.shuffle, None);
+        let c = compare(&[
+            "--rounds",
+            "7",
+            "--reference",
+            "b",
+            "--alpha",
+            "0.2",
+            "--noise",
+            "5%",
+            "--order",
+            "random",
+            "--seed",
+            "9",
+            "-c",
+            "3",
+            "http://a/",
+            "b=http://b/",
+        ]);
+        assert_eq!((c.rounds, c.reference, c.alpha, c.noise), (7, 1, 0.2, 0.05));
+        assert_eq!(c.shuffle, Some(9));
+        assert!(
+            c.targets.iter().all(|(_, p)| p.connections == 3),
+            "the load flags reach every target"
+        );
+        assert_eq!(
+            compare(&["--reference", "http://b/", "http://a/", "http://b/"]).reference,
+            1
+        );
+    }
+}
