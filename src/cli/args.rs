@@ -110,8 +110,14 @@ pub enum CompareFormat {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Targets to compare, at least two: URL, or NAME=URL to name it in the table.
-    #[arg(value_name = "TARGET", required = true)]
+    #[arg(value_name = "TARGET", required_unless_present = "targets_file")]
     pub targets: Vec<String>,
+
+    /// More targets from a file, one a line after those on the command line: URL or NAME=URL,
+    /// then load flags for that target alone (they replace the common ones; -H adds a header).
+    /// Words are split as a shell does; '#' starts a comment line.
+    #[arg(long = "targets", value_name = "FILE")]
+    pub targets_file: Option<PathBuf>,
 
     #[command(flatten)]
     pub load: LoadArgs,

@@ -1,10 +1,90 @@
-//! `spate compare`: the targets (URL or NAME=URL), each with the same load flags made into its
-//! own plan, the reference among them and the verdict's settings. Runs nothing.
+//! `spate compare`: the targets (URL or NAME=URL, on the command line or in a --targets file
+//! with flags of their own), each made into its own plan, the reference among them and the
+//! verdict's settings. Runs nothing.
 
-use super::args::{CompareArgs, CompareFormat, CompareOrder};
+use std::ffi::OsString;
+use std::path::Path;
+
+use clap::{CommandFactory as _, FromArgMatches as _, Parser};
+
+use super::args::{Cli, CompareArgs, CompareFormat, CompareOrder, LoadArgs, Sub};
 use super::load::plan;
-use super::{Command, Compare, Exit};
+use super::{Command, Compare, Exit, error_text, files, one_line};
 use crate::report::versus::CompareForm;
+
+/// A --targets file is a short list written by hand.
+const TARGETS_LIMIT: u64 = 1 << 20;
+
+/// A line of a --targets file: its TARGET word, the flags for that target alone, and where it
+/// was written (FILE:LINE) for messages.
+#[derive(Debug, PartialEq)]
+struct Line {
+    target: String,
+    flags: Vec<String>,
+    at: String,
+}
+
+/// The flags a --targets line may carry: load flags and nothing else.
+#[derive(Debug, Parser)]
+#[command(
+    name = "a --targets line",
+    no_binary_name = true,
+    disable_help_flag = true
+)]
+struct LineFlags {
+    #[command(flatten)]
+    _load: LoadArgs,
+}
+
+/// The targets of a --targets file, each line checked on its own.
+fn read_lines(path: &Path) -> Result<Vec<Line>, Exit> {
+    let bytes = files::read("--targets", path, TARGETS_LIMIT).map_err(Exit::usage)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Exit::usage(format!("--targets {}: not UTF-8 text", path.display())))?;
+    let mut out = Vec::new();
+    for (n, raw) in text.lines().enumerate() {
+        let at = format!("{}:{}", path.display(), n + 1);
+        let mut words = shlex::split(raw)
+            .ok_or_else(|| Exit::usage(format!("{at}: a quote is not closed")))?
+            .into_iter();
+        let Some(target) = words.next() else { continue };
+        if target.starts_with('-') {
+            return Err(Exit::usage(format!(
+                "{at}: a line starts with its target (URL or NAME=URL), then its flags"
+            )));
+        }
+        let flags: Vec<String> = words.collect();
+        LineFlags::try_parse_from(&flags)
+            .map_err(|e| Exit::usage(format!("{at}: {}", one_line(&error_text(&e)))))?;
+        out.push(Line { target, flags, at });
+    }
+    Ok(out)
+}
+
+/// The load flags of a --targets line: the command line's with the line's flags after them,
+/// where a later flag replaces an earlier one (and -H adds to the headers), as do the flags
+/// that exclude each other: -n and -z, --http1.1 and --http2.
+fn line_load(argv: &[OsString], line: &Line) -> Result<LoadArgs, Exit> {
+    let mut words = argv.to_vec();
+    let at = words.iter().position(|w| w == "--").unwrap_or(words.len());
+    words.splice(at..at, line.flags.iter().map(OsString::from));
+    let either = |c: clap::Command, a: &'static str, b: &'static str| {
+        c.mut_arg(a, |x| x.overrides_with(b))
+            .mut_arg(b, |x| x.overrides_with(a))
+    };
+    let matches = Cli::command()
+        .mut_subcommand("compare", |c| {
+            let c = either(c.args_override_self(true), "requests", "duration");
+            either(c, "http1", "http2")
+        })
+        .try_get_matches_from(words)
+        .and_then(|m| Cli::from_arg_matches(&m))
+        .map_err(|e| Exit::usage(format!("{}: {}", line.at, one_line(&error_text(&e)))))?;
+    match matches.command {
+        Some(Sub::Compare(c)) => Ok(c.load),
+        _ => unreachable!("the command line parsed as spate compare before"),
+    }
+}
 
 /// A target's name: as given in NAME=URL, else its host and port (or its place, when two
 /// targets share one).
@@ -35,18 +115,32 @@ fn named(targets: &[String]) -> Vec<(String, String)> {
     out
 }
 
-pub fn command(c: CompareArgs) -> Result<Command, Exit> {
-    if c.targets.len() < 2 {
+pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
+    let lines = match &c.targets_file {
+        Some(path) => read_lines(path)?,
+        None => Vec::new(),
+    };
+    let mut loads: Vec<LoadArgs> = vec![c.load.clone(); c.targets.len()];
+    for line in &lines {
+        loads.push(line_load(argv, line)?);
+    }
+    let all: Vec<String> = c
+        .targets
+        .iter()
+        .cloned()
+        .chain(lines.into_iter().map(|l| l.target))
+        .collect();
+    if all.len() < 2 {
         return Err(Exit::usage(
             "spate compare needs at least two targets (URL or NAME=URL); to run one, use spate URL",
         ));
     }
-    if c.load.verbose {
+    if loads.iter().any(|l| l.verbose) {
         return Err(Exit::usage(
             "-v shows one exchange of one URL: use it with spate URL, not spate compare",
         ));
     }
-    let named = named(&c.targets);
+    let named = named(&all);
     let reference = match &c.reference {
         None => 0,
         Some(r) => named
@@ -69,9 +163,9 @@ pub fn command(c: CompareArgs) -> Result<Command, Exit> {
         )));
     }
     let mut targets = Vec::new();
-    for (name, url) in named {
-        let (p, notes) = plan(c.load.clone(), &url)
-            .map_err(|e| Exit::usage(format!("{name}: {}", e.message)))?;
+    for ((name, url), load) in named.into_iter().zip(loads) {
+        let (p, notes) =
+            plan(load, &url).map_err(|e| Exit::usage(format!("{name}: {}", e.message)))?;
         for n in notes {
             eprintln!("{n}");
         }
@@ -170,6 +264,109 @@ mod flags {
         assert_eq!(
             compare(&["--reference", "http://b/", "http://a/", "http://b/"]).reference,
             1
+        );
+    }
+}
+
+#[cfg(test)]
+mod targets_file {
+    use crate::cli::{Command, parse};
+    use crate::plan::{Protocol, Stop};
+
+    fn file(name: &str, text: &str) -> std::path::PathBuf {
+        let path = std::env::temp_dir().join(format!("spate-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn compare(args: &[&str]) -> Result<crate::cli::Compare, String> {
+        let argv = ["spate", "compare"].into_iter().chain(args.iter().copied());
+        match parse(argv) {
+            Ok(Command::Compare(c)) => Ok(c),
+            Ok(other) => panic!("expected a comparison, got {other:?}"),
+            Err(e) => Err(e.message),
+        }
+    }
+
+    #[test]
+    fn a_line_flags_replace_the_common_ones_for_that_target_alone() {
+        let path = file(
+            "targets-ok",
+            "# targets\n\n  h2=http://127.0.0.1:1/ --http2 -c 7 -n 9 -H 'X-Side: b c' # h2c\n",
+        );
+        let c = compare(&[
+            "-c",
+            "3",
+            "-z",
+            "1s",
+            "--http1.1",
+            "-H",
+            "X-All: 1",
+            "a=http://127.0.0.1:2/",
+            "--targets",
+            path.to_str().unwrap(),
+        ])
+        .unwrap();
+        let names: Vec<&str> = c.targets.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a", "h2"]);
+        let (a, b) = (&c.targets[0].1, &c.targets[1].1);
+        assert_eq!((a.connections, b.connections), (3, 7));
+        assert!(matches!(a.protocol, Protocol::Http1));
+        assert_eq!(a.stop, Stop::Duration(std::time::Duration::from_secs(1)));
+        assert_eq!(b.stop, Stop::Requests(9));
+        assert!(matches!(b.protocol, Protocol::Http2), "{:?}", b.protocol);
+        let header = |n: &str, v: &str| (n.to_owned(), v.to_owned());
+        assert_eq!(a.headers, [header("X-All", "1")]);
+        assert_eq!(b.headers, [header("X-All", "1"), header("X-Side", "b c")]);
+    }
+
+    #[test]
+    fn a_bad_line_is_named_by_its_file_and_number() {
+        let cases = [
+            (
+                "quote",
+                "http://a/\nhttp://b/ -H 'X: y\n",
+                ":2: a quote is not closed",
+            ),
+            (
+                "flag-first",
+                "--http2 http://a/\n",
+                ":1: a line starts with its target",
+            ),
+            (
+                "rounds",
+                "http://a/\nhttp://b/ --rounds 3\n",
+                ":2: unexpected argument '--rounds'",
+            ),
+            (
+                "extra",
+                "http://a/ http://b/\n",
+                ":1: unexpected argument 'http://b/'",
+            ),
+            (
+                "value",
+                "http://a/\nhttp://b/ -c lots\n",
+                ":2: invalid value 'lots'",
+            ),
+            (
+                "verbose",
+                "http://a/\nhttp://b/ -v\n",
+                "-v shows one exchange",
+            ),
+        ];
+        for (name, text, expected) in cases {
+            let path = file(name, text);
+            let e = compare(&["--targets", path.to_str().unwrap()]).unwrap_err();
+            assert!(e.contains(expected), "{name}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        let one = file("one", "http://a/\n");
+        let e = compare(&["--targets", one.to_str().unwrap()]).unwrap_err();
+        assert!(e.contains("at least two targets"), "{e}");
+        let e = compare(&["--targets", "/nonexistent/targets"]).unwrap_err();
+        assert!(
+            e.contains("cannot read --targets /nonexistent/targets"),
+            "{e}"
         );
     }
 }

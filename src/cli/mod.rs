@@ -142,7 +142,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = Cli::try_parse_from(argv).map_err(|e| match e.kind() {
+    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    let cli = Cli::try_parse_from(&argv).map_err(|e| match e.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Exit {
             code: 0,
             message: e.to_string(),
@@ -172,7 +173,7 @@ where
         Some(Sub::Completions { shell }) => Ok(Command::Print(generate::completions(shell))),
         Some(Sub::Man) => Ok(Command::Print(generate::man())),
         Some(Sub::Report(r)) => report::command(r),
-        Some(Sub::Compare(c)) => compare::command(*c),
+        Some(Sub::Compare(c)) => compare::command(*c, &argv),
         None => run(cli.run),
     }
 }

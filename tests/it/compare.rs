@@ -207,3 +207,60 @@ fn an_unreachable_target_stops_the_comparison_with_its_name_and_exit_1() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn a_targets_file_gives_one_target_flags_of_its_own() {
+    let sa = server(1);
+    let sb = builtin(ServeConfig {
+        h2c: true,
+        ..ServeConfig::default()
+    });
+    let dir = std::env::temp_dir().join(format!("spate-compare-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("targets");
+    std::fs::write(
+        &file,
+        format!("# h2c with fewer requests\nb={} --http2 -n 20\n", sb.url()),
+    )
+    .unwrap();
+    let out = spate(&[
+        "compare",
+        "--no-progress",
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--rounds",
+        "2",
+        "--save-dir",
+        dir.to_str().unwrap(),
+        &format!("a={}", sa.url()),
+        "--targets",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let saved = |name: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(dir.join(name)).unwrap()).unwrap()
+    };
+    for round in 1..=2 {
+        let (a, b) = (
+            saved(&format!("a-{round}.json")),
+            saved(&format!("b-{round}.json")),
+        );
+        assert_eq!(a["config"]["protocol"], "HTTP/1.1");
+        assert_eq!(b["config"]["protocol"], "HTTP/2 (h2c)");
+        assert_eq!(a["requests"]["completed"], 40);
+        assert_eq!(b["requests"]["completed"], 20);
+    }
+    assert_eq!(
+        (sa.requests(), sb.requests()),
+        (80, 40),
+        "each server's own count"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
