@@ -40,6 +40,7 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
         Command::Print(text) => print_bytes(&text),
         Command::Report { summary, output } => show_again(&summary, &output),
         Command::Compare(c) => crate::compare::run(&c),
+        Command::Sweep(s) => crate::sweep::run(&s),
         Command::Serve(config) => match Server::start(&config) {
             Ok(server) => serve_until_interrupted(&server),
             Err(e) => {

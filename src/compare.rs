@@ -2,71 +2,30 @@
 //! of its own plan; then one judgement of all rounds and its report. Ctrl-C ends the comparison
 //! after the run in progress (whose part-run is left out) and reports the whole rounds so far.
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-
-use crate::app::{EXIT_NO_SUCCESS, EXIT_OK};
-use crate::cli::{Compare, EXIT_USAGE};
-use crate::engine::{self, Control, RunError};
-use crate::numbers::{millis, per_second};
+use crate::app::EXIT_OK;
+use crate::cli::Compare;
+use crate::report;
 use crate::report::versus::CompareForm;
-use crate::report::{self, Report, ReportOptions};
+use crate::series::{Ended, INTERRUPTED, Series};
 use crate::stats::Summary;
-use crate::ui::{self, EXIT_INTERRUPTED};
 
 /// Runs the comparison and prints its report; returns the exit code.
 pub fn run(c: &Compare) -> u8 {
-    let stop = Arc::new(AtomicBool::new(false));
-    if let Err(e) = ui::install_signal_handlers(stop.clone()) {
-        eprintln!("spate compare: cannot install the Ctrl-C handler ({e})");
-    }
     let mut rounds: Vec<Vec<Summary>> = vec![Vec::new(); c.targets.len()];
     let total = c.rounds as usize * c.targets.len();
     if let Some(seed) = c.shuffle {
         eprintln!("spate compare: targets in a random order each round (--seed {seed} repeats it)");
     }
-    let mut done = 0;
+    let mut series = Series::new("spate compare", total, c.save_dir.clone(), c.progress);
     'rounds: for round in 1..=c.rounds {
         for i in order(c.targets.len(), round, c.shuffle) {
             let (name, plan) = &c.targets[i];
-            let control = Control::with_stop(stop.clone());
-            let out = match engine::run_with(plan, &control) {
-                Ok(out) => out,
-                Err(e) => {
-                    eprintln!("spate compare: {name}: {e}");
-                    return match e {
-                        _ if control.stop_requested() => EXIT_INTERRUPTED as u8,
-                        RunError::Plan(_)
-                        | RunError::Tls(_)
-                        | RunError::Request(_)
-                        | RunError::FileLimit(_) => EXIT_USAGE,
-                        _ => EXIT_NO_SUCCESS,
-                    };
-                }
-            };
-            if control.stop_requested() {
-                break 'rounds;
+            let (step, file) = (format!("round {round} "), format!("{name}-{round}"));
+            match series.run(&step, name, &file, plan) {
+                Ok(s) => rounds[i].push(s),
+                Err(Ended::Interrupted) => break 'rounds,
+                Err(Ended::Failed(code)) => return code,
             }
-            let r = Report::new(plan, &out, &ReportOptions::default());
-            if let Some(dir) = &c.save_dir {
-                let path = dir.join(format!("{}-{round}.json", file_name(name)));
-                if let Err(e) = report::save::write(&path, (report::to_json(&r) + "\n").as_bytes())
-                {
-                    eprintln!("spate compare: --save-dir {}: {e}", path.display());
-                    return EXIT_USAGE;
-                }
-            }
-            if c.progress {
-                let p = &r.latency.percentiles;
-                done += 1;
-                eprintln!(
-                    "spate compare: {done}/{total} round {round} {name}: {} req/s, p50 {}, p99 {}",
-                    per_second(r.totals.requests_per_sec),
-                    p.p50.map_or("-".into(), millis),
-                    p.p99.map_or("-".into(), millis),
-                );
-            }
-            rounds[i].push(r.run);
         }
     }
     // Whole rounds only: a round cut short would compare some targets and not others.
@@ -76,7 +35,7 @@ pub fn run(c: &Compare) -> u8 {
         eprintln!(
             "spate compare: stopped after {whole} whole round(s); at least 2 are needed to compare"
         );
-        return EXIT_INTERRUPTED as u8;
+        return INTERRUPTED;
     }
     let runs: Vec<(String, String, Vec<Summary>)> = c
         .targets
@@ -103,7 +62,7 @@ pub fn run(c: &Compare) -> u8 {
             "spate compare: stopped by a signal; {whole} of {} rounds compared",
             c.rounds
         );
-        return EXIT_INTERRUPTED as u8;
+        return INTERRUPTED;
     }
     EXIT_OK
 }
@@ -125,19 +84,6 @@ fn order(n: usize, round: u16, seed: Option<u64>) -> Vec<usize> {
         v.swap(i, (next() % (i as u64 + 1)) as usize);
     }
     v
-}
-
-/// A target's name as a file name: anything but letters, digits, '.', '-' and '_' becomes '_'.
-fn file_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod finding;
 pub(crate) mod fixture;
 mod generator;
 mod insight;
+mod knee;
 mod levels;
 mod mann_whitney;
 mod ports;
@@ -19,6 +20,9 @@ pub use baseline::{Comparison, Delta, Difference, Gates, Metric, Sample, compare
 pub use fairness::starved;
 pub use finding::{ClassCount, CodeCount, Finding, Limit, Spread, TailPhase};
 pub use insight::{Facts, HIGH_ERROR_RATE, SEND_LAG_MS, STALL_MS, insight};
+pub use knee::{
+    Figures, KNEE_MAX_ERRORS_PCT, KNEE_SHARE, Knee, Level, Overhead, Past, Sweep, sweep,
+};
 pub use levels::{LEVEL_NAMES, LevelMode, Levels};
 pub use mann_whitney::{MAX_SAMPLE, Shift, UTest, mann_whitney, shift, smallest_p};
 pub use slo::{Measured, Pct, SloSpec, Verdict, verdicts};

@@ -62,7 +62,8 @@ impl Measure {
         self == Measure::Rps
     }
 
-    fn of(self, s: &Summary) -> Option<f64> {
+    /// This measure of a run; `None` where it has none.
+    pub fn of(self, s: &Summary) -> Option<f64> {
         match self {
             Measure::Rps => Some(s.totals.requests_per_sec),
             Measure::Latency(p) => p.of(&s.latency.percentiles),

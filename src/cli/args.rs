@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use super::series_args::{CompareArgs, CompareFormat, CompareOrder, SweepArgs};
+
 use super::values;
 use crate::analysis::{Gates, SloSpec};
 use crate::route::ConnectTo;
@@ -29,10 +31,10 @@ Examples:
   spate -c 200 -z 8s --format json --save a.json http://127.0.0.1:8080/   JSON for CI
   spate serve --port 8080 --body-size 1k         the built-in target, for your own tests
 
-Comparing servers (two frameworks, two versions): same machine, same flags, one run each,
-then compare requests/sec and the percentiles (the text reports or the saved JSON):
-  spate -c 200 -z 8s --save axum.json http://127.0.0.1:8080/
-  spate -c 200 -z 8s --save actix.json http://127.0.0.1:8081/
+Comparing servers (two frameworks, two versions, a proxy and the server behind it):
+  spate compare -c 200 -z 8s axum=http://127.0.0.1:8080/ actix=http://127.0.0.1:8081/
+  spate sweep --conc 10..1000 -z 5s http://127.0.0.1:8080/     throughput and tail per level
+  spate -z 8s --baseline main.json --max-regression p99=10% http://127.0.0.1:8080/
 
 Shell completions and the manual page:
   spate completions bash > ~/.local/share/bash-completion/completions/spate
@@ -92,88 +94,12 @@ pub enum Sub {
     /// figure is the exact Mann-Whitney U test on the rounds at --alpha, and a change within
     /// --noise is no difference whatever the test says.
     Compare(Box<CompareArgs>),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompareOrder {
-    Given,
-    Random,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompareFormat {
-    Text,
-    Markdown,
-    Json,
-}
-
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// Targets to compare, at least two: URL, or NAME=URL to name it in the table.
-    #[arg(value_name = "TARGET", required_unless_present = "targets_file")]
-    pub targets: Vec<String>,
-
-    /// More targets from a file, one a line after those on the command line: URL or NAME=URL,
-    /// then load flags for that target alone (they replace the common ones; -H adds a header).
-    /// Words are split as a shell does; '#' starts a comment line.
-    #[arg(long = "targets", value_name = "FILE")]
-    pub targets_file: Option<PathBuf>,
-
-    #[command(flatten)]
-    pub load: LoadArgs,
-
-    /// Rounds: each target runs once per round.
-    #[arg(long = "rounds", value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u16).range(2..=60))]
-    pub rounds: u16,
-
-    /// The order of the targets in each round: as given (A, B, A, B ...), or random, shuffled
-    /// anew each round so that a drift of the machine falls on no target in particular.
-    #[arg(long = "order", value_enum, default_value_t = CompareOrder::Given)]
-    pub order: CompareOrder,
-
-    /// With --order random: the seed of the shuffle, to repeat an order [default: from the
-    /// clock, printed].
-    #[arg(long = "seed", value_name = "N")]
-    pub seed: Option<u64>,
-
-    /// The target the others are compared with (its name, or its URL) [default: the first].
-    #[arg(long = "reference", value_name = "NAME")]
-    pub reference: Option<String>,
-
-    /// Significance level of the verdicts.
-    #[arg(long = "alpha", value_name = "P", default_value_t = 0.05, value_parser = alpha)]
-    pub alpha: f64,
-
-    /// Changes smaller than this are no difference, however small p is.
-    #[arg(long = "noise", value_name = "PERCENT", default_value = "2%", value_parser = noise)]
-    pub noise: f64,
-
-    /// text, markdown (a table to paste) or json (docs/compare-schema.json).
-    #[arg(long = "format", value_enum, default_value_t = CompareFormat::Text)]
-    pub format: CompareFormat,
-
-    /// Also write each round's JSON result to this directory, as NAME-ROUND.json.
-    #[arg(long = "save-dir", value_name = "DIR")]
-    pub save_dir: Option<PathBuf>,
-
-    /// No line on stderr after each run.
-    #[arg(long = "no-progress")]
-    pub no_progress: bool,
-}
-
-fn alpha(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .ok()
-        .filter(|a| *a > 0.0 && *a < 1.0)
-        .ok_or_else(|| format!("{s:?} is not a probability between 0 and 1, e.g. 0.05"))
-}
-
-fn noise(s: &str) -> Result<f64, String> {
-    s.strip_suffix('%')
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|v| (0.0..100.0).contains(v))
-        .map(|v| v / 100.0)
-        .ok_or_else(|| format!("{s:?} is not a percentage such as 2%"))
+    /// Run one URL at each of several concurrency levels: a table of throughput and tail per
+    /// level, and the knee, the fewest connections that reach 95 % of the peak rate.
+    ///
+    /// With --vs, a reference URL (the server behind a proxy, say) runs at each level too, and
+    /// the table shows the overhead at each.
+    Sweep(Box<SweepArgs>),
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,9 @@ mod files;
 mod generate;
 mod load;
 mod report;
+mod series_args;
 mod serve;
+mod sweep;
 mod values;
 
 use std::ffi::OsString;
@@ -56,6 +58,22 @@ pub enum Command {
     },
     /// `spate compare`: targets (name, plan) run in rounds and compared.
     Compare(Compare),
+    /// `spate sweep`: one URL at several concurrency levels.
+    Sweep(Sweep),
+}
+
+/// What `spate sweep` runs and how it shows the result.
+#[derive(Debug)]
+pub struct Sweep {
+    /// Connections at each level, ascending.
+    pub levels: Vec<u32>,
+    /// The target's plan at each level.
+    pub runs: Vec<Plan>,
+    /// `--vs`: the reference's plan at each level.
+    pub vs: Option<Vec<Plan>>,
+    pub format: crate::report::versus::CompareForm,
+    pub save_dir: Option<PathBuf>,
+    pub progress: bool,
 }
 
 /// What `spate compare` runs and how it judges and shows the result.
@@ -174,6 +192,7 @@ where
         Some(Sub::Man) => Ok(Command::Print(generate::man())),
         Some(Sub::Report(r)) => report::command(r),
         Some(Sub::Compare(c)) => compare::command(*c, &argv),
+        Some(Sub::Sweep(s)) => sweep::command(*s),
         None => run(cli.run),
     }
 }

@@ -54,6 +54,86 @@ pub fn connect_to(s: &str) -> Result<crate::route::ConnectTo, String> {
     s.parse()
 }
 
+/// `spate sweep --conc`: the concurrency levels, ascending, each once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Levels(pub Vec<u32>);
+
+/// The most levels a sweep runs: each is a whole run.
+pub const MAX_LEVELS: usize = 40;
+
+/// "10,50,100", "10..1000" (1, 2 and 5 a decade, and both ends) or "1..1024:11" (11 levels
+/// spaced evenly on a log scale, rounded).
+pub fn levels(s: &str) -> Result<Levels, String> {
+    let level = |w: &str| -> Result<u32, String> {
+        let w = w.trim();
+        match count(w) {
+            Ok(n) if (1..=u64::from(u32::MAX)).contains(&n) => Ok(n as u32),
+            _ => Err(format!("{w:?} is not a number of connections (1 or more)")),
+        }
+    };
+    let mut v: Vec<u32> = match s.split_once("..") {
+        None => s.split(',').map(level).collect::<Result<_, _>>()?,
+        Some((lo, rest)) => {
+            let (hi, steps) = match rest.split_once(':') {
+                Some((hi, n)) => (hi, Some(n)),
+                None => (rest, None),
+            };
+            let (lo, hi) = (level(lo)?, level(hi)?);
+            if lo >= hi {
+                return Err(format!("{s}: a range goes from fewer to more connections"));
+            }
+            match steps {
+                None => decades(lo, hi),
+                Some(n) => {
+                    let n = n
+                        .trim()
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|n| (2..=MAX_LEVELS).contains(n))
+                        .ok_or_else(|| {
+                            format!(
+                                "{s}: the number after ':' is how many levels, 2 to {MAX_LEVELS}"
+                            )
+                        })?;
+                    let ratio = (f64::from(hi) / f64::from(lo)).powf(1.0 / (n - 1) as f64);
+                    (0..n)
+                        .map(|i| (f64::from(lo) * ratio.powi(i as i32)).round() as u32)
+                        .map(|c| c.clamp(lo, hi))
+                        .collect()
+                }
+            }
+        }
+    };
+    v.sort_unstable();
+    v.dedup();
+    if v.len() < 2 {
+        return Err(format!("{s}: a sweep needs at least two levels"));
+    }
+    if v.len() > MAX_LEVELS {
+        return Err(format!(
+            "{s}: {} levels; a sweep runs at most {MAX_LEVELS}",
+            v.len()
+        ));
+    }
+    Ok(Levels(v))
+}
+
+/// From `lo` to `hi`: both, and every 1, 2 or 5 times a power of ten between them.
+fn decades(lo: u32, hi: u32) -> Vec<u32> {
+    let mut v = vec![lo, hi];
+    let mut power: u64 = 1;
+    while power <= u64::from(hi) {
+        for m in [1, 2, 5] {
+            let c = power * m;
+            if c > u64::from(lo) && c < u64::from(hi) {
+                v.push(c as u32);
+            }
+        }
+        power *= 10;
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +164,33 @@ mod tests {
         assert_eq!(basic_auth("u:p:q"), Ok(("u".into(), "p:q".into())));
         assert_eq!(basic_auth("u:"), Ok(("u".into(), "".into())));
         assert!(basic_auth("nopass").is_err());
+    }
+
+    #[test]
+    fn sweep_levels_as_lists_and_ranges() {
+        let l = |s: &str| levels(s).map(|l| l.0);
+        assert_eq!(l("100,10, 50,10"), Ok(vec![10, 50, 100]));
+        assert_eq!(l("10..1000"), Ok(vec![10, 20, 50, 100, 200, 500, 1000]));
+        assert_eq!(l("3..40"), Ok(vec![3, 5, 10, 20, 40]));
+        assert_eq!(
+            l("1..1024:11"),
+            Ok(vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
+        );
+        assert_eq!(l("1..4:10"), Ok(vec![1, 2, 3, 4]), "rounded, each once");
+        assert_eq!(l("1k,2k"), Ok(vec![1000, 2000]));
+        for (bad, says) in [
+            ("10", "at least two levels"),
+            ("0,10", "not a number of connections"),
+            ("ten,20", "not a number of connections"),
+            ("100..10", "from fewer to more"),
+            ("1..100:1", "how many levels"),
+            ("1..100:x", "how many levels"),
+            ("1..100000:41", "how many levels"),
+        ] {
+            let e = l(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let many: Vec<String> = (1..=41).map(|c| c.to_string()).collect();
+        assert!(l(&many.join(",")).unwrap_err().contains("at most 40"));
     }
 }

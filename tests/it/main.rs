@@ -28,6 +28,7 @@ mod secrets;
 mod setup;
 mod signals;
 mod support;
+mod sweep;
 mod timeline;
 mod tls;
 mod tls_trust;

@@ -1,0 +1,236 @@
+//! `spate sweep`'s judgement of one run per concurrency level: each level's figures, the knee
+//! (the fewest connections that reach 95 % of the peak rate, among levels that did not fail)
+//! and how the tail grows past it; with a reference URL, the overhead at each level and the
+//! reference's own knee. Typed only.
+
+use serde::Serialize;
+
+use super::{Finding, Measure, Pct};
+use crate::stats::Summary;
+
+/// A level reaches the peak at this share of the highest rate: past it, more connections add
+/// little but queueing.
+pub const KNEE_SHARE: f64 = 0.95;
+
+/// A level whose error rate (failed or >= 400, % of attempted) is above this does not count
+/// towards the peak: a server that fails fast is not faster.
+pub const KNEE_MAX_ERRORS_PCT: f64 = 1.0;
+
+/// The figures of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Figures {
+    pub rps: f64,
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub p999_ms: Option<f64>,
+    /// Failed or status >= 400, % of attempted.
+    pub errors_pct: Option<f64>,
+    /// spate's own CPU per completed response, µs.
+    pub cpu_us: Option<f64>,
+    /// spate's own verdict was that it may have limited this run.
+    pub spate_limited: bool,
+}
+
+impl Figures {
+    pub fn of(s: &Summary) -> Figures {
+        let m = |m: Measure| m.of(s);
+        Figures {
+            rps: s.totals.requests_per_sec,
+            p50_ms: m(Measure::Latency(Pct::P50)),
+            p90_ms: m(Measure::Latency(Pct::P90)),
+            p99_ms: m(Measure::Latency(Pct::P99)),
+            p999_ms: m(Measure::Latency(Pct::P999)),
+            errors_pct: m(Measure::Errors),
+            cpu_us: m(Measure::Cpu),
+            spate_limited: super::findings(s)
+                .iter()
+                .any(|f| matches!(f, Finding::SpateLimited { .. })),
+        }
+    }
+
+    /// Counts towards the peak: responses arrived and few failed.
+    fn sound(&self) -> bool {
+        self.rps > 0.0 && self.errors_pct.is_some_and(|e| e <= KNEE_MAX_ERRORS_PCT)
+    }
+}
+
+/// The target against the reference at one level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Overhead {
+    /// Target's rate / reference's.
+    pub rps_ratio: Option<f64>,
+    /// Target's p50 - reference's, ms.
+    pub p50_ms: Option<f64>,
+    /// Target's p99 - reference's, ms.
+    pub p99_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Level {
+    pub connections: u32,
+    #[serde(flatten)]
+    pub figures: Figures,
+    /// The reference URL's run at this level, with --vs.
+    pub vs: Option<Figures>,
+    pub overhead: Option<Overhead>,
+}
+
+/// Where more connections stop adding throughput.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Knee {
+    pub connections: u32,
+    pub rps: f64,
+    pub p99_ms: Option<f64>,
+    /// The highest rate among sound levels, and the level that reached it.
+    pub peak_rps: f64,
+    pub peak_connections: u32,
+    /// The most connections swept (if more than the knee's): how the tail and the rate there
+    /// compare with the knee's.
+    pub last: Option<Past>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Past {
+    pub connections: u32,
+    /// Its rate / the knee's.
+    pub rps_ratio: f64,
+    /// Its p99 / the knee's.
+    pub p99_ratio: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sweep {
+    pub levels: Vec<Level>,
+    /// `None` when no level was sound.
+    pub knee: Option<Knee>,
+    /// The reference's knee, with --vs.
+    pub vs_knee: Option<Knee>,
+    /// Levels at which spate's own verdict was that it may have limited a run.
+    pub spate_limited: Vec<u32>,
+}
+
+/// The knee of `(connections, figures)` in ascending connections.
+pub fn knee(levels: &[(u32, Figures)]) -> Option<Knee> {
+    let sound = || levels.iter().filter(|(_, f)| f.sound());
+    // The first level at the highest rate: later ones at the same rate add only waiting.
+    let (peak_connections, peak) = sound().reduce(|a, b| if b.1.rps > a.1.rps { b } else { a })?;
+    let (connections, at) = sound().find(|(_, f)| f.rps >= KNEE_SHARE * peak.rps)?;
+    let (last_c, last) = levels.last()?;
+    Some(Knee {
+        connections: *connections,
+        rps: at.rps,
+        p99_ms: at.p99_ms,
+        peak_rps: peak.rps,
+        peak_connections: *peak_connections,
+        last: (last_c > connections).then(|| Past {
+            connections: *last_c,
+            rps_ratio: last.rps / at.rps,
+            p99_ratio: last
+                .p99_ms
+                .zip(at.p99_ms)
+                .filter(|(_, k)| *k > 0.0)
+                .map(|(l, k)| l / k),
+        }),
+    })
+}
+
+/// One run per level (connections ascending), and with --vs the reference's run at each.
+pub fn sweep(runs: &[(u32, Summary, Option<Summary>)]) -> Sweep {
+    let levels: Vec<Level> = runs
+        .iter()
+        .map(|(c, s, vs)| {
+            let figures = Figures::of(s);
+            let vs = vs.as_ref().map(Figures::of);
+            Level {
+                connections: *c,
+                figures,
+                overhead: vs.map(|r| Overhead {
+                    rps_ratio: (r.rps > 0.0).then(|| figures.rps / r.rps),
+                    p50_ms: figures.p50_ms.zip(r.p50_ms).map(|(t, r)| t - r),
+                    p99_ms: figures.p99_ms.zip(r.p99_ms).map(|(t, r)| t - r),
+                }),
+                vs,
+            }
+        })
+        .collect();
+    let target: Vec<(u32, Figures)> = levels.iter().map(|l| (l.connections, l.figures)).collect();
+    let reference: Vec<(u32, Figures)> = levels
+        .iter()
+        .filter_map(|l| l.vs.map(|f| (l.connections, f)))
+        .collect();
+    Sweep {
+        knee: knee(&target),
+        vs_knee: if reference.is_empty() {
+            None
+        } else {
+            knee(&reference)
+        },
+        spate_limited: levels
+            .iter()
+            .filter(|l| l.figures.spate_limited || l.vs.is_some_and(|v| v.spate_limited))
+            .map(|l| l.connections)
+            .collect(),
+        levels,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(rps: f64, p99: f64, errors: f64) -> Figures {
+        Figures {
+            rps,
+            p50_ms: Some(p99 / 2.0),
+            p90_ms: Some(p99),
+            p99_ms: Some(p99),
+            p999_ms: Some(p99),
+            errors_pct: Some(errors),
+            cpu_us: None,
+            spate_limited: false,
+        }
+    }
+
+    #[test]
+    fn the_knee_is_the_fewest_connections_at_95_percent_of_the_peak() {
+        // At most 8 served at once, 20 ms each: 50 req/s a connection up to 8.
+        let levels = [
+            (1, f(50.0, 20.0, 0.0)),
+            (2, f(100.0, 20.0, 0.0)),
+            (4, f(199.0, 20.0, 0.0)),
+            (8, f(392.0, 21.0, 0.0)),
+            (16, f(400.0, 41.0, 0.0)),
+            (32, f(400.0, 82.0, 0.0)),
+        ];
+        let k = knee(&levels).unwrap();
+        assert_eq!((k.connections, k.rps, k.p99_ms), (8, 392.0, Some(21.0)));
+        assert_eq!(
+            (k.peak_connections, k.peak_rps),
+            (16, 400.0),
+            "the first at the peak"
+        );
+        let past = k.last.unwrap();
+        assert_eq!(past.connections, 32);
+        assert!((past.p99_ratio.unwrap() - 82.0 / 21.0).abs() < 1e-12);
+        assert!((past.rps_ratio - 400.0 / 392.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn levels_that_fail_do_not_set_the_peak_and_a_knee_at_the_end_has_nothing_past_it() {
+        let levels = [
+            (10, f(1000.0, 5.0, 0.0)),
+            (100, f(2000.0, 9.0, 0.5)),
+            (1000, f(9000.0, 2.0, 60.0)),
+        ];
+        let k = knee(&levels).unwrap();
+        assert_eq!((k.connections, k.peak_connections), (100, 100));
+        assert_eq!(k.last.unwrap().connections, 1000);
+        let rising = [(1, f(10.0, 1.0, 0.0)), (2, f(20.0, 1.0, 0.0))];
+        let k = knee(&rising).unwrap();
+        assert_eq!(k.connections, 2);
+        assert_eq!(k.last, None);
+        let failing = [(1, f(10.0, 1.0, 50.0)), (2, f(0.0, 1.0, 0.0))];
+        assert_eq!(knee(&failing), None);
+    }
+}

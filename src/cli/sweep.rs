@@ -1,0 +1,90 @@
+//! `spate sweep`: the URL (and --vs reference) with the load flags made into one plan per
+//! concurrency level, checked before anything runs. Runs nothing.
+
+use std::time::Duration;
+
+use super::args::SweepArgs;
+use super::load::plan;
+use super::series_args::CompareFormat;
+use super::{Command, Exit, Sweep};
+use crate::plan::Plan;
+use crate::report::versus::CompareForm;
+
+/// A level's length when neither -n nor -z is given: long enough for a rate at 1000
+/// connections, short enough for a sweep of several levels.
+pub const DEFAULT_LEVEL: Duration = Duration::from_secs(5);
+
+/// `base` at each level.
+fn at_levels(base: &Plan, levels: &[u32]) -> Result<Vec<Plan>, Exit> {
+    levels
+        .iter()
+        .map(|&c| {
+            let mut p = base.clone();
+            p.connections = c;
+            p.validate()
+                .map_err(|e| Exit::usage(format!("at {c} connections: {e}")))?;
+            Ok(p)
+        })
+        .collect()
+}
+
+pub fn command(s: SweepArgs) -> Result<Command, Exit> {
+    let mut load = s.load;
+    if let Some(c) = load.connections.connections {
+        return Err(Exit::usage(format!(
+            "-c {c}: --conc sets the connections of each level; drop -c"
+        )));
+    }
+    if load.verbose {
+        return Err(Exit::usage(
+            "-v shows one exchange of one URL: use it with spate URL, not spate sweep",
+        ));
+    }
+    if let Some(dir) = &s.save_dir
+        && !dir.is_dir()
+    {
+        return Err(Exit::usage(format!(
+            "--save-dir {}: not a directory",
+            dir.display()
+        )));
+    }
+    let levels = s.conc.0;
+    let most = *levels.last().unwrap_or(&1);
+    if let Some(n) = load.requests
+        && n < u64::from(most)
+    {
+        return Err(Exit::usage(format!(
+            "-n {n} is fewer requests than the {most} connections of the last level: give each \
+             level at least as many (or -z)"
+        )));
+    }
+    if load.requests.is_none() && load.duration.is_none() {
+        load.duration = Some(DEFAULT_LEVEL);
+    }
+    load.connections.connections = Some(most);
+    let (target, notes) = plan(load.clone(), &s.url)?;
+    let vs = match &s.vs {
+        Some(url) => {
+            Some(plan(load, url).map_err(|e| Exit::usage(format!("--vs: {}", e.message)))?)
+        }
+        None => None,
+    };
+    for n in notes.into_iter().chain(vs.iter().flat_map(|v| v.1.clone())) {
+        eprintln!("{n}");
+    }
+    Ok(Command::Sweep(Sweep {
+        runs: at_levels(&target, &levels)?,
+        vs: match vs {
+            Some((v, _)) => Some(at_levels(&v, &levels)?),
+            None => None,
+        },
+        levels,
+        format: match s.format {
+            CompareFormat::Text => CompareForm::Text,
+            CompareFormat::Markdown => CompareForm::Markdown,
+            CompareFormat::Json => CompareForm::Json,
+        },
+        save_dir: s.save_dir,
+        progress: !s.no_progress,
+    }))
+}

@@ -1,0 +1,133 @@
+//! One ordinary run after another for the commands that make a series of them (`spate compare`,
+//! `spate sweep`): Ctrl-C ends the series after the run in progress, whose part-run is left
+//! out; each run's JSON may be kept; a line on stderr after each. Judges nothing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use crate::app::EXIT_NO_SUCCESS;
+use crate::cli::EXIT_USAGE;
+use crate::engine::{self, Control, RunError};
+use crate::numbers::{millis, per_second};
+use crate::plan::Plan;
+use crate::report::{self, Report, ReportOptions};
+use crate::stats::Summary;
+use crate::ui::{self, EXIT_INTERRUPTED};
+
+/// Why a series ended before its last run.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// Ctrl-C, SIGTERM or SIGHUP: judge the runs so far, if enough.
+    Interrupted,
+    /// A run could not be made or its JSON not kept; the line is printed: exit with this code.
+    Failed(u8),
+}
+
+pub struct Series {
+    /// "spate compare": the start of every line printed.
+    who: &'static str,
+    stop: Arc<AtomicBool>,
+    save_dir: Option<PathBuf>,
+    progress: bool,
+    done: usize,
+    total: usize,
+}
+
+impl Series {
+    /// A series of `total` runs; installs the Ctrl-C handler.
+    pub fn new(
+        who: &'static str,
+        total: usize,
+        save_dir: Option<PathBuf>,
+        progress: bool,
+    ) -> Series {
+        let stop = Arc::new(AtomicBool::new(false));
+        if let Err(e) = ui::install_signal_handlers(stop.clone()) {
+            eprintln!("{who}: cannot install the Ctrl-C handler ({e})");
+        }
+        Series {
+            who,
+            stop,
+            save_dir,
+            progress,
+            done: 0,
+            total,
+        }
+    }
+
+    /// Runs `plan`: `name` names it in messages ("fast", "c=8"), after `step` in the progress
+    /// line ("round 2 "); `file` is the name of its JSON in the --save-dir (without ".json").
+    pub fn run(
+        &mut self,
+        step: &str,
+        name: &str,
+        file: &str,
+        plan: &Plan,
+    ) -> Result<Summary, Ended> {
+        let who = self.who;
+        let control = Control::with_stop(self.stop.clone());
+        let out = match engine::run_with(plan, &control) {
+            Ok(out) => out,
+            Err(_) if control.stop_requested() => return Err(Ended::Interrupted),
+            Err(e) => {
+                eprintln!("{who}: {name}: {e}");
+                return Err(Ended::Failed(match e {
+                    RunError::Plan(_)
+                    | RunError::Tls(_)
+                    | RunError::Request(_)
+                    | RunError::FileLimit(_) => EXIT_USAGE,
+                    _ => EXIT_NO_SUCCESS,
+                }));
+            }
+        };
+        if control.stop_requested() {
+            return Err(Ended::Interrupted);
+        }
+        let r = Report::new(plan, &out, &ReportOptions::default());
+        if let Some(dir) = &self.save_dir {
+            let path = dir.join(format!("{}.json", file_name(file)));
+            if let Err(e) = report::save::write(&path, (report::to_json(&r) + "\n").as_bytes()) {
+                eprintln!("{who}: --save-dir {}: {e}", path.display());
+                return Err(Ended::Failed(EXIT_USAGE));
+            }
+        }
+        self.done += 1;
+        if self.progress {
+            let p = &r.latency.percentiles;
+            eprintln!(
+                "{who}: {}/{} {step}{name}: {} req/s, p50 {}, p99 {}",
+                self.done,
+                self.total,
+                per_second(r.totals.requests_per_sec),
+                p.p50.map_or("-".into(), millis),
+                p.p99.map_or("-".into(), millis),
+            );
+        }
+        Ok(r.run)
+    }
+}
+
+/// The exit code of an interrupted series.
+pub const INTERRUPTED: u8 = EXIT_INTERRUPTED as u8;
+
+/// A name as a file name: anything but letters, digits, '.', '-' and '_' becomes '_'.
+fn file_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_become_file_names() {
+        assert_eq!(super::file_name("127.0.0.1:80#2-1"), "127.0.0.1_80_2-1");
+    }
+}
