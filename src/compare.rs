@@ -37,24 +37,31 @@ pub fn run(c: &Compare) -> u8 {
         );
         return INTERRUPTED;
     }
+    for r in &mut rounds {
+        r.truncate(whole);
+    }
     let runs: Vec<(String, String, Vec<Summary>)> = c
         .targets
         .iter()
-        .zip(rounds)
-        .map(|((name, plan), mut r)| {
-            r.truncate(whole);
-            (
-                name.clone(),
-                crate::redact::url(&plan.target.url).into_owned(),
-                r,
-            )
+        .zip(&rounds)
+        .map(|((name, plan), r)| {
+            let url = crate::redact::url(&plan.target.url).into_owned();
+            (name.clone(), url, r.clone())
         })
         .collect();
     let v = crate::analysis::versus(&runs, c.reference, c.alpha, c.noise);
+    let json = report::versus::json(&v, c.shuffle);
+    if let Some(path) = &c.html {
+        let page = report::compare_page(&v, &rounds, &json);
+        if let Err(e) = report::save::write(path, page.as_bytes()) {
+            eprintln!("spate compare: --html {}: {e}", path.display());
+            return crate::cli::EXIT_USAGE;
+        }
+    }
     let text = match c.format {
         CompareForm::Text => report::versus::text(&v),
         CompareForm::Markdown => report::versus::markdown(&v),
-        CompareForm::Json => report::versus::json(&v, c.shuffle),
+        CompareForm::Json => json,
     };
     print!("{text}");
     if interrupted {

@@ -162,6 +162,14 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
             dir.display()
         )));
     }
+    if let Some(path) = &c.html {
+        crate::report::save::check(path).map_err(|e| {
+            Exit::usage(format!(
+                "--html {}: cannot write there: {e}",
+                path.display()
+            ))
+        })?;
+    }
     let mut targets = Vec::new();
     for ((name, url), load) in named.into_iter().zip(loads) {
         let (p, notes) =
@@ -196,6 +204,7 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
             CompareFormat::Json => CompareForm::Json,
         },
         save_dir: c.save_dir,
+        html: c.html,
         progress: !c.no_progress,
     }))
 }

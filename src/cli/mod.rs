@@ -89,6 +89,8 @@ pub struct Compare {
     pub noise: f64,
     pub format: crate::report::versus::CompareForm,
     pub save_dir: Option<PathBuf>,
+    /// `--html`: the comparison as a page, written here too.
+    pub html: Option<PathBuf>,
     pub progress: bool,
 }
 

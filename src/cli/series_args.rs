@@ -65,6 +65,11 @@ pub struct CompareArgs {
     #[arg(long = "format", value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
 
+    /// Also write the comparison as one self-contained HTML page: the table, the targets'
+    /// latency by percentile overlaid, and each round by target.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// Also write each round's JSON result to this directory, as NAME-ROUND.json.
     #[arg(long = "save-dir", value_name = "DIR")]
     pub save_dir: Option<PathBuf>,

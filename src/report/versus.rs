@@ -26,7 +26,7 @@ fn title(m: Measure) -> String {
     }
 }
 
-fn value(m: Measure, v: Option<f64>) -> String {
+pub(crate) fn value(m: Measure, v: Option<f64>) -> String {
     match (m, v) {
         (_, None) => "-".into(),
         (Measure::Rps, Some(v)) => per_second(v),
@@ -48,8 +48,8 @@ fn verdict(m: Measure, o: Outcome) -> &'static str {
     }
 }
 
-/// "0.50x (0.49 .. 0.51), p 0.008, slower"; errors in percentage points.
-fn change(m: Measure, c: &Change) -> String {
+/// "0.50x (0.49 .. 0.51)  p 0.008  slower"; errors in percentage points.
+pub(crate) fn change_words(m: Measure, c: &Change) -> String {
     let (est, range) = match m {
         Measure::Errors => (
             format!("{:+.2} pp", c.estimate + 0.0),
@@ -107,7 +107,7 @@ fn write_text(o: &mut String, v: &Versus) -> std::fmt::Result {
                 };
                 let vs = match (i == v.reference, &r.change) {
                     (true, _) => "reference".to_owned(),
-                    (false, Some(c)) => change(m, c),
+                    (false, Some(c)) => change_words(m, c),
                     (false, None) => String::new(),
                 };
                 Some((v.targets[i].name.clone(), value(m, r.median), range, vs))

@@ -135,6 +135,10 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (&["compare", "-v", u, u], "-v shows one exchange"),
         (
+            &["compare", "--html", "/nonexistent/page.html", u, u],
+            "--html /nonexistent/page.html: cannot write there",
+        ),
+        (
             &["compare", "--seed", "5", u, u],
             "--seed shuffles --order random",
         ),

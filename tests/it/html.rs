@@ -2,6 +2,7 @@
 //! (a Content-Security-Policy violation would be one), requests nothing, renders to a screenshot
 //! that is not blank, draws p99 never below p50, and every figure it shows is the embedded JSON's.
 //! `spate report` makes the same page from the saved JSON, and reads the JSON back out of a page.
+//! `spate compare --html` passes the same checks against its own embedded JSON.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -388,6 +389,80 @@ fn the_browser_checks_catch_a_page_that_loads_or_runs_something() {
             r.console
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The JSON of the data block `id` of a page.
+fn data_block(page: &str, id: &str) -> Value {
+    let open = format!(r#"<script type="application/json" id="{id}">"#);
+    let start = page.find(&open).expect(id) + open.len();
+    let end = start + page[start..].find("</script>").unwrap();
+    serde_json::from_str(&page[start..end]).unwrap()
+}
+
+#[test]
+fn a_comparison_page_overlays_the_targets_and_shows_its_json() {
+    let fast = builtin(ServeConfig {
+        delay: std::time::Duration::from_millis(1),
+        ..ServeConfig::default()
+    });
+    let slow = builtin(ServeConfig {
+        delay: std::time::Duration::from_millis(4),
+        ..ServeConfig::default()
+    });
+    let dir = scratch("compare");
+    let page = dir.join("compare.html");
+    let out = spate(&[
+        "compare",
+        "--no-progress",
+        "-c",
+        "2",
+        "-n",
+        "60",
+        "--rounds",
+        "2",
+        "--format",
+        "json",
+        "--html",
+        page.to_str().unwrap(),
+        &format!("fast={}", fast.url()),
+        &format!("slow={}", slow.url()),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc = data_block(&html, "spate-compare");
+    assert_eq!(doc, printed, "the page holds what --format json prints");
+    crate::schema::validate_against("docs/compare-schema.json", &doc);
+    let Some(b) = browse(&page) else { return };
+    assert!(b.console.is_empty(), "console: {:#?}", b.console);
+    assert!(b.requests.is_empty(), "requests: {:?}", b.requests);
+    assert!(b.inked > 0.02, "a blank screenshot: {:.4} inked", b.inked);
+    let cells = cells(&b.dom);
+    assert_eq!(cells.len(), 2 * (7 + 6), "medians and ladders: {cells:?}");
+    for (key, text) in &cells {
+        let json = at(&doc, key);
+        match (json.as_f64(), shown(text, key)) {
+            (Some(v), Some((s, tol))) => {
+                assert!((v - s).abs() <= tol, "{key}: page {text:?}, JSON {v}")
+            }
+            (None, _) => assert_eq!(text, "-", "{key}: JSON {json}"),
+            (Some(v), None) => panic!("{key}: page {text:?}, JSON {v}"),
+        }
+    }
+    // The first plot is the percentile curves: the slower target's lies higher (a smaller y)
+    // over the body of the distribution (a hiccup of the machine may lift a tail).
+    let (f, s) = (series(&b.dom, "t0"), series(&b.dom, "t1"));
+    assert!(!f.is_empty() && !s.is_empty(), "a curve per target");
+    for ((_, yf), (_, ys)) in f.iter().zip(&s).take(f.len().min(s.len()) / 3) {
+        assert!(ys < yf, "slow below fast: {ys} >= {yf}");
+    }
+    assert!(b.dom.contains(r#"aria-label="req/s""#), "the rounds' rates");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -51,7 +51,7 @@ pub fn short_ms(ms: f64) -> String {
     }
 }
 
-fn rate_label(v: f64) -> String {
+pub(super) fn rate_label(v: f64) -> String {
     match v {
         v if v >= 1e6 => format!("{}M", v / 1e6),
         v if v >= 1e3 => format!("{}k", v / 1e3),
@@ -159,7 +159,7 @@ pub fn latency(r: &Report) -> Option<String> {
 
 /// The percentiles to plot: the 1/(1-p) axis in even steps, up to the last percentile that
 /// has at least one response beyond it.
-fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+pub(super) fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     const STEPS: usize = 240;
     let decades = (h.len() as f64).log10().clamp(1.0, 6.0);
     (0..=STEPS)
@@ -171,7 +171,7 @@ fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn pct_label(x: f64) -> String {
+pub(super) fn pct_label(x: f64) -> String {
     let p = 100.0 * (1.0 - 1.0 / x);
     let s = format!("{p:.4}");
     format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))

@@ -7,6 +7,9 @@ mod baseline;
 mod charts;
 mod svg;
 mod tables;
+mod versus;
+
+pub use versus::page as compare_page;
 
 use std::fmt::Write as _;
 
@@ -57,10 +60,9 @@ fn policy(css: &str) -> String {
     )
 }
 
-/// The run's JSON as a data block: `<` escaped, so that no string in it can end the element.
+/// The run's JSON, on one line.
 fn embedded(r: &Report) -> String {
-    let json = serde_json::to_string(r).unwrap_or_else(|_| to_json(r));
-    json.replace('<', "\\u003c")
+    serde_json::to_string(r).unwrap_or_else(|_| to_json(r))
 }
 
 fn section(o: &mut String, id: &str, title: &str, body: &str, note: &str) {
@@ -109,18 +111,34 @@ fn header(o: &mut String, r: &Report) {
     );
 }
 
-/// The whole page.
-pub fn to_html(r: &Report) -> String {
+/// A page's start, up to the opened body: its policy, stylesheet and title.
+fn page_start(title: &str) -> String {
     let css = stylesheet();
     let mut o = String::with_capacity(64 << 10);
     let _ = write!(
         o,
-        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{}"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="generator" content="spate {}"><title>spate: {} {}</title><style>{css}</style></head><body>"#,
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{}"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="generator" content="spate {}"><title>{}</title><style>{css}</style></head><body>"#,
         policy(&css),
-        esc(&r.spate_version),
-        esc(&r.config.method),
-        esc(&r.config.url)
+        env!("CARGO_PKG_VERSION"),
+        esc(title)
     );
+    o
+}
+
+/// A page's end: the footer and the JSON as a data block (`<` escaped, so that no string in it
+/// can end the element), `id` naming it.
+fn page_end(o: &mut String, footer: &str, id: &str, json: &str) {
+    let _ = write!(
+        o,
+        r#"</main><footer>{footer}</footer><script type="application/json" id="{id}">{}</script></body></html>"#,
+        json.replace('<', "\\u003c")
+    );
+    o.push('\n');
+}
+
+/// The whole page.
+pub fn to_html(r: &Report) -> String {
+    let mut o = page_start(&format!("spate: {} {}", r.config.method, r.config.url));
     header(&mut o, r);
     o.push_str("<main>");
     if let Some(e) = &r.error {
@@ -234,13 +252,15 @@ pub fn to_html(r: &Report) -> String {
     }
     insight.push_str("</ul>");
     section(&mut o, "insight", "Insight", &insight, "");
-    let _ = write!(
-        o,
-        r#"</main><footer>Made by spate {}. The run's JSON result is in this page (script#spate-result), for <code>spate report</code> and other tools.</footer><script type="application/json" id="spate-result">{}</script></body></html>"#,
-        esc(&r.spate_version),
-        embedded(r)
+    page_end(
+        &mut o,
+        &format!(
+            "Made by spate {}. The run's JSON result is in this page (script#spate-result), for <code>spate report</code> and other tools.",
+            esc(&r.spate_version)
+        ),
+        "spate-result",
+        &embedded(r),
     );
-    o.push('\n');
     o
 }
 
