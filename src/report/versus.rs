@@ -48,6 +48,16 @@ fn verdict(m: Measure, o: Outcome) -> &'static str {
     }
 }
 
+/// A ratio with two decimals, or two significant digits below 0.1 (0.0043, not 0.00).
+pub(crate) fn times(r: f64) -> String {
+    if r > 0.0 && r < 0.1 {
+        let decimals = (1 - r.log10().floor() as i32).max(2) as usize;
+        format!("{r:.decimals$}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
 /// "0.50x (0.49 .. 0.51)  p 0.008  slower"; errors in percentage points.
 pub(crate) fn change_words(m: Measure, c: &Change) -> String {
     let (est, range) = match m {
@@ -57,8 +67,9 @@ pub(crate) fn change_words(m: Measure, c: &Change) -> String {
                 .map(|(a, b)| format!(" ({:+.2} .. {:+.2})", a + 0.0, b + 0.0)),
         ),
         _ => (
-            format!("{:.2}x", c.estimate),
-            c.interval.map(|(a, b)| format!(" ({a:.2} .. {b:.2})")),
+            format!("{}x", times(c.estimate)),
+            c.interval
+                .map(|(a, b)| format!(" ({} .. {})", times(a), times(b))),
         ),
     };
     format!(
@@ -194,8 +205,8 @@ pub fn markdown(v: &Versus) -> String {
         ) {
             (true, _) => "reference".to_owned(),
             (false, Some(c)) => format!(
-                "{:.2}x {} (p {:.3})",
-                c.estimate,
+                "{}x {} (p {:.3})",
+                times(c.estimate),
                 verdict(m, c.verdict),
                 c.p
             ),
@@ -266,4 +277,18 @@ pub fn json(v: &Versus, seed: Option<u64>) -> String {
     };
     // Plain structs of numbers and strings cannot fail to serialize.
     serde_json::to_string_pretty(&wire).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn small_ratios_keep_two_significant_digits() {
+        use super::times;
+        assert_eq!(times(0.52), "0.52");
+        assert_eq!(times(12.509), "12.51");
+        assert_eq!(times(0.0043), "0.0043");
+        assert_eq!(times(0.099), "0.099");
+        assert_eq!(times(0.1), "0.10");
+        assert_eq!(times(0.0), "0.00");
+    }
 }

@@ -264,3 +264,104 @@ fn a_targets_file_gives_one_target_flags_of_its_own() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Python's own http.server on a free loopback port, serving `dir`; killed when dropped.
+struct PyServer(std::process::Child, String);
+
+impl Drop for PyServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn python_http_server(dir: &std::path::Path) -> PyServer {
+    let addr = crate::support::free_addr();
+    let child = crate::support::spawn_listening(
+        std::process::Command::new("python3").args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+            dir.to_str().unwrap(),
+            &addr.port().to_string(),
+        ]),
+        addr,
+    );
+    PyServer(child, format!("http://{addr}/index.html"))
+}
+
+#[test]
+fn four_real_servers_make_one_table_to_paste() {
+    use crate::nginx::Nginx;
+    use crate::proxy::{SECRET, Tinyproxy};
+    if !crate::support::have("nginx")
+        || !crate::support::have("tinyproxy")
+        || !crate::support::have("python3")
+    {
+        return;
+    }
+    let ok = "location / { return 200 \"ok\\n\"; }";
+    let plain = Nginx::start("compare-h1", "", "", ok);
+    let h2c = Nginx::start("compare-h2c", "http2", "", ok);
+    let proxy = Tinyproxy::start("compare");
+    let dir = std::env::temp_dir().join(format!("spate-compare-four-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("index.html"), "ok\n").unwrap();
+    let python = python_http_server(&dir);
+    let file = dir.join("servers.txt");
+    std::fs::write(
+        &file,
+        format!(
+            "# name=URL  flags for that target alone\n\
+             nginx-h2c=http://{}/ --http2 -p 2\n\
+             via-tinyproxy=http://{}/ --proxy {}\n\
+             python=\"{}\"\n",
+            h2c.addr,
+            plain.addr,
+            proxy.url(SECRET),
+            python.1
+        ),
+    )
+    .unwrap();
+    let out = spate(&[
+        "compare",
+        "--no-progress",
+        "-c",
+        "2",
+        "-n",
+        "50",
+        "--rounds",
+        "2",
+        "--format",
+        "markdown",
+        &format!("nginx=http://{}/", plain.addr),
+        "--targets",
+        file.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}{err}");
+    assert!(
+        !text.contains(SECRET) && !err.contains(SECRET),
+        "{text}{err}"
+    );
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(
+        rows.len(),
+        2 + 4,
+        "header, rule and a row a server:\n{text}"
+    );
+    for (row, name) in rows[2..]
+        .iter()
+        .zip(["nginx", "nginx-h2c", "via-tinyproxy", "python"])
+    {
+        assert!(row.starts_with(&format!("| {name} | ")), "{text}");
+        assert!(row.contains("| 0.00 % |"), "every request answered: {text}");
+    }
+    // Each server's own count: plain nginx saw its own target's and the proxied requests.
+    assert_eq!(plain.logged(), 2 * 50 * 2);
+    assert_eq!(h2c.logged(), 2 * 50);
+    let _ = std::fs::remove_dir_all(&dir);
+}

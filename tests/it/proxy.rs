@@ -13,17 +13,17 @@ use crate::nginx::Nginx;
 use crate::pki::Pki;
 use crate::support::{free_addr, have, spawn_listening};
 
-const SECRET: &str = "s3cr3t-pw";
+pub const SECRET: &str = "s3cr3t-pw";
 
 /// tinyproxy in the foreground on a free loopback port, asking for `spate:SECRET`.
-struct Tinyproxy {
+pub struct Tinyproxy {
     child: Child,
     dir: PathBuf,
-    addr: SocketAddr,
+    pub addr: SocketAddr,
 }
 
 impl Tinyproxy {
-    fn start(tag: &str) -> Tinyproxy {
+    pub fn start(tag: &str) -> Tinyproxy {
         let dir =
             std::env::temp_dir().join(format!("spate-tinyproxy-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -45,7 +45,7 @@ impl Tinyproxy {
         Tinyproxy { child, dir, addr }
     }
 
-    fn url(&self, password: &str) -> String {
+    pub fn url(&self, password: &str) -> String {
         format!("http://spate:{password}@{}", self.addr)
     }
 }
