@@ -93,12 +93,19 @@ pub enum Sub {
     /// A target is a URL or NAME=URL. The statistical unit is one round: the verdict on each
     /// figure is the exact Mann-Whitney U test on the rounds at --alpha, and a change within
     /// --noise is no difference whatever the test says.
+    #[command(mut_arg("verbose", |a| a.hide(true)))]
     Compare(Box<CompareArgs>),
     /// Run one URL at each of several concurrency levels: a table of throughput and tail per
     /// level, and the knee, the fewest connections that reach 95 % of the peak rate.
     ///
     /// With --vs, a reference URL (the server behind a proxy, say) runs at each level too, and
     /// the table shows the overhead at each.
+    #[command(
+        mut_arg("verbose", |a| a.hide(true)),
+        mut_arg("connections", |a| a.hide(true)),
+        mut_arg("requests", |a| a.help("Requests at each level (10k, 1m), at least the most connections; -z 5s a level when neither -n nor -z is given")),
+        mut_arg("duration", |a| a.help("Run each level for this long (500ms, 10s, 1m30s) instead of a request count"))
+    )]
     Sweep(Box<SweepArgs>),
 }
 
