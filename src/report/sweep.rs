@@ -14,8 +14,16 @@ fn ms(v: Option<f64>) -> String {
     v.map_or("-".into(), millis)
 }
 
-fn errors(f: &Figures) -> String {
-    f.errors_pct.map_or("-".into(), |e| format!("{e:.2} %"))
+/// A level's rate, p50, p90, p99, p99.9 and errors, as shown.
+fn cells(f: &Figures) -> [String; 6] {
+    [
+        per_second(f.rps),
+        ms(f.p50_ms),
+        ms(f.p90_ms),
+        ms(f.p99_ms),
+        ms(f.p999_ms),
+        f.errors_pct.map_or("-".into(), |e| format!("{e:.2} %")),
+    ]
 }
 
 /// "+0.210 ms", "-1.003 ms".
@@ -115,15 +123,10 @@ fn write_text(
     let knee = s.knee.map(|k| k.connections);
     for l in &s.levels {
         let f = &l.figures;
+        let [rps, p50, p90, p99, p999, errors] = cells(f);
         let line = format!(
-            "{:>6}  {:>11}{:>11}{:>11}{:>11}{:>11}{:>9}  {}",
+            "{:>6}  {rps:>11}{p50:>11}{p90:>11}{p99:>11}{p999:>11}{errors:>9}  {}",
             l.connections,
-            per_second(f.rps),
-            ms(f.p50_ms),
-            ms(f.p90_ms),
-            ms(f.p99_ms),
-            ms(f.p999_ms),
-            errors(f),
             if knee == Some(l.connections) {
                 "knee"
             } else {
@@ -203,17 +206,7 @@ pub fn markdown(s: &Sweep, url: &str, vs: Option<&str>) -> String {
         } else {
             ""
         };
-        let _ = write!(
-            o,
-            "| {}{mark} | {} | {} | {} | {} | {} | {} |",
-            l.connections,
-            per_second(f.rps),
-            ms(f.p50_ms),
-            ms(f.p90_ms),
-            ms(f.p99_ms),
-            ms(f.p999_ms),
-            errors(f)
-        );
+        let _ = write!(o, "| {}{mark} | {} |", l.connections, cells(f).join(" | "));
         if let (Some(r), Some(d)) = (&l.vs, &l.overhead) {
             let _ = write!(
                 o,

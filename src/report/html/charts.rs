@@ -177,6 +177,24 @@ pub(super) fn pct_label(x: f64) -> String {
     format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
+/// An empty percentile plot with its axes: 1/(1-p) on a log axis up to `x_max`, latency from
+/// `lo` to `hi` ms on another.
+pub(super) fn percentile_plot(
+    label: &str,
+    (x_max, lo, hi): (f64, f64, f64),
+    w: f64,
+    h: f64,
+) -> Plot {
+    let mut p = Plot::sized(label, Axis::log(1.0, x_max), Axis::log(lo, hi), w, h);
+    let ticks: Vec<(f64, String)> = (0..=6)
+        .map(|d| 10f64.powi(d))
+        .filter(|&x| x <= x_max * 1.0001)
+        .map(|x| (x, pct_label(x)))
+        .collect();
+    p.axes(&ticks, short_ms, "percentile", "latency (log)");
+    p
+}
+
 /// HdrHistogram's percentile plot: latency by percentile, the tail stretched out on a log axis
 /// of 1/(1-p), with the `--slo` targets as dots at their percentiles.
 pub fn distribution(r: &Report) -> Option<String> {
@@ -205,19 +223,12 @@ pub fn distribution(r: &Report) -> Option<String> {
     let lo = targets.iter().map(|t| t.1).fold(lo, f64::min);
     let hi = targets.iter().map(|t| t.1).fold(hi, f64::max);
     let x_max = targets.iter().map(|t| t.0).fold(last_x, f64::max);
-    let mut p = Plot::sized(
+    let mut p = percentile_plot(
         "Latency by percentile (HdrHistogram style: the tail stretched on a log axis)",
-        Axis::log(1.0, x_max),
-        Axis::log(lo, hi),
+        (x_max, lo, hi),
         640.0,
         330.0,
     );
-    let ticks: Vec<(f64, String)> = (0..=6)
-        .map(|d| 10f64.powi(d))
-        .filter(|&x| x <= x_max * 1.0001)
-        .map(|x| (x, pct_label(x)))
-        .collect();
-    p.axes(&ticks, short_ms, "percentile", "latency (log)");
     let line: Vec<(f64, Option<f64>)> = points.iter().map(|&(x, y)| (x, Some(y))).collect();
     p.line("dist", "latency by percentile", &line);
     for (x, ms, name) in &targets {

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
-use super::charts::{curve, pct_label, rate_label, short_ms};
+use super::charts::{curve, percentile_plot, rate_label, short_ms};
 use super::svg::{Axis, Plot};
 use super::{esc, page_end, page_start, section};
 use crate::analysis::{Measure, Outcome, Versus};
@@ -116,19 +116,12 @@ fn distributions(v: &Versus, rounds: &[Vec<Summary>]) -> Option<String> {
         .filter(|&y| y > 0.0)
         .fold(f64::INFINITY, f64::min);
     let hi = points().map(|p| p.1).fold(0.0, f64::max);
-    let mut p = Plot::sized(
+    let mut p = percentile_plot(
         "Latency by percentile, each target's rounds together",
-        Axis::log(1.0, x_max),
-        Axis::log(lo, hi),
+        (x_max, lo, hi),
         960.0,
         360.0,
     );
-    let ticks: Vec<(f64, String)> = (0..=6)
-        .map(|d| 10f64.powi(d))
-        .filter(|&x| x <= x_max * 1.0001)
-        .map(|x| (x, pct_label(x)))
-        .collect();
-    p.axes(&ticks, short_ms, "percentile", "latency (log)");
     for (i, c) in &curves {
         let line: Vec<(f64, Option<f64>)> = c.iter().map(|&(x, y)| (x, Some(y))).collect();
         p.line(&class(*i), &v.targets[*i].name, &line);
