@@ -1,5 +1,6 @@
 //! `spate sweep`'s judgement of one run per concurrency level: each level's figures, the knee
-//! (the fewest connections that reach 95 % of the peak rate, among levels that did not fail)
+//! (the fewest connections that reach 95 % of the peak rate, among levels that neither failed
+//! nor had their tail explode)
 //! and how the tail grows past it; with a reference URL, the overhead at each level and the
 //! reference's own knee. Typed only.
 
@@ -15,6 +16,21 @@ pub const KNEE_SHARE: f64 = 0.95;
 /// A level whose error rate (failed or >= 400, % of attempted) is above this does not count
 /// towards the peak: a server that fails fast is not faster.
 pub const KNEE_MAX_ERRORS_PCT: f64 = 1.0;
+
+/// A level whose p99 is more than this many times its p50 does not count towards the peak
+/// either: its rate came with a tail that exploded (timeouts, retried connects, stalls), not
+/// with the queueing that merely lengthens every response.
+pub const KNEE_MAX_TAIL: f64 = 10.0;
+
+/// Why a level does not count towards the peak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Excluded {
+    /// No response, or more than `KNEE_MAX_ERRORS_PCT` errors.
+    Errors,
+    /// p99 more than `KNEE_MAX_TAIL` times p50.
+    Tail,
+}
 
 /// The figures of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -49,9 +65,15 @@ impl Figures {
         }
     }
 
-    /// Counts towards the peak: responses arrived and few failed.
-    fn sound(&self) -> bool {
-        self.rps > 0.0 && self.errors_pct.is_some_and(|e| e <= KNEE_MAX_ERRORS_PCT)
+    /// Why this run does not count towards the peak, if it does not.
+    pub fn excluded(&self) -> Option<Excluded> {
+        if self.rps <= 0.0 || self.errors_pct.is_none_or(|e| e > KNEE_MAX_ERRORS_PCT) {
+            return Some(Excluded::Errors);
+        }
+        match (self.p50_ms, self.p99_ms) {
+            (Some(p50), Some(p99)) if p99 > KNEE_MAX_TAIL * p50 => Some(Excluded::Tail),
+            _ => None,
+        }
     }
 }
 
@@ -74,6 +96,8 @@ pub struct Level {
     /// The reference URL's run at this level, with --vs.
     pub vs: Option<Figures>,
     pub overhead: Option<Overhead>,
+    /// Why the target's run at this level does not count towards the peak, if it does not.
+    pub excluded: Option<Excluded>,
 }
 
 /// Where more connections stop adding throughput.
@@ -82,7 +106,7 @@ pub struct Knee {
     pub connections: u32,
     pub rps: f64,
     pub p99_ms: Option<f64>,
-    /// The highest rate among sound levels, and the level that reached it.
+    /// The highest rate among the levels that count, and the first level that reached it.
     pub peak_rps: f64,
     pub peak_connections: u32,
     /// The most connections swept (if more than the knee's): how the tail and the rate there
@@ -102,7 +126,7 @@ pub struct Past {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Sweep {
     pub levels: Vec<Level>,
-    /// `None` when no level was sound.
+    /// `None` when no level counts.
     pub knee: Option<Knee>,
     /// The reference's knee, with --vs.
     pub vs_knee: Option<Knee>,
@@ -112,7 +136,7 @@ pub struct Sweep {
 
 /// The knee of `(connections, figures)` in ascending connections.
 pub fn knee(levels: &[(u32, Figures)]) -> Option<Knee> {
-    let sound = || levels.iter().filter(|(_, f)| f.sound());
+    let sound = || levels.iter().filter(|(_, f)| f.excluded().is_none());
     // The first level at the highest rate: later ones at the same rate add only waiting.
     let (peak_connections, peak) = sound().reduce(|a, b| if b.1.rps > a.1.rps { b } else { a })?;
     let (connections, at) = sound().find(|(_, f)| f.rps >= KNEE_SHARE * peak.rps)?;
@@ -144,6 +168,7 @@ pub fn sweep(runs: &[(u32, Summary, Option<Summary>)]) -> Sweep {
             let vs = vs.as_ref().map(Figures::of);
             Level {
                 connections: *c,
+                excluded: figures.excluded(),
                 figures,
                 overhead: vs.map(|r| Overhead {
                     rps_ratio: (r.rps > 0.0).then(|| figures.rps / r.rps),
@@ -232,5 +257,22 @@ mod tests {
         assert_eq!(k.last, None);
         let failing = [(1, f(10.0, 1.0, 50.0)), (2, f(0.0, 1.0, 0.0))];
         assert_eq!(knee(&failing), None);
+        assert_eq!(failing[0].1.excluded(), Some(Excluded::Errors));
+    }
+
+    #[test]
+    fn a_level_whose_tail_exploded_does_not_set_the_peak() {
+        let mut stalled = f(900.0, 400.0, 0.0);
+        stalled.p50_ms = Some(10.0);
+        assert_eq!(stalled.excluded(), Some(Excluded::Tail));
+        let levels = [
+            (10, f(500.0, 20.0, 0.0)),
+            (20, f(800.0, 30.0, 0.0)),
+            (40, stalled),
+        ];
+        let k = knee(&levels).unwrap();
+        assert_eq!((k.connections, k.peak_connections), (20, 20));
+        // Queueing lengthens p50 and p99 alike: that still counts.
+        assert_eq!(f(800.0, 300.0, 0.0).excluded(), None);
     }
 }

@@ -6,12 +6,24 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::analysis::{Figures, KNEE_MAX_ERRORS_PCT, KNEE_SHARE, Knee, Sweep};
+use crate::analysis::{
+    Excluded, Figures, KNEE_MAX_ERRORS_PCT, KNEE_MAX_TAIL, KNEE_SHARE, Knee, Sweep,
+};
 use crate::numbers::{millis, per_second};
 use crate::plan::{Plan, Stop};
 
 fn ms(v: Option<f64>) -> String {
     v.map_or("-".into(), millis)
+}
+
+/// What the last column says of a level.
+fn mark(knee: bool, excluded: Option<Excluded>) -> &'static str {
+    match (knee, excluded) {
+        (true, _) => "knee",
+        (false, Some(Excluded::Errors)) => "errors",
+        (false, Some(Excluded::Tail)) => "tail",
+        (false, None) => "",
+    }
 }
 
 /// A level's rate, p50, p90, p99, p99.9 and errors, as shown.
@@ -127,11 +139,7 @@ fn write_text(
         let line = format!(
             "{:>6}  {rps:>11}{p50:>11}{p90:>11}{p99:>11}{p999:>11}{errors:>9}  {}",
             l.connections,
-            if knee == Some(l.connections) {
-                "knee"
-            } else {
-                ""
-            }
+            mark(l.connections == knee.unwrap_or(0), l.excluded)
         );
         writeln!(o, "{}", line.trim_end())?;
     }
@@ -141,8 +149,16 @@ fn write_text(
         Some(k) => knee_text(o, "Knee", k, last)?,
         None => writeln!(
             o,
-            "No knee: no level had responses with at most {KNEE_MAX_ERRORS_PCT} % of errors."
+            "No knee: every level had more than {KNEE_MAX_ERRORS_PCT} % of errors or a p99 over {KNEE_MAX_TAIL}\n\
+             times its p50."
         )?,
+    }
+    if s.levels.iter().any(|l| l.excluded.is_some()) {
+        writeln!(
+            o,
+            "Not counted towards the peak: levels with errors (over {KNEE_MAX_ERRORS_PCT} %) or whose tail\n\
+             exploded (p99 over {KNEE_MAX_TAIL} times p50)."
+        )?;
     }
     if let Some(vs) = vs {
         writeln!(
@@ -201,10 +217,9 @@ pub fn markdown(s: &Sweep, url: &str, vs: Option<&str>) -> String {
     let knee = s.knee.map(|k| k.connections);
     for l in &s.levels {
         let f = &l.figures;
-        let mark = if knee == Some(l.connections) {
-            " (knee)"
-        } else {
-            ""
+        let mark = match mark(knee == Some(l.connections), l.excluded) {
+            "" => String::new(),
+            m => format!(" ({m})"),
         };
         let _ = write!(o, "| {}{mark} | {} |", l.connections, cells(f).join(" | "));
         if let (Some(r), Some(d)) = (&l.vs, &l.overhead) {
