@@ -2,17 +2,24 @@
 //!
 //! ```text
 //! argv --cli--> Plan --engine--> threads (current-thread tokio runtime each)
-//!   --> one task set of connections per thread --> proto::h1 lane (write prepared
-//!   bytes, parse the response sans-IO) --> per-thread Stats (HDR histograms, counters)
-//! Stats merged once at the end --> Summary --> report::text | report::json
+//!   --> one task set of connections per thread --> proto::h1 / proto::h2 lanes (write
+//!   prepared bytes, parse the response sans-IO) --> per-thread Stats (HDR histograms, counters)
+//! Stats merged once at the end --> stats::Summary --> analysis (typed findings)
+//!   --> report (text | JSON | CSV | HTML)
 //! ```
 //!
-//! Module map: [`cli`] (the only module that knows clap), [`plan`] (validated plain data),
-//! [`target`] (the URL), [`route`] (where connections go, resolved once), [`request`] (bytes
-//! built once), [`net`] (TCP and Unix connect, TLS),
-//! [`proto`] (sans-IO HTTP/1.1 parsing and the lane), [`engine`] (threads, their task sets, stopping),
-//! [`stats`] (histograms, counters, `Summary`), [`report`] (text and JSON), [`serve`] (the
-//! built-in loopback target) and [`demo`]. See docs/ARCHITECTURE.md for the invariants.
+//! Module map. The run: [`app`] (the command line's application: parse, signals, display,
+//! engine, report, exit code), [`cli`] (the only module that knows clap), [`plan`] (validated
+//! plain data), [`target`] (the URL), [`route`] (where connections go, resolved once),
+//! [`request`] (bytes built once), [`redirect`] (--redirect's rules), [`net`] (TCP and Unix
+//! connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
+//! lanes), [`engine`] (threads, their task sets, pacing, stopping), [`clock`] and [`timer`] (the
+//! request path's time), [`stats`] (histograms, counters, `Summary`), [`analysis`] (typed
+//! findings), [`report`] (every form of the result), [`ui`] (the live display, the terminal,
+//! signals), [`verbose`] (-v). Commands of many runs: [`series`], [`compare`], [`sweep`].
+//! Around them: [`serve`] (the built-in loopback target), [`demo`], [`redact`] (secrets masked),
+//! [`units`] and [`numbers`] (numbers as people type and read them). See docs/ARCHITECTURE.md
+//! for the invariants.
 
 pub mod analysis;
 pub mod app;

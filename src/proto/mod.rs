@@ -3,6 +3,7 @@
 
 pub mod h1;
 pub mod h2;
+pub mod sse;
 
 use std::fmt;
 use std::io;
