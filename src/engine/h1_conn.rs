@@ -134,7 +134,7 @@ impl Future for H1Conn {
                     };
                     let r = st
                         .exchange
-                        .poll(cx, &mut open.conn, request, &ctx.read_space);
+                        .poll(cx, &mut open.conn, request, &ctx.read_space, &mut ());
                     st.end(ctx, Ok(ready!(r)));
                 }
                 Step::BackOff => {

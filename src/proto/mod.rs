@@ -12,6 +12,25 @@ use crate::clock::Tick;
 use crate::net::{describe_tls, describe_tls_io, tls_cause};
 use crate::stats::Failure;
 
+/// What a lane reports of a response while it reads it, for what needs more than the counted
+/// [`Response`]: streaming metrics now; scripts and MCP later. The lane drives, the receiver
+/// receives; every method does nothing unless the receiver wants it. The static path passes
+/// `()`, whose calls compile to nothing, so a run that ignores the body pays nothing for it.
+pub trait Events {
+    /// Bytes of the response were read at `at`: what `head` and `data` report next came in them.
+    #[inline(always)]
+    fn read_at(&mut self, _at: Tick) {}
+    /// The final head arrived, with this status (interim 1xx heads are not reported).
+    #[inline(always)]
+    fn head(&mut self, _status: u16) {}
+    /// Payload of the body, chunk framing removed, in the order it arrived.
+    #[inline(always)]
+    fn data(&mut self, _bytes: &[u8]) {}
+}
+
+/// Ignores everything.
+impl Events for () {}
+
 /// One response, read in full, as both lanes report it.
 #[derive(Debug, Clone, Copy)]
 pub struct Response {

@@ -2,6 +2,7 @@
 //! without copying or keeping any of it.
 
 use super::{Chunked, Framing, ParseError};
+use crate::proto::Events;
 
 /// Where the body of the current response stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,10 +36,21 @@ impl Body {
     }
 
     pub fn decode(&mut self, buf: &[u8]) -> Result<Decoded, ParseError> {
+        self.decode_to(buf, &mut ())
+    }
+
+    /// As [`Body::decode`], handing the payload to `events`.
+    #[inline]
+    pub fn decode_to(
+        &mut self,
+        buf: &[u8],
+        events: &mut impl Events,
+    ) -> Result<Decoded, ParseError> {
         let (consumed, payload) = match self {
             Body::Done => (0, 0),
             Body::Length(remaining) => {
                 let take = (buf.len() as u64).min(*remaining);
+                events.data(&buf[..take as usize]);
                 *remaining -= take;
                 if *remaining == 0 {
                     *self = Body::Done;
@@ -46,13 +58,16 @@ impl Body {
                 (take as usize, take)
             }
             Body::Chunked(c) => {
-                let (n, p) = c.decode(buf)?;
+                let (n, p) = c.decode_to(buf, events)?;
                 if c.is_done() {
                     *self = Body::Done;
                 }
                 (n, p)
             }
-            Body::Close => (buf.len(), buf.len() as u64),
+            Body::Close => {
+                events.data(buf);
+                (buf.len(), buf.len() as u64)
+            }
         };
         Ok(Decoded {
             consumed,

@@ -3,6 +3,7 @@
 //! bounded lengths, so that a hostile server cannot make a line grow without end.
 
 use super::ParseError;
+use crate::proto::Events;
 
 /// Longest chunk-size line extension or trailer section accepted, in bytes.
 const MAX_LINE: u32 = 16 * 1024;
@@ -61,11 +62,22 @@ impl Chunked {
     /// Consumes bytes from `buf` up to the end of the body at most.
     /// Returns `(consumed, payload)`: bytes of `buf` used and how many of them were payload.
     pub fn decode(&mut self, buf: &[u8]) -> Result<(usize, u64), ParseError> {
+        self.decode_to(buf, &mut ())
+    }
+
+    /// As [`Chunked::decode`], handing each run of payload to `events`.
+    #[inline]
+    pub fn decode_to(
+        &mut self,
+        buf: &[u8],
+        events: &mut impl Events,
+    ) -> Result<(usize, u64), ParseError> {
         let mut i = 0;
         let mut payload = 0u64;
         while i < buf.len() && self.state != State::Done {
             if self.state == State::Data {
                 let take = (buf.len() - i).min(usize::try_from(self.size).unwrap_or(usize::MAX));
+                events.data(&buf[i..i + take]);
                 i += take;
                 payload += take as u64;
                 self.size -= take as u64;

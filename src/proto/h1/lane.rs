@@ -11,7 +11,7 @@ use crate::clock::Tick;
 use super::response::feed_with_carry;
 use super::{HeadMemo, ResponseParser};
 use crate::net::Stream;
-use crate::proto::{Fail, Response};
+use crate::proto::{Events, Fail, Response};
 use crate::stats::Failure;
 
 /// One HTTP/1.1 connection.
@@ -99,10 +99,11 @@ enum Read {
 }
 
 /// What one poll works on: the exchange and what it was handed.
-struct On<'a> {
+struct On<'a, E> {
     ex: &'a mut Exchange,
     conn: &'a mut Conn,
     space: &'a RefCell<ReadSpace>,
+    events: &'a mut E,
 }
 
 impl Exchange {
@@ -135,19 +136,22 @@ impl Exchange {
         self.bytes_in
     }
 
-    /// Writes what is left of `request` on `conn`, then reads its response. `request` must be
-    /// the same bytes on every poll until the exchange completes; it must not be polled after.
-    pub fn poll(
+    /// Writes what is left of `request` on `conn`, then reads its response, reporting its head
+    /// and payload to `events` as they arrive. `request` must be the same bytes on every poll
+    /// until the exchange completes; it must not be polled after.
+    pub fn poll<E: Events>(
         &mut self,
         cx: &mut Context<'_>,
         conn: &mut Conn,
         request: &[u8],
         space: &RefCell<ReadSpace>,
+        events: &mut E,
     ) -> Poll<Result<Response, Fail>> {
         let mut on = On {
             ex: self,
             conn,
             space,
+            events,
         };
         loop {
             match on.ex.phase {
@@ -156,8 +160,10 @@ impl Exchange {
                         on.ex.phase = Phase::Done;
                         return Poll::Ready(on.early_answer(cx, failed));
                     }
-                    on.ex.written = Some(Tick::now());
-                    on.ex.phase = match on.feed_carry() {
+                    let written = Tick::now();
+                    on.ex.written = Some(written);
+                    // Bytes already held arrived before the request was out.
+                    on.ex.phase = match on.feed_carry(written) {
                         Ok(true) => Phase::Yield,
                         Ok(false) => Phase::Read { waited: false },
                         Err(fail) => {
@@ -204,7 +210,7 @@ impl Exchange {
     }
 }
 
-impl On<'_> {
+impl<E: Events> On<'_, E> {
     /// Writes what is left of the request, and sees it leave the stream's buffers (TLS).
     fn poll_write(&mut self, cx: &mut Context<'_>, request: &[u8]) -> Poll<Result<(), Fail>> {
         while self.ex.sent < request.len() {
@@ -224,14 +230,17 @@ impl On<'_> {
     }
 
     /// The bytes the connection already holds (the server may have answered before we asked,
-    /// or sent two responses to one request). True if they complete the response.
-    fn feed_carry(&mut self) -> Result<bool, Fail> {
+    /// or sent two responses to one request), taken as arrived at `at`. True if they complete
+    /// the response.
+    fn feed_carry(&mut self, at: Tick) -> Result<bool, Fail> {
         if self.conn.carry.is_empty() {
             return Ok(false);
         }
+        self.events.read_at(at);
         let before = self.conn.carry.len();
         let heads = &mut self.space.borrow_mut().heads;
-        let done = feed_with_carry(&mut self.ex.parser, &mut self.conn.carry, &[], heads)
+        let carry = &mut self.conn.carry;
+        let done = feed_with_carry(&mut self.ex.parser, carry, &[], heads, self.events)
             .map_err(Fail::parse)?;
         self.ex.bytes_in += (before - self.conn.carry.len()) as u64;
         Ok(done)
@@ -261,9 +270,10 @@ impl On<'_> {
             let now = Tick::now();
             ex.first_byte.get_or_insert(now);
             ex.last_read = Some(now);
+            self.events.read_at(now);
             let carry = &mut self.conn.carry;
             let before = carry.len();
-            let complete = match feed_with_carry(&mut ex.parser, carry, data, heads) {
+            let complete = match feed_with_carry(&mut ex.parser, carry, data, heads, self.events) {
                 Ok(complete) => complete,
                 Err(e) => {
                     // The connection goes with the error: what it held was this response's.
@@ -288,7 +298,7 @@ impl On<'_> {
         if failed.class != Failure::Closed {
             return Err(failed);
         }
-        let complete = match self.feed_carry() {
+        let complete = match self.feed_carry(Tick::now()) {
             Ok(true) => true,
             Ok(false) => matches!(self.poll_read(cx), Read::Complete),
             Err(_) => false,
@@ -334,7 +344,7 @@ mod tests {
             for _ in 0..1000 {
                 let request = b"GET / HTTP/1.1\r\nhost: a\r\n\r\n";
                 exchange.restart(false);
-                let r = poll_fn(|cx| exchange.poll(cx, &mut conn, request, &space))
+                let r = poll_fn(|cx| exchange.poll(cx, &mut conn, request, &space, &mut ()))
                     .await
                     .unwrap();
                 assert_eq!(r.status, 200);

@@ -4,16 +4,38 @@
 //! `cargo test`; not used at run time. A violated property panics with what differed.
 
 use super::{Chunked, HeadMemo, MAX_HEAD_BYTES, ParseError, ResponseParser, parse_head};
+use crate::proto::Events;
 use crate::proto::h1::response::feed_with_carry;
 
 /// What a stream of responses parsed to: each response (status, body bytes, keep-alive), then
 /// how the stream ended; with the head memory capturing (--redirect), each complete response's
-/// Location as the memory kept it.
+/// Location as the memory kept it; and what the parser reported to its `Events` of each
+/// complete response (the final head's status, the payload).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     pub responses: Vec<(u16, u64, bool)>,
     pub end: Result<End, ParseError>,
     pub locations: Vec<Option<Vec<u8>>>,
+    pub reported: Vec<(Option<u16>, Vec<u8>)>,
+}
+
+/// The events of the response being read.
+#[derive(Debug, Default)]
+struct Seen {
+    head: Option<u16>,
+    payload: Vec<u8>,
+}
+
+impl Events for Seen {
+    fn head(&mut self, status: u16) {
+        assert!(self.head.is_none(), "a second final head");
+        self.head = Some(status);
+    }
+
+    fn data(&mut self, bytes: &[u8]) {
+        assert!(self.head.is_some(), "payload before the head");
+        self.payload.extend_from_slice(bytes);
+    }
 }
 
 /// How a stream without a parse error ended at EOF.
@@ -67,6 +89,8 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
     let mut parser = ResponseParser::new(head_request);
     let mut carry = Vec::new();
     let mut started = false;
+    let mut seen = Seen::default();
+    let mut reported = Vec::new();
     let mut from = 0;
     for &to in cuts.iter().chain(std::iter::once(&data.len())) {
         let mut chunk = &data[from..to.max(from)];
@@ -78,17 +102,20 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
             if !remember {
                 heads = HeadMemo::default();
             }
-            match feed_with_carry(&mut parser, &mut carry, chunk, &mut heads) {
+            match feed_with_carry(&mut parser, &mut carry, chunk, &mut heads, &mut seen) {
                 Err(e) => {
                     return Outcome {
                         responses,
                         end: Err(e),
                         locations,
+                        reported,
                     };
                 }
                 Ok(false) => break,
                 Ok(true) => {
                     responses.push((parser.status(), parser.body_bytes(), parser.keep_alive()));
+                    let s = std::mem::take(&mut seen);
+                    reported.push((s.head, s.payload));
                     if remember {
                         locations.push(heads.location().map(<[u8]>::to_vec));
                         heads.forget_location();
@@ -112,6 +139,8 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
     }
     let end = if parser.finish_at_eof() {
         responses.push((parser.status(), parser.body_bytes(), parser.keep_alive()));
+        let s = std::mem::take(&mut seen);
+        reported.push((s.head, s.payload));
         if remember {
             locations.push(heads.location().map(<[u8]>::to_vec));
         }
@@ -125,6 +154,7 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
         responses,
         end: Ok(end),
         locations,
+        reported,
     }
 }
 
@@ -149,8 +179,11 @@ pub fn check_stream(data: &[u8], seed: u64) {
         let split = parse_stream(data, &cuts, head_request);
         assert_eq!(whole, split, "split at {cuts:?}");
     }
-    for &(status, _, _) in &whole.responses {
+    for (&(status, body, _), (head, payload)) in whole.responses.iter().zip(&whole.reported) {
         assert!((100..=999).contains(&status), "status {status}");
+        // The events saw what was counted: the final head, and the payload byte for byte.
+        assert_eq!(*head, Some(status));
+        assert_eq!(payload.len() as u64, body, "payload reported");
     }
 }
 

@@ -2,6 +2,7 @@
 //! then frames the body. Also the carry rule for bytes that straddle reads. No IO, no clock.
 
 use super::{Body, HeadMemo, MAX_HEAD_BYTES, ParseError};
+use crate::proto::Events;
 
 /// How far [`ResponseParser::feed`] got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +63,17 @@ impl ResponseParser {
     /// Feeds the bytes that follow what was consumed so far. `heads` is the thread's memory of
     /// the last head, which spares parsing a head identical to it.
     pub fn feed(&mut self, buf: &[u8], heads: &mut HeadMemo) -> Result<Progress, ParseError> {
+        self.feed_to(buf, heads, &mut ())
+    }
+
+    /// As [`ResponseParser::feed`], reporting the final head and the body's payload to `events`.
+    #[inline]
+    pub fn feed_to(
+        &mut self,
+        buf: &[u8],
+        heads: &mut HeadMemo,
+        events: &mut impl Events,
+    ) -> Result<Progress, ParseError> {
         let mut off = 0;
         loop {
             match &mut self.body {
@@ -78,6 +90,7 @@ impl ResponseParser {
                     Some(head) => {
                         off += head.len;
                         if !head.is_interim() {
+                            events.head(head.status);
                             self.status = head.status;
                             self.keep_alive = head.keep_alive;
                             self.body = Some(Body::new(head.framing));
@@ -85,7 +98,7 @@ impl ResponseParser {
                     }
                 },
                 Some(body) => {
-                    let d = body.decode(&buf[off..])?;
+                    let d = body.decode_to(&buf[off..], events)?;
                     off += d.consumed;
                     self.body_bytes += d.payload;
                     return Ok(if d.done {
@@ -108,20 +121,23 @@ impl ResponseParser {
 /// Feeds newly read `data` to `parser`, keeping in `carry` what must survive until the next read:
 /// an incomplete head, or bytes that arrived after the end of the response. With `carry` empty
 /// and a head that fits in one read (the normal case) nothing is copied. Call with empty `data`
-/// to process what `carry` already holds. Returns whether the response is complete.
+/// to process what `carry` already holds. Returns whether the response is complete; its final
+/// head and payload go to `events` as they are parsed.
+#[inline]
 pub fn feed_with_carry(
     parser: &mut ResponseParser,
     carry: &mut Vec<u8>,
     data: &[u8],
     heads: &mut HeadMemo,
+    events: &mut impl Events,
 ) -> Result<bool, ParseError> {
     if carry.is_empty() {
-        let progress = parser.feed(data, heads)?;
+        let progress = parser.feed_to(data, heads, events)?;
         carry.extend_from_slice(&data[progress.consumed()..]);
         return Ok(matches!(progress, Progress::Complete { .. }));
     }
     carry.extend_from_slice(data);
-    let progress = parser.feed(carry, heads)?;
+    let progress = parser.feed_to(carry, heads, events)?;
     carry.drain(..progress.consumed());
     // A head that straddled a large read may have grown the buffer; do not keep that memory
     // for the life of the connection.
@@ -216,12 +232,13 @@ mod tests {
         for _ in 0..f.want.len() {
             let mut p = ResponseParser::new(f.head_request);
             // Bytes left over from the previous response come first.
-            let mut done =
-                !carry.is_empty() && feed_with_carry(&mut p, &mut carry, &[], &mut heads).unwrap();
+            let mut done = !carry.is_empty()
+                && feed_with_carry(&mut p, &mut carry, &[], &mut heads, &mut ()).unwrap();
             while !done {
                 match reads.next() {
                     Some(data) => {
-                        done = feed_with_carry(&mut p, &mut carry, data, &mut heads).unwrap()
+                        done =
+                            feed_with_carry(&mut p, &mut carry, data, &mut heads, &mut ()).unwrap()
                     }
                     None => {
                         assert!(f.ends_at_eof, "{}: ran out of input", f.name);
@@ -287,7 +304,8 @@ mod tests {
                 &mut p,
                 &mut carry,
                 b"HTTP/1.1 200 OK\r\nContent-Le",
-                &mut heads
+                &mut heads,
+                &mut ()
             )
             .unwrap()
         );
@@ -313,14 +331,15 @@ mod tests {
                 &mut p,
                 &mut carry,
                 b"HTTP/1.1 200 OK\r\nX-Filler: ",
-                &mut heads
+                &mut heads,
+                &mut ()
             )
             .unwrap()
         );
         let block = [b'a'; 1024];
         let mut result = Ok(false);
         for _ in 0..=MAX_HEAD_BYTES / block.len() {
-            result = feed_with_carry(&mut p, &mut carry, &block, &mut heads);
+            result = feed_with_carry(&mut p, &mut carry, &block, &mut heads, &mut ());
             if result.is_err() {
                 break;
             }
@@ -362,11 +381,11 @@ HTTP/1.1 307 Temporary Redirect\r\nContent-Length: 0\r\n\r\n";
         for _ in 0..KEPT.len() {
             heads.forget_location();
             let mut p = ResponseParser::new(false);
-            let mut done =
-                !carry.is_empty() && feed_with_carry(&mut p, &mut carry, &[], &mut heads).unwrap();
+            let mut done = !carry.is_empty()
+                && feed_with_carry(&mut p, &mut carry, &[], &mut heads, &mut ()).unwrap();
             while !done {
                 let data = reads.next().expect("ran out of input");
-                done = feed_with_carry(&mut p, &mut carry, data, &mut heads).unwrap();
+                done = feed_with_carry(&mut p, &mut carry, data, &mut heads, &mut ()).unwrap();
             }
             got.push(heads.location().map(<[u8]>::to_vec));
         }
@@ -386,7 +405,7 @@ HTTP/1.1 307 Temporary Redirect\r\nContent-Length: 0\r\n\r\n";
         let mut heads = HeadMemo::default();
         let mut p = ResponseParser::new(false);
         let mut carry = Vec::new();
-        assert!(feed_with_carry(&mut p, &mut carry, LOCATED, &mut heads).unwrap());
+        assert!(feed_with_carry(&mut p, &mut carry, LOCATED, &mut heads, &mut ()).unwrap());
         assert_eq!(p.status(), 301);
         assert_eq!(heads.location(), None);
     }

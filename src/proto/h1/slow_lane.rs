@@ -93,8 +93,8 @@ fn feed_carry(
         return Ok(false);
     }
     let before = conn.carry.len();
-    let done =
-        feed_with_carry(parser, &mut conn.carry, &[], &mut space.heads).map_err(Fail::parse)?;
+    let done = feed_with_carry(parser, &mut conn.carry, &[], &mut space.heads, &mut ())
+        .map_err(Fail::parse)?;
     reached.add_in(before - conn.carry.len());
     Ok(done)
 }
@@ -109,7 +109,7 @@ fn feed(
 ) -> Result<bool, Fail> {
     let ReadSpace { buf, heads } = space;
     let before = conn.carry.len();
-    match feed_with_carry(parser, &mut conn.carry, &buf[..n], heads) {
+    match feed_with_carry(parser, &mut conn.carry, &buf[..n], heads, &mut ()) {
         Ok(complete) => {
             // Bytes that stay in `carry` for a later response are not this one's.
             reached.add_in((before + n).saturating_sub(conn.carry.len()));
