@@ -11,7 +11,7 @@ mod hpack;
 mod huffman;
 pub mod props;
 
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::rc::Rc;
@@ -26,7 +26,7 @@ pub use counted::{Counted, Counters};
 
 use crate::clock::Tick;
 use crate::net::Stream;
-use crate::proto::{Fail, Response};
+use crate::proto::{Events, Fail, Response};
 use crate::stats::Failure;
 
 /// The I/O under an HTTP/2 connection: the stream, with its bytes counted.
@@ -83,11 +83,11 @@ impl Prepared {
 /// The handle to one HTTP/2 connection, held by the connection's stream loops. Dropping it
 /// closes the connection once its open streams are done.
 #[derive(Debug)]
-pub struct Lane {
-    conn: Rc<RefCell<conn::Conn>>,
+pub struct Lane<S: Events + Default = ()> {
+    conn: Rc<RefCell<conn::Conn<S>>>,
 }
 
-impl Drop for Lane {
+impl<S: Events + Default> Drop for Lane<S> {
     fn drop(&mut self) {
         let mut c = self.conn.borrow_mut();
         c.closing = true;
@@ -97,8 +97,14 @@ impl Drop for Lane {
 
 /// Starts HTTP/2 on `io` (prior knowledge, or after ALPN h2) with `slots` stream slots: the
 /// preface and SETTINGS are queued, and the returned `Driver` must run (as its own task) for
-/// anything to happen. `Lane::settled` then waits for the server's SETTINGS.
-pub fn connect(io: Io, s: Settings, slots: usize, request: Prepared) -> (Lane, Driver) {
+/// anything to happen. `Lane::settled` then waits for the server's SETTINGS. Each stream's
+/// response is told to an `S` as it arrives (`Exchange::events`).
+pub fn connect<S: Events + Default>(
+    io: Io,
+    s: Settings,
+    slots: usize,
+    request: Prepared,
+) -> (Lane<S>, Driver<S>) {
     let cfg = conn::Config {
         stream_window: s.stream_window,
         conn_window: s.conn_window,
@@ -106,7 +112,7 @@ pub fn connect(io: Io, s: Settings, slots: usize, request: Prepared) -> (Lane, D
         max_header_bytes: crate::proto::h1::MAX_HEAD_BYTES,
         slots,
     };
-    let conn = Rc::new(RefCell::new(conn::Conn::new(cfg, request)));
+    let conn = Rc::new(RefCell::new(conn::Conn::with_events(cfg, request)));
     let driver = Driver {
         conn: conn.clone(),
         io,
@@ -117,7 +123,7 @@ pub fn connect(io: Io, s: Settings, slots: usize, request: Prepared) -> (Lane, D
     (Lane { conn }, driver)
 }
 
-impl Lane {
+impl<S: Events + Default> Lane<S> {
     /// Waits for one PING round trip. Servers send their SETTINGS before anything else, so
     /// afterwards `max_streams` holds the server's limit.
     pub async fn settled(&self) -> Result<usize, Fail> {
@@ -138,7 +144,7 @@ impl Lane {
     }
 
     /// One request/response on stream slot `k` (each slot has one stream at a time).
-    pub fn exchange(&self, k: usize) -> Exchange<'_> {
+    pub fn exchange(&self, k: usize) -> Exchange<'_, S> {
         Exchange {
             conn: &self.conn,
             k,
@@ -148,13 +154,13 @@ impl Lane {
 }
 
 /// A request on one stream slot. Dropped before its response, it resets the stream.
-pub struct Exchange<'a> {
-    conn: &'a RefCell<conn::Conn>,
+pub struct Exchange<'a, S: Events + Default = ()> {
+    conn: &'a RefCell<conn::Conn<S>>,
     k: usize,
     open: bool,
 }
 
-impl Exchange<'_> {
+impl<S: Events + Default> Exchange<'_, S> {
     /// Opens the stream (waiting for a place under the server's limit) and queues the request.
     pub async fn send(&mut self) -> Result<(), Fail> {
         poll_fn(|cx| self.conn.borrow_mut().poll_open(self.k, cx)).await?;
@@ -168,9 +174,15 @@ impl Exchange<'_> {
         self.open = false;
         r
     }
+
+    /// What this slot's receiver was told of its responses: the caller takes or resets it
+    /// between requests. Not to be held across an await.
+    pub fn events(&self) -> RefMut<'_, S> {
+        RefMut::map(self.conn.borrow_mut(), |c| c.events(self.k))
+    }
 }
 
-impl Drop for Exchange<'_> {
+impl<S: Events + Default> Drop for Exchange<'_, S> {
     fn drop(&mut self) {
         if self.open {
             self.conn.borrow_mut().cancel(self.k);
@@ -190,8 +202,8 @@ thread_local! {
 
 /// The I/O task of one connection: writes what the state machine queued, reads frames into it,
 /// until the connection ends or its `Lane` is dropped and no stream is open.
-pub struct Driver {
-    conn: Rc<RefCell<conn::Conn>>,
+pub struct Driver<S: Events + Default = ()> {
+    conn: Rc<RefCell<conn::Conn<S>>>,
     io: Io,
     /// The incomplete frame at the end of the last read, kept for the next.
     carry: Vec<u8>,
@@ -201,7 +213,7 @@ pub struct Driver {
     unflushed: bool,
 }
 
-impl Future for Driver {
+impl<S: Events + Default> Future for Driver<S> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {

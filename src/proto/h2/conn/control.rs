@@ -4,10 +4,10 @@
 use super::{Conn, PING_PAYLOAD};
 use crate::proto::h2::frame::{self, Head};
 use crate::proto::h2::hpack;
-use crate::proto::{Cause, Fail};
+use crate::proto::{Cause, Events, Fail};
 use crate::stats::Failure;
 
-impl Conn {
+impl<S: Events + Default> Conn<S> {
     pub(super) fn settings(&mut self, h: Head, p: &[u8]) {
         if h.stream != 0 {
             return self.error(frame::PROTOCOL_ERROR, "SETTINGS on a stream");

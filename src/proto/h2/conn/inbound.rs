@@ -6,10 +6,10 @@
 use super::{Conn, MAX_QUEUED, Partial};
 use crate::clock::Tick;
 use crate::proto::h2::frame::{self, Head};
-use crate::proto::{Cause, Fail, Response};
+use crate::proto::{Cause, Events, Fail, Response};
 use crate::stats::Failure;
 
-impl Conn {
+impl<S: Events + Default> Conn<S> {
     /// Processes the complete frames at the start of `buf`, read at `now`; returns how many
     /// bytes they took. A frame longer than we allow ends the connection at its head.
     pub fn receive(&mut self, buf: &[u8], now: Tick) -> usize {
@@ -146,6 +146,8 @@ impl Conn {
             return self.reset(k, frame::PROTOCOL_ERROR, "DATA before the response head");
         }
         slot.body_bytes += body.len() as u64;
+        slot.events.read_at(now);
+        slot.events.data(body);
         slot.recv_window -= i64::from(len);
         if slot.recv_window < 0 {
             return self.reset(
@@ -280,6 +282,8 @@ impl Conn {
                 slot.head = true;
                 slot.status = s;
                 slot.first_byte = Some(now);
+                slot.events.read_at(now);
+                slot.events.head(s);
                 if end_stream {
                     self.complete(k, now);
                 }

@@ -14,7 +14,7 @@ use super::Prepared;
 use super::frame;
 use super::hpack::{self, Decoder};
 use crate::clock::Tick;
-use crate::proto::{Cause, Fail, Response};
+use crate::proto::{Cause, Events, Fail, Response};
 use crate::stats::Failure;
 
 /// Stream ids are 31 bits; client streams are odd.
@@ -54,7 +54,9 @@ pub enum Ready {
 }
 
 #[derive(Debug, Default)]
-struct Slot {
+struct Slot<S> {
+    /// What is told of the stream's response as it arrives (nothing, for `()`).
+    events: S,
     /// The open stream's id, or 0.
     id: u32,
     head: bool,
@@ -86,14 +88,16 @@ struct Ended {
     message: String,
 }
 
+/// `S` receives each stream's response head and payload as they arrive (one per slot); the
+/// static path's `()` receives nothing and costs nothing.
 #[derive(Debug)]
-pub struct Conn {
+pub struct Conn<S = ()> {
     cfg: Config,
     request: Prepared,
     /// Frames to send, in order.
     pub out: Vec<u8>,
     decoder: Decoder,
-    slots: Vec<Slot>,
+    slots: Vec<Slot<S>>,
     next_id: u32,
     active: usize,
     /// Slots with request body left to send.
@@ -128,6 +132,13 @@ pub struct Conn {
 impl Conn {
     /// A connection whose preface, SETTINGS, connection window and PING are queued in `out`.
     pub fn new(cfg: Config, request: Prepared) -> Conn {
+        Conn::with_events(cfg, request)
+    }
+}
+
+impl<S: Events + Default> Conn<S> {
+    /// As [`Conn::new`], telling `S` of each stream's response.
+    pub fn with_events(cfg: Config, request: Prepared) -> Conn<S> {
         let mut out = Vec::with_capacity(256);
         out.extend_from_slice(frame::PREFACE);
         frame::put_settings(
@@ -261,6 +272,7 @@ impl Conn {
             send_window: i64::from(self.peer_stream_window),
             recv_window: i64::from(self.cfg.stream_window),
             waker: slot.waker.take(),
+            events: std::mem::take(&mut slot.events),
             ..Slot::default()
         };
         if self.blocks[1].is_empty() {
@@ -317,6 +329,11 @@ impl Conn {
                 Poll::Pending
             }
         }
+    }
+
+    /// What slot `k`'s events receiver was told of its stream's response so far.
+    pub fn events(&mut self, k: usize) -> &mut S {
+        &mut self.slots[k].events
     }
 
     /// Abandons slot `k`'s stream (a timeout, the end of the run): RST_STREAM(CANCEL) if it is

@@ -67,7 +67,7 @@ fn ok(stream: u32) -> Vec<u8> {
 }
 
 /// Feeds `bytes` in pieces cut at `cuts`, keeping what `receive` leaves as a real driver does.
-fn feed(c: &mut Conn, bytes: &[u8], cuts: &[usize]) {
+fn feed<S: Events + Default>(c: &mut Conn<S>, bytes: &[u8], cuts: &[usize]) {
     let mut buf = Vec::new();
     let mut from = 0;
     for &to in cuts.iter().chain([&bytes.len()]) {
@@ -79,18 +79,22 @@ fn feed(c: &mut Conn, bytes: &[u8], cuts: &[usize]) {
 }
 
 fn settled(slots: usize, server: &[(u16, u32)], body: &[u8]) -> Conn {
-    let mut c = Conn::new(cfg(slots), request(body));
+    settled_with(slots, server, body)
+}
+
+fn settled_with<S: Events + Default>(slots: usize, server: &[(u16, u32)], body: &[u8]) -> Conn<S> {
+    let mut c = Conn::with_events(cfg(slots), request(body));
     feed(&mut c, &Script::default().settings(server).pong().0, &[]);
     assert!(c.poll_settled(&mut cx()).is_ready());
     c.out.clear();
     c
 }
 
-fn open(c: &mut Conn, k: usize) {
+fn open<S: Events + Default>(c: &mut Conn<S>, k: usize) {
     assert!(matches!(c.poll_open(k, &mut cx()), Poll::Ready(Ok(()))));
 }
 
-fn outcome(c: &mut Conn, k: usize) -> Option<Result<Response, Fail>> {
+fn outcome<S: Events + Default>(c: &mut Conn<S>, k: usize) -> Option<Result<Response, Fail>> {
     match c.poll_response(k, &mut cx()) {
         Poll::Ready(r) => Some(r),
         Poll::Pending => None,
@@ -305,3 +309,52 @@ fn the_server_limit_holds_streams_back() {
 }
 
 mod failures;
+
+/// What a stream slot's events receiver was told.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Told {
+    reads: usize,
+    head: Option<u16>,
+    payload: Vec<u8>,
+}
+
+impl Events for Told {
+    fn read_at(&mut self, _: Tick) {
+        self.reads += 1;
+    }
+    fn head(&mut self, status: u16) {
+        assert!(self.head.is_none(), "told of two heads");
+        self.head = Some(status);
+    }
+    fn data(&mut self, bytes: &[u8]) {
+        assert!(self.head.is_some(), "payload before the head");
+        self.payload.extend_from_slice(bytes);
+    }
+}
+
+#[test]
+fn each_slot_is_told_its_head_and_its_payload_without_padding() {
+    let server = Script::default()
+        .frame(HEADERS, END_HEADERS, 1, &[0x88])
+        .frame(HEADERS, END_HEADERS | END_STREAM, 3, &[0x8d])
+        .frame(DATA, 0, 1, b"hel")
+        .frame(DATA, PADDED, 1, b"\x02loxx")
+        .frame(DATA, END_STREAM, 1, b"!")
+        .0;
+    for cut in 0..=server.len() {
+        let mut c: Conn<Told> = settled_with(2, &[], b"");
+        open(&mut c, 0);
+        open(&mut c, 1);
+        feed(&mut c, &server, &[cut]);
+        let r = outcome(&mut c, 0).expect("complete").unwrap();
+        assert_eq!((r.status, r.body_bytes), (200, 6));
+        let told = std::mem::take(c.events(0));
+        assert_eq!(
+            (told.head, told.payload.as_slice()),
+            (Some(200), &b"hello!"[..])
+        );
+        assert_eq!(told.reads, 4, "the head and each DATA frame");
+        assert_eq!(c.events(1).head, Some(404));
+        assert!(c.events(1).payload.is_empty());
+    }
+}
