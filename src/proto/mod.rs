@@ -4,6 +4,7 @@
 pub mod h1;
 pub mod h2;
 pub mod sse;
+pub mod stream;
 
 use std::fmt;
 use std::io;
