@@ -620,3 +620,24 @@ fn the_rate_counts_the_window_and_what_completes_in_the_drain_is_apart() {
     assert_eq!(summary.totals.requests_per_sec, 8.0);
     assert!(summary.totals.drain_s > 0.0);
 }
+
+#[test]
+fn a_prepared_run_sends_nothing_until_go_and_ends_its_threads_when_dropped() {
+    let server = builtin(ServeConfig::default());
+    let mut p = plan(&server.url(), 6, requests(300));
+    p.threads = 2;
+    let control = engine::Control::new();
+    let armed = engine::prepare(&p, &control).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(server.requests(), 0, "connected, and nothing sent");
+    drop(armed);
+    assert_eq!(
+        server.requests(),
+        0,
+        "dropped: the threads ended without a request"
+    );
+    let control = engine::Control::new();
+    let out = engine::prepare(&p, &control).unwrap().go().unwrap();
+    assert_eq!((out.stats.completed, server.requests()), (300, 300));
+    assert_eq!(out.stats.conns.established, 6);
+}

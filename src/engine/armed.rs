@@ -1,0 +1,289 @@
+//! A run in two steps: `prepare` resolves the target, starts the load threads and waits until
+//! each has opened its connections; `Armed::go` starts the clock, lets the threads run, and
+//! merges what they measured. Between the two, nothing is measured: a caller may wait for a
+//! common start (shards) or prepare before it runs (compare). Prints nothing.
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::shared::{LaneChoice, Limit, Setup};
+use super::thread::{self, Finished, Go, Paced, Ready};
+use super::{
+    CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, follow, join, lane_choice,
+    limits, pace, split, tls_client, unopened,
+};
+use crate::clock::Tick;
+use crate::plan::{Plan, Stop};
+use crate::proto::h2 as lane_h2;
+use crate::request;
+use crate::stats::{Failure, NotOpened, RunOutput};
+
+/// A prepared run: its threads connected and waiting for the start. Dropped without `go`, the
+/// threads end and nothing is measured.
+pub struct Armed<'a> {
+    plan: &'a Plan,
+    control: &'a Control,
+    threads: usize,
+    go_txs: Vec<mpsc::Sender<Go>>,
+    handles: Vec<std::thread::JoinHandle<std::io::Result<Finished>>>,
+    /// Connections each thread opened.
+    established: Vec<u64>,
+    dns: Duration,
+    setup_time: Duration,
+}
+
+/// Prepares `plan`: resolves the target, starts the load threads and waits until each has
+/// opened its connections (or given up). `control` can stop it early and carries the live
+/// views for a display. Nothing is measured until [`Armed::go`].
+pub fn prepare<'a>(plan: &'a Plan, control: &'a Control) -> Result<Armed<'a>, RunError> {
+    plan.validate()?;
+    crate::clock::init();
+    check_nofile(plan.connections, plan.effective_threads(), plan.connections)
+        .map_err(RunError::FileLimit)?;
+    let t = Instant::now();
+    let endpoint = Arc::new(plan.route.resolve(&plan.target)?);
+    let dns = t.elapsed();
+
+    let threads = plan.effective_threads() as usize;
+    let lane = lane_choice(plan);
+    let tls = tls_client(plan)?;
+    let connecting = Instant::now();
+    let setup = Setup {
+        request: request::h1_bytes(plan),
+        request_close: request::h1_bytes(&Plan {
+            keep_alive: false,
+            ..plan.clone()
+        }),
+        tunnel: request::tunnel_bytes(plan),
+        retry_safe: plan.is_idempotent(),
+        // Only where HTTP/2 may be spoken: HTTP/1.1 accepts requests HTTP/2 cannot carry.
+        h2_request: if plan.may_use_h2() {
+            request::h2_prepared(plan).map_err(RunError::Request)?
+        } else {
+            Default::default()
+        },
+        streams: if plan.may_use_h2() {
+            plan.h2.streams as usize
+        } else {
+            1
+        },
+        lane,
+        tls,
+        h2: lane_h2::Settings {
+            stream_window: plan.h2.stream_window,
+            conn_window: plan.h2.conn_window,
+            max_frame: plan.h2.max_frame,
+        },
+        head_request: plan.is_head(),
+        rpc: plan.requests_per_connection(),
+        busy_poll: plan.busy_poll,
+        timeout: plan.timeout,
+        connect_timeout: plan.connect_timeout,
+        endpoint: endpoint.clone(),
+        connections: 0,
+        drain: plan.timeout.min(MAX_DRAIN),
+        setup_deadline: connecting + plan.setup_timeout,
+        setup_timeout: plan.setup_timeout,
+        stop: control.stop_flag(),
+        live: None,
+        follow: follow(plan),
+    };
+    let per_thread = split::even(u64::from(plan.connections), threads);
+    let connect_limit = CONNECT_CONCURRENCY.div_ceil(threads);
+
+    let (ready_tx, ready_rx) = mpsc::channel::<Ready>();
+    let mut go_txs = Vec::with_capacity(threads);
+    let mut handles = Vec::with_capacity(threads);
+    for (i, &n) in per_thread.iter().enumerate() {
+        let (go_tx, go_rx) = mpsc::channel::<Go>();
+        let setup = Setup {
+            connections: n as usize,
+            live: control.live().get(i).cloned(),
+            ..setup.clone()
+        };
+        let ready = ready_tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("spate-{i}"))
+            .spawn(move || thread::run(i, setup, connect_limit, ready, go_rx));
+        match spawned {
+            Ok(h) => {
+                handles.push(h);
+                go_txs.push(go_tx);
+            }
+            Err(e) => {
+                drop(go_txs);
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(RunError::Threads(e));
+            }
+        }
+    }
+    drop(ready_tx);
+
+    let mut established = vec![0u64; threads];
+    let mut first_error = None;
+    let mut not_opened = NotOpened::default();
+    for r in ready_rx.iter().take(threads) {
+        established[r.thread] = r.established;
+        not_opened += r.not_opened;
+        if first_error.is_none() {
+            first_error = r.first_error;
+        }
+    }
+    let setup_time = connecting.elapsed();
+    if established.iter().all(|&n| n == 0) {
+        drop(go_txs);
+        let finished = join(handles);
+        return Err(match finished {
+            Err(e) => e,
+            Ok(_) => RunError::Unreachable {
+                target: endpoint.describe(),
+                class: first_error.as_ref().map_or(Failure::Connect, |(c, _)| *c),
+                reason: match first_error {
+                    // TCP connected, but the HTTP/2 preface went unanswered: the usual cause is a
+                    // server that speaks only HTTP/1.1 on a plain port.
+                    Some((Failure::Closed | Failure::H2 | Failure::Read, e))
+                        if lane == LaneChoice::Http2 && !plan.target.tls =>
+                    {
+                        format!(
+                            "the HTTP/2 handshake failed ({e}); does the server speak HTTP/2 \
+                             without TLS (h2c)? Without --http2, spate speaks HTTP/1.1"
+                        )
+                    }
+                    Some((_, e)) => e,
+                    None => "no connection could be opened".into(),
+                } + &unopened(plan, &not_opened),
+            },
+        });
+    }
+    Ok(Armed {
+        plan,
+        control,
+        threads,
+        go_txs,
+        handles,
+        established,
+        dns,
+        setup_time,
+    })
+}
+
+impl Armed<'_> {
+    /// Starts the clock and runs to the end of the plan (or until stopped), then merges what
+    /// the threads measured.
+    pub fn go(mut self) -> Result<RunOutput, RunError> {
+        let (plan, control, threads) = (self.plan, self.control, self.threads);
+        let established = std::mem::take(&mut self.established);
+        let (dns, setup_time) = (self.dns, self.setup_time);
+        let start = Instant::now();
+        let start_unix_ms = crate::stats::unix_ms(std::time::SystemTime::now() + plan.warmup);
+        control.mark_started(start);
+        let window_start = start + plan.warmup;
+        let budgets = match plan.stop {
+            Stop::Requests(n) => split::proportional(n, &established),
+            Stop::Duration(_) => vec![0; threads],
+        };
+        let drain_end = match plan.stop {
+            Stop::Duration(d) => Some(window_start + d + plan.timeout.min(MAX_DRAIN)),
+            Stop::Requests(_) => None,
+        };
+        let warmup_end = (!plan.warmup.is_zero()).then_some(window_start);
+        let window_end = match plan.stop {
+            Stop::Duration(d) => Some(window_start + d),
+            Stop::Requests(_) => None,
+        };
+        // Open model: one global schedule, interleaved over the threads that have connections.
+        let active: Vec<usize> = (0..threads).filter(|&k| established[k] > 0).collect();
+        let whole = plan
+            .rate
+            .map(|r| pace::Schedule::new(start, u128::from(r.num), u128::from(r.den)));
+        for (k, tx) in self.go_txs.iter().enumerate() {
+            let rank = active.iter().position(|&a| a == k);
+            let (limit, paced) = match (whole, rank, plan.stop) {
+                // Stopped while connecting: run nothing, report what there is.
+                _ if control.stop_requested() => (Limit::Closed, None),
+                (None, _, Stop::Requests(_)) => (Limit::Budget(budgets[k]), None),
+                (None, _, Stop::Duration(d)) => (Limit::Deadline(Tick::of(window_start + d)), None),
+                (Some(_), None, _) => (Limit::Closed, None),
+                (Some(whole), Some(rank), stop) => {
+                    let schedule = whole.share(rank as u64, active.len() as u64);
+                    let first = whole.global_count_before(window_start);
+                    let recorded_from = schedule.count_below(first);
+                    let end = match stop {
+                        Stop::Requests(n) => schedule.count_below(first + n),
+                        Stop::Duration(d) => schedule.count_before(window_start + d),
+                    };
+                    let paced = Paced {
+                        schedule,
+                        recorded_from,
+                        end,
+                        max_lag: plan.max_lag,
+                    };
+                    (Limit::Paced, Some(paced))
+                }
+            };
+            // A thread that already died shows up when joined.
+            let _ = tx.send(Go {
+                limit,
+                window_start,
+                drain_end,
+                window_end,
+                warmup_end,
+                paced,
+            });
+        }
+        self.go_txs.clear();
+
+        let finished = join(std::mem::take(&mut self.handles))?;
+        let end = finished.iter().fold(window_start, |e, f| e.max(f.end));
+        let interrupted = control.stop_requested() || finished.iter().any(|f| f.interrupted);
+        // A duration run lasts its -z, even when its schedule ran out earlier; a stopped run lasts
+        // until the stop (the latest any thread noticed it).
+        let measured_end = match (interrupted, window_end) {
+            (false, Some(deadline)) => deadline,
+            _ => finished
+                .iter()
+                .filter_map(|f| f.window_end)
+                .max()
+                .unwrap_or(end),
+        };
+        let cpu = finished
+            .iter()
+            .try_fold(Duration::ZERO, |a, f| f.cpu.map(|b| a + b));
+        // The first thread's stats become the total: a fresh one would allocate eight more 270 KiB
+        // histograms, and the allocator zeroes part of each, which makes them resident.
+        let mut each = finished.into_iter().map(|f| f.stats);
+        let mut stats = each.next().unwrap_or_default();
+        for s in each {
+            stats += &s;
+        }
+        Ok(RunOutput {
+            stats,
+            elapsed: measured_end.saturating_duration_since(window_start),
+            drain: end.saturating_duration_since(measured_end),
+            wall: end.saturating_duration_since(start),
+            dns,
+            setup: setup_time,
+            threads: threads as u32,
+            window_start,
+            start_unix_ms,
+            cpu,
+            interrupted,
+            nofile_limit: limits::nofile().soft,
+            cores: std::thread::available_parallelism()
+                .ok()
+                .map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
+        })
+    }
+}
+
+impl Drop for Armed<'_> {
+    fn drop(&mut self) {
+        // Without a go, each thread's receiver closes and it ends; joined so that none
+        // outlives the run that started it.
+        self.go_txs.clear();
+        let _ = join(std::mem::take(&mut self.handles));
+    }
+}
