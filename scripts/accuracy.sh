@@ -70,7 +70,7 @@ scenario_1() {
   if [ ! -x /tmp/arena/peers/bin/vastar ] || ! command -v wrk >/dev/null; then "$ARENA/setup.sh" >&2; fi
   local label; label="accuracy-lat-$(date +%Y%m%d-%H%M%S)"
   (cd "$ARENA" && TOOLS="wrk vastar" EXTRA="$SPATE" EXTRA_NAME=spate \
-    EXTRA_ADAPTER="$ROOT/scripts/arena/spate.sh" SPATE_BUSY_TOO=1 MODES=lat REPS="$REPS" \
+    EXTRA_ADAPTER="$ROOT/bench/arena/spate.sh" SPATE_BUSY_TOO=1 MODES=lat REPS="$REPS" \
     LABEL="$label" ./run.sh > "$OUT/arena.log" 2>&1)
   local csv=/tmp/arena/results/$label/results.csv
   python3 - "$csv" <<'PY' | tee -a "$OUT/results.md"

@@ -157,7 +157,7 @@ def print_tables(tables):
 
 def set_name(path):
     """A set's label: the directory the arena wrote its results.csv in, or the file's own name
-    for a set kept under docs/results/<LABEL>.csv."""
+    for a set kept under bench/results/<LABEL>.csv."""
     stem, _ = os.path.splitext(os.path.basename(path))
     if stem != "results":
         return stem

@@ -25,7 +25,7 @@
 #                                    and CPU 0's steal time sampled every 10 s; then a fresh run
 #                                    (SOAK_FRESH, default 30s; 0: none) beside the last minute
 #   scripts/bench.sh size            release binary size
-#   scripts/bench.sh floor           the cost floor: CPU us per request of scripts/floor, a client
+#   scripts/bench.sh floor           the cost floor: CPU us per request of bench/floor, a client
 #                                    that does no work (level- and edge-triggered epoll, io_uring),
 #                                    beside spate, wrk and vastar (FLOOR_TOOLS), alternating, at
 #                                    c = 50 and 1000 (REPS, default 5); then the p99/p50 a
@@ -291,14 +291,14 @@ print(f"c={c} {name:16} median {cpu:.2f} us/request, user {user:.2f}  "
 PY
 }
 
-# The floor: what the kernel charges any client. scripts/floor is a client that does no work
+# The floor: what the kernel charges any client. bench/floor is a client that does no work
 # in user space (fixed request, no parsing, no clock per request), through level-triggered epoll
 # (as wrk), edge-triggered epoll (as spate and vastar, through tokio) and io_uring; it runs
 # alternating with spate, wrk and vastar, and the medians say how far above its own interface's
 # floor each tool is, and whether io_uring lowers the floor on this machine.
 mode_floor() {
-  cargo build --release --locked -q --manifest-path "$ROOT/scripts/floor/Cargo.toml"
-  FLOOR="$ROOT/scripts/floor/target/release/spate-floor"
+  cargo build --release --locked -q --manifest-path "$ROOT/bench/floor/Cargo.toml"
+  FLOOR="$ROOT/bench/floor/target/release/spate-floor"
   start_target
   alternate cpu_run "${FLOOR_TOOLS:-epoll edge uring spate wrk vastar}" 4
   local tool
@@ -414,13 +414,13 @@ mode_size() {
 }
 
 mode_h2() {
-  (cd "$ARENA" && EXTRA="$SPATE" EXTRA_NAME=spate EXTRA_ADAPTER="$ROOT/scripts/arena/spate.sh" \
+  (cd "$ARENA" && EXTRA="$SPATE" EXTRA_NAME=spate EXTRA_ADAPTER="$ROOT/bench/arena/spate.sh" \
     TOOLS="${TOOLS-h2load oha}" MODES="${MODES:-h2c h2tls}" H2_SHAPES="${H2_SHAPES:-16x16}" \
     REPS="${REPS:-3}" DURATION="${DURATION:-5}" LABEL="${1:-${LABEL:-spate-h2-$(date +%Y%m%d-%H%M%S)}}" ./run.sh)
 }
 
 mode_h1() {
-  (cd "$ARENA" && EXTRA="$SPATE" EXTRA_NAME=spate EXTRA_ADAPTER="$ROOT/scripts/arena/spate.sh" \
+  (cd "$ARENA" && EXTRA="$SPATE" EXTRA_NAME=spate EXTRA_ADAPTER="$ROOT/bench/arena/spate.sh" \
     TOOLS="${TOOLS-wrk hey oha vastar rewrk plumbrs h2load ab}" CONCS="${CONCS:-50 1000 10000}" \
     REPS="${REPS:-3}" DURATION="${DURATION:-5}" TARGET="${TARGET:-hyper}" \
     LABEL="${1:-${LABEL:-spate-$(date +%Y%m%d-%H%M%S)}}" ./run.sh)

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 if command -v shellcheck >/dev/null 2>&1; then
-  shellcheck install.sh scripts/*.sh scripts/arena/*.sh .ci/run
+  shellcheck install.sh scripts/*.sh bench/arena/*.sh .ci/run
 elif [ "${SPATE_REQUIRE_SHELLCHECK:-}" = 1 ]; then
   echo "check.sh: shellcheck is not installed" >&2
   exit 1
