@@ -21,9 +21,10 @@ pub trait Events {
     /// Bytes of the response were read at `at`: what `head` and `data` report next came in them.
     #[inline(always)]
     fn read_at(&mut self, _at: Tick) {}
-    /// The final head arrived, with this status (interim 1xx heads are not reported).
+    /// The final head arrived, with this status and the kind of body its Content-Type names
+    /// (interim 1xx heads are not reported).
     #[inline(always)]
-    fn head(&mut self, _status: u16) {}
+    fn head(&mut self, _status: u16, _media: Media) {}
     /// Payload of the body, chunk framing removed, in the order it arrived.
     #[inline(always)]
     fn data(&mut self, _bytes: &[u8]) {}
@@ -31,6 +32,47 @@ pub trait Events {
 
 /// Ignores everything.
 impl Events for () {}
+
+/// The kind of body a response's Content-Type names, as far as streaming cares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Media {
+    #[default]
+    Other,
+    /// `text/event-stream`: server-sent events.
+    EventStream,
+    /// JSON lines: `application/x-ndjson`, `application/jsonl` and their aliases.
+    JsonLines,
+}
+
+impl Media {
+    /// The kind a Content-Type value names: its type and subtype, parameters ignored, in any
+    /// case.
+    pub fn of(content_type: &[u8]) -> Media {
+        let essence = content_type
+            .split(|&b| b == b';')
+            .next()
+            .unwrap_or_default()
+            .trim_ascii();
+        let is = |name: &[u8]| essence.eq_ignore_ascii_case(name);
+        if is(b"text/event-stream") {
+            Media::EventStream
+        } else if [
+            &b"application/x-ndjson"[..],
+            b"application/ndjson",
+            b"application/jsonl",
+            b"application/x-jsonlines",
+            b"application/jsonlines",
+            b"application/json-lines",
+        ]
+        .iter()
+        .any(|n| is(n))
+        {
+            Media::JsonLines
+        } else {
+            Media::Other
+        }
+    }
+}
 
 /// One response, read in full, as both lanes report it.
 #[derive(Debug, Clone, Copy)]

@@ -5,6 +5,7 @@
 use std::mem::MaybeUninit;
 
 use super::ParseError;
+use crate::proto::Media;
 
 /// Headers beyond this count make the response a parse error (httparse `TooManyHeaders`).
 pub const MAX_HEADERS: usize = 100;
@@ -31,6 +32,8 @@ pub struct Head {
     pub framing: Framing,
     /// Whether the connection may carry another request after this response.
     pub keep_alive: bool,
+    /// What its Content-Type says the body is.
+    pub media: Media,
 }
 
 impl Head {
@@ -83,6 +86,7 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseE
     let mut length: Option<u64> = None;
     let mut transfer_encoding = false;
     let mut chunked = false;
+    let mut media = Media::Other;
     for h in res.headers.iter() {
         let name = h.name.as_bytes();
         if name.eq_ignore_ascii_case(b"content-length") {
@@ -95,6 +99,8 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseE
             transfer_encoding = true;
             // Only the final coding decides framing; a later header line overrides an earlier one.
             chunked = last_token(h.value).eq_ignore_ascii_case(b"chunked");
+        } else if name.eq_ignore_ascii_case(b"content-type") {
+            media = Media::of(h.value);
         } else if name.eq_ignore_ascii_case(b"connection") {
             for token in h.value.split(|&b| b == b',') {
                 let token = token.trim_ascii();
@@ -128,6 +134,7 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseE
         status,
         framing,
         keep_alive,
+        media,
     }))
 }
 
@@ -174,6 +181,26 @@ fn last_token(value: &[u8]) -> &[u8] {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_content_type_names_a_stream_kind_in_any_case_and_with_parameters() {
+        let media = |ct: &str| {
+            let raw = format!("HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\n\r\n");
+            parse_head(raw.as_bytes(), false).unwrap().unwrap().media
+        };
+        assert_eq!(media("text/event-stream"), Media::EventStream);
+        assert_eq!(
+            media("Text/Event-Stream ; charset=utf-8"),
+            Media::EventStream
+        );
+        assert_eq!(media("application/x-ndjson"), Media::JsonLines);
+        assert_eq!(media("application/jsonl"), Media::JsonLines);
+        assert_eq!(media("application/json"), Media::Other);
+        assert_eq!(media("text/event-streams"), Media::Other);
+        let none = parse_head(b"HTTP/1.1 204 No Content\r\n\r\n", false);
+        assert_eq!(none.unwrap().unwrap().media, Media::Other);
+    }
+
     use super::*;
 
     fn head(raw: &str) -> Head {

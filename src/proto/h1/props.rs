@@ -4,8 +4,8 @@
 //! `cargo test`; not used at run time. A violated property panics with what differed.
 
 use super::{Chunked, HeadMemo, MAX_HEAD_BYTES, ParseError, ResponseParser, parse_head};
-use crate::proto::Events;
 use crate::proto::h1::response::feed_with_carry;
+use crate::proto::{Events, Media};
 
 /// What a stream of responses parsed to: each response (status, body bytes, keep-alive), then
 /// how the stream ended; with the head memory capturing (--redirect), each complete response's
@@ -16,20 +16,23 @@ pub struct Outcome {
     pub responses: Vec<(u16, u64, bool)>,
     pub end: Result<End, ParseError>,
     pub locations: Vec<Option<Vec<u8>>>,
-    pub reported: Vec<(Option<u16>, Vec<u8>)>,
+    pub reported: Vec<Reported>,
 }
+
+/// What `Events` heard of one response: the final head (status, media), the payload.
+pub type Reported = (Option<(u16, Media)>, Vec<u8>);
 
 /// The events of the response being read.
 #[derive(Debug, Default)]
 struct Seen {
-    head: Option<u16>,
+    head: Option<(u16, Media)>,
     payload: Vec<u8>,
 }
 
 impl Events for Seen {
-    fn head(&mut self, status: u16) {
+    fn head(&mut self, status: u16, media: Media) {
         assert!(self.head.is_none(), "a second final head");
-        self.head = Some(status);
+        self.head = Some((status, media));
     }
 
     fn data(&mut self, bytes: &[u8]) {
@@ -165,8 +168,8 @@ pub fn check_stream(data: &[u8], seed: u64) {
     let whole = parse_stream(data, &[], head_request);
     let parsed = parse_stream_with(data, &[], head_request, false);
     assert_eq!(
-        (&whole.responses, &whole.end),
-        (&parsed.responses, &parsed.end),
+        (&whole.responses, &whole.end, &whole.reported),
+        (&parsed.responses, &parsed.end, &parsed.reported),
         "the head memory changed the outcome"
     );
     for (&(status, _, _), kept) in whole.responses.iter().zip(&whole.locations) {
@@ -182,7 +185,7 @@ pub fn check_stream(data: &[u8], seed: u64) {
     for (&(status, body, _), (head, payload)) in whole.responses.iter().zip(&whole.reported) {
         assert!((100..=999).contains(&status), "status {status}");
         // The events saw what was counted: the final head, and the payload byte for byte.
-        assert_eq!(*head, Some(status));
+        assert_eq!(head.map(|h| h.0), Some(status));
         assert_eq!(payload.len() as u64, body, "payload reported");
     }
 }

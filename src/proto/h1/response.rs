@@ -90,7 +90,7 @@ impl ResponseParser {
                     Some(head) => {
                         off += head.len;
                         if !head.is_interim() {
-                            events.head(head.status);
+                            events.head(head.status, head.media);
                             self.status = head.status;
                             self.keep_alive = head.keep_alive;
                             self.body = Some(Body::new(head.framing));

@@ -6,7 +6,7 @@
 use super::{Conn, MAX_QUEUED, Partial};
 use crate::clock::Tick;
 use crate::proto::h2::frame::{self, Head};
-use crate::proto::{Cause, Events, Fail, Response};
+use crate::proto::{Cause, Events, Fail, Media, Response};
 use crate::stats::Failure;
 
 impl<S: Events + Default> Conn<S> {
@@ -242,11 +242,14 @@ impl<S: Events + Default> Conn<S> {
     /// A complete header block on an open or cancelled stream.
     fn block(&mut self, stream: u32, end_stream: bool, block: &[u8], now: Tick) {
         let mut status: Option<u16> = None;
+        let mut media = Media::Other;
         let mut list = 0usize;
         let decoded = self.decoder.decode(block, |name, value| {
             list += name.len() + value.len() + 32;
             if name == b":status" {
                 status = parse_status(value);
+            } else if name == b"content-type" {
+                media = Media::of(value);
             }
         });
         if let Err(e) = decoded {
@@ -283,7 +286,7 @@ impl<S: Events + Default> Conn<S> {
                 slot.status = s;
                 slot.first_byte = Some(now);
                 slot.events.read_at(now);
-                slot.events.head(s);
+                slot.events.head(s, media);
                 if end_stream {
                     self.complete(k, now);
                 }

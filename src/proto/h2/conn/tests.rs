@@ -6,6 +6,7 @@ use std::task::{Context, Poll, Waker};
 use bytes::Bytes;
 
 use super::*;
+use crate::proto::Media;
 use crate::proto::h2::frame::Head;
 use crate::proto::h2::frame::*;
 
@@ -314,7 +315,7 @@ mod failures;
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Told {
     reads: usize,
-    head: Option<u16>,
+    head: Option<(u16, Media)>,
     payload: Vec<u8>,
 }
 
@@ -322,9 +323,9 @@ impl Events for Told {
     fn read_at(&mut self, _: Tick) {
         self.reads += 1;
     }
-    fn head(&mut self, status: u16) {
+    fn head(&mut self, status: u16, media: Media) {
         assert!(self.head.is_none(), "told of two heads");
-        self.head = Some(status);
+        self.head = Some((status, media));
     }
     fn data(&mut self, bytes: &[u8]) {
         assert!(self.head.is_some(), "payload before the head");
@@ -332,11 +333,18 @@ impl Events for Told {
     }
 }
 
+/// `:status: 404` and `content-type: text/event-stream` (a literal with the static table's name).
+fn event_stream_404() -> Vec<u8> {
+    let mut block = vec![0x8d, 0x0f, 0x10, 17];
+    block.extend_from_slice(b"text/event-stream");
+    block
+}
+
 #[test]
 fn each_slot_is_told_its_head_and_its_payload_without_padding() {
     let server = Script::default()
         .frame(HEADERS, END_HEADERS, 1, &[0x88])
-        .frame(HEADERS, END_HEADERS | END_STREAM, 3, &[0x8d])
+        .frame(HEADERS, END_HEADERS | END_STREAM, 3, &event_stream_404())
         .frame(DATA, 0, 1, b"hel")
         .frame(DATA, PADDED, 1, b"\x02loxx")
         .frame(DATA, END_STREAM, 1, b"!")
@@ -351,10 +359,10 @@ fn each_slot_is_told_its_head_and_its_payload_without_padding() {
         let told = std::mem::take(c.events(0));
         assert_eq!(
             (told.head, told.payload.as_slice()),
-            (Some(200), &b"hello!"[..])
+            (Some((200, Media::Other)), &b"hello!"[..])
         );
         assert_eq!(told.reads, 4, "the head and each DATA frame");
-        assert_eq!(c.events(1).head, Some(404));
+        assert_eq!(c.events(1).head, Some((404, Media::EventStream)));
         assert!(c.events(1).payload.is_empty());
     }
 }
