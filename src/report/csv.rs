@@ -6,7 +6,7 @@ use super::Report;
 use crate::stats::{Failure, Summary};
 
 /// The columns, in order.
-pub const COLUMNS: [&str; 31] = [
+pub const COLUMNS: [&str; 33] = [
     "spate_version",
     "url",
     "method",
@@ -38,6 +38,8 @@ pub const COLUMNS: [&str; 31] = [
     "slo_pass",
     "error_kind",
     "error_message",
+    "retried",
+    "redirects_followed",
 ];
 
 /// A field as RFC 4180 writes it: quoted when it holds a comma, a quote or a line break, with
@@ -101,6 +103,8 @@ pub fn to_csv(s: &Report) -> String {
         s.error
             .as_ref()
             .map_or_else(String::new, |e| e.message.clone()),
+        r.retried.to_string(),
+        r.redirects_followed.to_string(),
     ];
     line(COLUMNS.iter().map(|c| (*c).to_owned())) + &line(row.into_iter())
 }
@@ -175,5 +179,22 @@ mod tests {
         assert_eq!(field("two\nlines"), "\"two\nlines\"");
         assert_eq!(num(None), "");
         assert_eq!(num(Some(0.25)), "0.25");
+    }
+
+    #[test]
+    fn every_column_has_its_cell_and_the_last_ones_are_the_retries_and_redirects() {
+        let plan = crate::plan::Plan::new(crate::target::Target::parse("http://a/").unwrap());
+        let run = crate::stats::RunOutput::empty(1);
+        let mut s = Summary::new(&plan, &run, crate::stats::HISTOGRAM_BINS);
+        s.requests.retried = 3;
+        s.requests.redirects_followed = 7;
+        let r = Report::of(s, &Default::default());
+        let csv = to_csv(&r);
+        let lines: Vec<&str> = csv.split("\r\n").collect();
+        let (head, row) = (lines[0], lines[1]);
+        assert_eq!(head.split(',').count(), COLUMNS.len());
+        assert_eq!(row.split(',').count(), COLUMNS.len());
+        assert!(head.ends_with(",retried,redirects_followed"), "{head}");
+        assert!(row.ends_with(",3,7"), "{row}");
     }
 }

@@ -289,6 +289,10 @@ fn csv_on_stdout_and_by_the_saved_name_reads_back_in_pythons_csv() {
     assert_eq!(row["attempted"], "20");
     assert_eq!(row["slo_pass"], "");
     assert_eq!(row["error_kind"], "");
+    assert_eq!(
+        (&row["retried"], &row["redirects_followed"]),
+        (&Value::from("0"), &Value::from("0"))
+    );
     let p99: f64 = row["latency_p99_ms"].as_str().unwrap().parse().unwrap();
     assert!(p99 > 0.0);
     // Any other name is JSON, as before.
