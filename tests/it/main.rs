@@ -27,6 +27,7 @@ mod schema;
 mod secrets;
 mod setup;
 mod signals;
+mod stream;
 mod support;
 mod sweep;
 mod timeline;
