@@ -123,8 +123,8 @@ fn write_text(
 ) -> std::fmt::Result {
     writeln!(
         o,
-        "spate sweep: {url}, {} levels, each {}",
-        s.levels.len(),
+        "spate sweep: {url}, {}, each {}",
+        crate::numbers::counted(s.levels.len() as u64, "level", "levels"),
         each(plan)
     )?;
     writeln!(

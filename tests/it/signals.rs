@@ -1,7 +1,7 @@
 //! Interrupts against a running spate child: SIGINT, SIGTERM and SIGHUP print the full report,
 //! write --save and exit 130; signals that arrive together (one Ctrl-C under GNU timeout) are one
 //! request; a deliberate second SIGINT exits at once; SIGHUP ignored by nohup stays ignored; a
-//! closed stdout ends quietly.
+//! closed stdout ends quietly. A sweep and a comparison report their whole levels and rounds.
 #![cfg(unix)]
 
 use std::os::unix::process::CommandExt;
@@ -250,4 +250,88 @@ fn closed_stdout(connections: u32) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A scratch directory for the runs' JSON.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("spate-signals-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn sigint_ends_a_sweep_with_the_whole_levels_so_far() {
+    let server = slow_server();
+    let dir = scratch("sweep");
+    let child = spawn(&[
+        "sweep",
+        "--no-progress",
+        "--conc",
+        "1,2,3",
+        "-z",
+        "800ms",
+        "--save-dir",
+        dir.to_str().unwrap(),
+        &format!("http://{}/", server.addr()),
+    ]);
+    wait_for(|| dir.join("c-1.json").exists());
+    signal(&child, libc::SIGINT);
+    let out = finish(child);
+    stopped_with_a_report(&out, &["Knee: 1,"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(", 1 level, each -z 800ms\n"), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    assert_eq!(rows.len(), 1, "the level under way is left out:\n{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("stopped by a signal; 1 of 3 levels swept"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigint_ends_a_comparison_with_the_whole_rounds_so_far_and_its_page() {
+    let server = slow_server();
+    let dir = scratch("compare");
+    let page = dir.join("compare.html");
+    let url = format!("http://{}/", server.addr());
+    let child = spawn(&[
+        "compare",
+        "--no-progress",
+        "--rounds",
+        "5",
+        "-z",
+        "400ms",
+        "--format",
+        "json",
+        "--save-dir",
+        dir.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+        &format!("a={url}"),
+        &format!("b={url}"),
+    ]);
+    wait_for(|| dir.join("b-2.json").exists());
+    signal(&child, libc::SIGINT);
+    let out = finish(child);
+    stopped_with_a_report(&out, &[]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rounds = doc["targets"][0]["rounds"].as_u64().unwrap();
+    assert!((2..5).contains(&rounds), "whole rounds only: {rounds}");
+    assert_eq!(doc["targets"][1]["rounds"], rounds);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&format!("{rounds} rounds each")),
+        "the page of the same rounds"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
