@@ -153,12 +153,7 @@ fn three_rounds_are_said_to_be_too_few_and_markdown_is_a_table() {
 #[test]
 fn the_json_form_matches_its_schema_and_says_what_the_text_says() {
     let out = three_quick_rounds(&["--format", "json"], "a=URL", "b=URL");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeeded(&out);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     crate::schema::validate_against("docs/compare-schema.json", &doc);
     assert_eq!(doc["reference"], "a");
@@ -238,12 +233,7 @@ fn a_targets_file_gives_one_target_flags_of_its_own() {
         "--targets",
         file.to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeeded(&out);
     let saved = |name: &str| -> Value {
         serde_json::from_slice(&std::fs::read(dir.join(name)).unwrap()).unwrap()
     };

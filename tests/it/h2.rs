@@ -298,12 +298,7 @@ fn h2c_from_the_command_line() {
         .args(["--http2", "-p", "4", "-n", "400", "-c", "2", &server.url()])
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    crate::support::succeeded(&o);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("HTTP/2 (h2c)"), "{text}");
     assert!(

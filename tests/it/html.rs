@@ -301,12 +301,7 @@ fn the_page_loads_nothing_shows_the_json_and_spate_report_makes_it_again() {
         json.to_str().unwrap(),
         &server.url(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeeded(&out);
     let html = std::fs::read_to_string(&page).unwrap();
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let embedded: Value =
@@ -341,12 +336,7 @@ fn the_page_loads_nothing_shows_the_json_and_spate_report_makes_it_again() {
         "--html",
         again.to_str().unwrap(),
     ]);
-    assert_eq!(
-        r.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&r.stderr)
-    );
+    crate::support::succeeded(&r);
     assert_eq!(std::fs::read_to_string(&again).unwrap(), html);
     let from_page = spate(&["report", page.to_str().unwrap()]);
     let from_json = spate(&["report", json.to_str().unwrap()]);
@@ -428,12 +418,7 @@ fn a_comparison_page_overlays_the_targets_and_shows_its_json() {
         &format!("fast={}", fast.url()),
         &format!("slow={}", slow.url()),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeeded(&out);
     let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let html = std::fs::read_to_string(&page).unwrap();
     let doc = data_block(&html, "spate-compare");

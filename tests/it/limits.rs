@@ -24,12 +24,7 @@ fn the_soft_file_limit_is_raised_to_the_hard_one() {
         "ulimit -Sn 256 && ulimit -Hn",
         &format!("-n 20 -c 2 --threads 1 --format json {}", server.url()),
     );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    crate::support::succeeded(&o);
     let out = String::from_utf8_lossy(&o.stdout);
     let (hard, json) = out.split_once('\n').unwrap();
     let v: serde_json::Value = serde_json::from_str(json).unwrap();

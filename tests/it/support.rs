@@ -188,18 +188,23 @@ pub fn spate(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// Runs `spate --no-progress --format json ARGS`, which must exit 0 (its stderr is shown if not),
-/// and returns the JSON result.
-pub fn spate_json(args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["--no-progress", "--format", "json"];
-    all.extend_from_slice(args);
-    let out = spate(&all);
+/// Fails the test, with the process's stderr, unless it exited 0.
+pub fn succeeded(out: &std::process::Output) {
     assert_eq!(
         out.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Runs `spate --no-progress --format json ARGS`, which must exit 0 (its stderr is shown if not),
+/// and returns the JSON result.
+pub fn spate_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--no-progress", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = spate(&all);
+    succeeded(&out);
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

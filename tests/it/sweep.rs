@@ -40,12 +40,7 @@ fn limited(n: u32, delay_ms: u32) -> Option<(Child, String)> {
 
 fn json(args: &[&str]) -> Value {
     let out = spate(args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeeded(&out);
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     crate::schema::validate_against("docs/sweep-schema.json", &doc);
     doc
