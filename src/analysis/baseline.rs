@@ -6,79 +6,22 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::Pct;
+use super::{Measure, Pct};
 use crate::stats::Summary;
 
-/// What a gate or a comparison row is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    Latency(Pct),
-    /// Completed responses per second: lower is worse.
-    Rps,
-    /// Share of attempted requests that failed or got a status of 400 or more, in %.
-    Errors,
-}
-
-impl Metric {
-    /// The rows every comparison shows, gated or not.
-    const SHOWN: [Metric; 6] = [
-        Metric::Rps,
-        Metric::Latency(Pct::P50),
-        Metric::Latency(Pct::P90),
-        Metric::Latency(Pct::P99),
-        Metric::Latency(Pct::P999),
-        Metric::Errors,
-    ];
-
-    pub fn key(self) -> &'static str {
-        match self {
-            Metric::Latency(p) => p.key(),
-            Metric::Rps => "rps",
-            Metric::Errors => "errors",
-        }
-    }
-
-    fn unit(self) -> &'static str {
-        match self {
-            Metric::Latency(_) => "ms",
-            Metric::Rps => "req/s",
-            Metric::Errors => "%",
-        }
-    }
-
-    /// This metric of a run; `None` where it has none (no latency without a response).
-    pub fn of(self, s: &Summary) -> Option<f64> {
-        match self {
-            Metric::Latency(p) => p.of(&s.latency.percentiles),
-            Metric::Rps => Some(s.totals.requests_per_sec),
-            Metric::Errors => {
-                let r = &s.requests;
-                let bad: u64 = s
-                    .status_codes
-                    .iter()
-                    .filter(|c| c.code >= 400)
-                    .map(|c| c.count)
-                    .sum();
-                (r.attempted > 0).then(|| 100.0 * (r.failed + bad) as f64 / r.attempted as f64)
-            }
-        }
-    }
-
-    /// How much worse `now` is than `base`: % of the baseline for latency and rate, percentage
-    /// points for errors (a rate of 0 has no relative change).
-    fn worse_by(self, base: f64, now: f64) -> Option<f64> {
-        match self {
-            Metric::Errors => Some(now - base),
-            Metric::Latency(_) if base > 0.0 => Some(100.0 * (now - base) / base),
-            Metric::Rps if base > 0.0 => Some(100.0 * (base - now) / base),
-            _ => None,
-        }
-    }
-}
+/// The rows every comparison shows, gated or not.
+const SHOWN: [Measure; 6] = [
+    Measure::Rps,
+    Measure::Latency(Pct::P50),
+    Measure::Latency(Pct::P90),
+    Measure::Latency(Pct::P99),
+    Measure::Latency(Pct::P999),
+    Measure::Errors,
+];
 
 /// `--max-regression`: the worsening each metric may show, in % (percentage points for errors).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Gates(pub Vec<(Metric, f64)>);
+pub struct Gates(pub Vec<(Measure, f64)>);
 
 impl FromStr for Gates {
     type Err = String;
@@ -94,10 +37,10 @@ impl FromStr for Gates {
             };
             let (key, value) = (key.trim(), value.trim());
             let metric = match key {
-                "rps" => Metric::Rps,
-                "errors" => Metric::Errors,
+                "rps" => Measure::Rps,
+                "errors" => Measure::Errors,
                 k => match Pct::ALL.iter().find(|p| p.key() == k) {
-                    Some(p) => Metric::Latency(*p),
+                    Some(p) => Measure::Latency(*p),
                     None => {
                         return Err(format!(
                             "unknown metric {k:?}; use p10 p25 p50 p75 p90 p95 p99 p99.9 p99.99, rps or errors"
@@ -127,15 +70,15 @@ impl FromStr for Gates {
 pub struct Sample {
     /// The file it came from, as given.
     pub name: String,
-    values: Vec<(Metric, Option<f64>)>,
+    values: Vec<(Measure, Option<f64>)>,
     shape: Vec<(&'static str, String)>,
 }
 
 impl Sample {
     pub fn of(name: String, s: &Summary) -> Sample {
-        let metrics = [Metric::Rps, Metric::Errors]
+        let metrics = [Measure::Rps, Measure::Errors]
             .into_iter()
-            .chain(Pct::ALL.map(Metric::Latency));
+            .chain(Pct::ALL.map(Measure::Latency));
         Sample {
             name,
             values: metrics.map(|m| (m, m.of(s))).collect(),
@@ -143,7 +86,7 @@ impl Sample {
         }
     }
 
-    fn value(&self, m: Metric) -> Option<f64> {
+    fn value(&self, m: Measure) -> Option<f64> {
         self.values.iter().find(|(k, _)| *k == m).and_then(|v| v.1)
     }
 }
@@ -210,7 +153,7 @@ impl Comparison {
 
 /// The run `s` against `base` (at least one saved run), gated by `gates`.
 pub fn compare(s: &Summary, base: &[Sample], gates: &Gates) -> Comparison {
-    let mut metrics: Vec<Metric> = Metric::SHOWN.to_vec();
+    let mut metrics: Vec<Measure> = SHOWN.to_vec();
     for (m, _) in &gates.0 {
         if !metrics.contains(m) {
             metrics.push(*m);
@@ -293,9 +236,9 @@ mod tests {
         assert_eq!(
             g.0,
             [
-                (Metric::Latency(Pct::P99), 10.0),
-                (Metric::Rps, 5.0),
-                (Metric::Errors, 0.5)
+                (Measure::Latency(Pct::P99), 10.0),
+                (Measure::Rps, 5.0),
+                (Measure::Errors, 0.5)
             ]
         );
         for (bad, says) in [

@@ -12,11 +12,12 @@ mod insight;
 mod knee;
 mod levels;
 mod mann_whitney;
+mod measure;
 mod ports;
 mod slo;
 mod versus;
 
-pub use baseline::{Comparison, Delta, Difference, Gates, Metric, Sample, compare};
+pub use baseline::{Comparison, Delta, Difference, Gates, Sample, compare};
 pub use fairness::starved;
 pub use finding::{ClassCount, CodeCount, Finding, Limit, Spread, TailPhase};
 pub use insight::{Facts, HIGH_ERROR_RATE, SEND_LAG_MS, STALL_MS, insight};
@@ -26,8 +27,9 @@ pub use knee::{
 };
 pub use levels::{LEVEL_NAMES, LevelMode, Levels};
 pub use mann_whitney::{MAX_SAMPLE, Shift, UTest, mann_whitney, shift, smallest_p};
+pub use measure::Measure;
 pub use slo::{Measured, Pct, SloSpec, Verdict, verdicts};
-pub use versus::{Change, Measure, Outcome, Row, Target as Contender, Versus, versus};
+pub use versus::{Change, Outcome, Row, Target as Contender, Versus, versus};
 
 use crate::stats::Summary;
 

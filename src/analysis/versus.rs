@@ -4,78 +4,11 @@
 //! alpha and a change beyond the noise. The unit is one round, never one request. Typed only.
 
 use hdrhistogram::Histogram;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use super::mann_whitney::{mann_whitney, median_of_sorted, shift, smallest_p};
-use super::{Finding, Pct};
+use super::{Finding, Measure};
 use crate::stats::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Summary, from_base64_v2};
-
-/// What is compared, in the order of the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Measure {
-    Rps,
-    Latency(Pct),
-    /// Failed or >= 400 over attempted, in %: compared in percentage points.
-    Errors,
-    /// spate's own CPU time per completed response, in µs.
-    Cpu,
-}
-
-/// As its key: "rps", "p50" ... "p99.9", "errors", "cpu".
-impl Serialize for Measure {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.key())
-    }
-}
-
-impl Measure {
-    pub const ALL: [Measure; 7] = [
-        Measure::Rps,
-        Measure::Latency(Pct::P50),
-        Measure::Latency(Pct::P90),
-        Measure::Latency(Pct::P99),
-        Measure::Latency(Pct::P999),
-        Measure::Errors,
-        Measure::Cpu,
-    ];
-
-    pub fn key(self) -> &'static str {
-        match self {
-            Measure::Rps => "rps",
-            Measure::Latency(p) => p.key(),
-            Measure::Errors => "errors",
-            Measure::Cpu => "cpu",
-        }
-    }
-
-    /// The unit of its values: "req/s", "ms", "%" or "us".
-    pub fn unit(self) -> &'static str {
-        match self {
-            Measure::Rps => "req/s",
-            Measure::Latency(_) => "ms",
-            Measure::Errors => "%",
-            Measure::Cpu => "us",
-        }
-    }
-
-    fn higher_is_better(self) -> bool {
-        self == Measure::Rps
-    }
-
-    /// This measure of a run; `None` where it has none.
-    pub fn of(self, s: &Summary) -> Option<f64> {
-        match self {
-            Measure::Rps => Some(s.totals.requests_per_sec),
-            Measure::Latency(p) => p.of(&s.latency.percentiles),
-            Measure::Errors => super::Metric::Errors.of(s),
-            Measure::Cpu => s
-                .generator
-                .cpu_s
-                .filter(|_| s.requests.completed > 0)
-                .map(|c| c * 1e6 / s.requests.completed as f64),
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -279,6 +212,7 @@ pub fn versus(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::Pct;
 
     fn round(rps: f64, p50: f64) -> Summary {
         let plan = crate::plan::Plan::new(crate::target::Target::parse("http://a/").unwrap());
