@@ -62,10 +62,19 @@ pub fn run(s: &Sweep) -> u8 {
     let vs =
         s.vs.as_ref()
             .map(|v| crate::redact::url(&v[0].target.url).into_owned());
+    let doc = json(&sweep, &url, vs.as_deref());
+    if let Some(path) = &s.html {
+        let each = crate::report::sweep::each(&s.runs[0]);
+        let page = crate::report::sweep_page(&sweep, &url, vs.as_deref(), &each, &doc);
+        if let Err(e) = crate::report::save::write(path, page.as_bytes()) {
+            eprintln!("spate sweep: --html {}: {e}", path.display());
+            return crate::cli::EXIT_USAGE;
+        }
+    }
     let out = match s.format {
         CompareForm::Text => text(&sweep, &url, vs.as_deref(), &s.runs[0]),
         CompareForm::Markdown => markdown(&sweep, &url, vs.as_deref()),
-        CompareForm::Json => json(&sweep, &url, vs.as_deref()),
+        CompareForm::Json => doc,
     };
     print!("{out}");
     if interrupted {

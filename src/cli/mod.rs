@@ -73,6 +73,8 @@ pub struct Sweep {
     pub vs: Option<Vec<Plan>>,
     pub format: crate::report::versus::CompareForm,
     pub save_dir: Option<PathBuf>,
+    /// `--html`: the sweep as a page, written here too.
+    pub html: Option<PathBuf>,
     pub progress: bool,
 }
 

@@ -118,6 +118,11 @@ pub struct SweepArgs {
     #[arg(long = "format", value_enum, default_value_t = CompareFormat::Text)]
     pub format: CompareFormat,
 
+    /// Also write the sweep as one self-contained HTML page: the levels, and the rate and the
+    /// latency by connections.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// Also write each run's JSON result to this directory, as c-LEVEL.json (and vs-LEVEL.json).
     #[arg(long = "save-dir", value_name = "DIR")]
     pub save_dir: Option<PathBuf>,

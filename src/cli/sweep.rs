@@ -48,6 +48,14 @@ pub fn command(s: SweepArgs) -> Result<Command, Exit> {
             dir.display()
         )));
     }
+    if let Some(path) = &s.html {
+        crate::report::save::check(path).map_err(|e| {
+            Exit::usage(format!(
+                "--html {}: cannot write there: {e}",
+                path.display()
+            ))
+        })?;
+    }
     let levels = s.conc.0;
     let most = *levels.last().unwrap_or(&1);
     if let Some(n) = load.requests
@@ -85,6 +93,7 @@ pub fn command(s: SweepArgs) -> Result<Command, Exit> {
             CompareFormat::Json => CompareForm::Json,
         },
         save_dir: s.save_dir,
+        html: s.html,
         progress: !s.no_progress,
     }))
 }

@@ -51,7 +51,7 @@ fn ratio(v: Option<f64>) -> String {
 }
 
 /// How long each level ran: "-z 2s" or "-n 10,000".
-fn each(plan: &Plan) -> String {
+pub fn each(plan: &Plan) -> String {
     match plan.stop {
         Stop::Duration(d) => format!("-z {}", humantime(d)),
         Stop::Requests(n) => format!("-n {}", crate::numbers::count(n)),

@@ -467,3 +467,51 @@ fn shown_figures_read_back_in_their_fields_units() {
     assert!((v - 0.000532).abs() < 1e-12);
     assert_eq!(shown("-", "latency.max_ms"), None);
 }
+
+#[test]
+fn a_sweep_page_draws_each_level_and_shows_its_json() {
+    let server = builtin(ServeConfig::default());
+    let dir = scratch("sweep");
+    let page = dir.join("sweep.html");
+    let out = spate(&[
+        "sweep",
+        "--no-progress",
+        "--format",
+        "json",
+        "-n",
+        "60",
+        "--conc",
+        "1,2,4",
+        "--html",
+        page.to_str().unwrap(),
+        &server.url(),
+    ]);
+    crate::support::succeeded(&out);
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc = data_block(&html, "spate-sweep");
+    assert_eq!(doc, printed, "the page holds what --format json prints");
+    crate::schema::validate_against("docs/sweep-schema.json", &doc);
+    let Some(b) = browse(&page) else { return };
+    assert!(b.console.is_empty(), "console: {:#?}", b.console);
+    assert!(b.requests.is_empty(), "requests: {:?}", b.requests);
+    // A short page in a tall window: a table and two small charts.
+    assert!(b.inked > 0.005, "a blank screenshot: {:.4} inked", b.inked);
+    let cells = cells(&b.dom);
+    assert_eq!(cells.len(), 3 * 6, "six figures a level: {cells:?}");
+    for (key, text) in &cells {
+        let json = at(&doc, key);
+        match (json.as_f64(), shown(text, key)) {
+            (Some(v), Some((s, tol))) => {
+                assert!((v - s).abs() <= tol, "{key}: page {text:?}, JSON {v}")
+            }
+            (None, _) => assert_eq!(text, "-", "{key}: JSON {json}"),
+            (Some(v), None) => panic!("{key}: page {text:?}, JSON {v}"),
+        }
+    }
+    // The rate's line: a point a level, left to right.
+    let rate = series(&b.dom, "t0");
+    assert_eq!(rate.len(), 3, "{rate:?}");
+    assert!(rate.windows(2).all(|w| w[0].0 < w[1].0), "{rate:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -221,6 +221,17 @@ fn bad_input_is_one_line_and_exit_2_with_nothing_sent() {
                 "sweep",
                 "--conc",
                 "1,2",
+                "--html",
+                "/nonexistent/s.html",
+                url.as_str(),
+            ],
+            "--html /nonexistent/s.html: cannot write there",
+        ),
+        (
+            vec![
+                "sweep",
+                "--conc",
+                "1,2",
                 "--save-dir",
                 "/nonexistent/dir",
                 url.as_str(),

@@ -6,9 +6,11 @@
 mod baseline;
 mod charts;
 mod svg;
+mod sweep;
 mod tables;
 mod versus;
 
+pub use sweep::page as sweep_page;
 pub use versus::page as compare_page;
 
 use std::fmt::Write as _;
