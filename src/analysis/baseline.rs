@@ -9,16 +9,6 @@ use serde::{Deserialize, Serialize};
 use super::{Measure, Pct};
 use crate::stats::Summary;
 
-/// The rows every comparison shows, gated or not.
-const SHOWN: [Measure; 6] = [
-    Measure::Rps,
-    Measure::Latency(Pct::P50),
-    Measure::Latency(Pct::P90),
-    Measure::Latency(Pct::P99),
-    Measure::Latency(Pct::P999),
-    Measure::Errors,
-];
-
 /// `--max-regression`: the worsening each metric may show, in % (percentage points for errors).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Gates(pub Vec<(Measure, f64)>);
@@ -153,7 +143,11 @@ impl Comparison {
 
 /// The run `s` against `base` (at least one saved run), gated by `gates`.
 pub fn compare(s: &Summary, base: &[Sample], gates: &Gates) -> Comparison {
-    let mut metrics: Vec<Measure> = SHOWN.to_vec();
+    // Every figure compare shows but spate's own CPU, which says nothing of the server.
+    let mut metrics: Vec<Measure> = Measure::ALL
+        .into_iter()
+        .filter(|m| *m != Measure::Cpu)
+        .collect();
     for (m, _) in &gates.0 {
         if !metrics.contains(m) {
             metrics.push(*m);

@@ -238,15 +238,17 @@ pub fn series(dom: &str, class: &str) -> Vec<(f64, f64)> {
     nums.chunks(2).map(|p| (p[0], p[1])).collect()
 }
 
-/// Everything a page must be in the browser, whatever the run: returns what the browser made of
-/// it for checks of a particular run.
-pub fn check_page(page: &Path, doc: &Value) -> Option<Browsed> {
-    let b = browse(page)?;
+/// What every page must be in the browser: no console message (a CSP violation would be one),
+/// no request, and a screenshot with at least `inked` of its pixels drawn.
+fn clean(b: &Browsed, inked: f64) {
     assert!(b.console.is_empty(), "console: {:#?}", b.console);
     assert!(b.requests.is_empty(), "requests: {:?}", b.requests);
-    assert!(b.inked > 0.02, "a blank screenshot: {:.4} inked", b.inked);
-    let cells = cells(&b.dom);
-    assert!(cells.len() >= 40, "{} figures", cells.len());
+    assert!(b.inked > inked, "a blank screenshot: {:.4} inked", b.inked);
+}
+
+/// Checks that every `data-key` figure of `dom` shows its field of `doc`; returns how many.
+fn figures_match(dom: &str, doc: &Value) -> usize {
+    let cells = cells(dom);
     for (key, text) in &cells {
         let json = at(doc, key);
         match (json.as_f64(), shown(text, key)) {
@@ -257,6 +259,16 @@ pub fn check_page(page: &Path, doc: &Value) -> Option<Browsed> {
             (Some(v), None) => panic!("{key}: page {text:?}, JSON {v}"),
         }
     }
+    cells.len()
+}
+
+/// Everything a page must be in the browser, whatever the run: returns what the browser made of
+/// it for checks of a particular run.
+pub fn check_page(page: &Path, doc: &Value) -> Option<Browsed> {
+    let b = browse(page)?;
+    clean(&b, 0.02);
+    let figures = figures_match(&b.dom, doc);
+    assert!(figures >= 40, "{figures} figures");
     // SVG y grows downwards: p99 at or above p50 is a y no larger, at every second.
     let (p50, p99) = (series(&b.dom, "p50"), series(&b.dom, "p99"));
     let mut compared = 0;
@@ -425,21 +437,12 @@ fn a_comparison_page_overlays_the_targets_and_shows_its_json() {
     assert_eq!(doc, printed, "the page holds what --format json prints");
     crate::schema::validate_against("docs/compare-schema.json", &doc);
     let Some(b) = browse(&page) else { return };
-    assert!(b.console.is_empty(), "console: {:#?}", b.console);
-    assert!(b.requests.is_empty(), "requests: {:?}", b.requests);
-    assert!(b.inked > 0.02, "a blank screenshot: {:.4} inked", b.inked);
-    let cells = cells(&b.dom);
-    assert_eq!(cells.len(), 2 * (7 + 6), "medians and ladders: {cells:?}");
-    for (key, text) in &cells {
-        let json = at(&doc, key);
-        match (json.as_f64(), shown(text, key)) {
-            (Some(v), Some((s, tol))) => {
-                assert!((v - s).abs() <= tol, "{key}: page {text:?}, JSON {v}")
-            }
-            (None, _) => assert_eq!(text, "-", "{key}: JSON {json}"),
-            (Some(v), None) => panic!("{key}: page {text:?}, JSON {v}"),
-        }
-    }
+    clean(&b, 0.02);
+    assert_eq!(
+        figures_match(&b.dom, &doc),
+        2 * (7 + 6),
+        "medians and ladders"
+    );
     // The first plot is the percentile curves: the slower target's lies higher (a smaller y)
     // over the body of the distribution (a hiccup of the machine may lift a tail).
     let (f, s) = (series(&b.dom, "t0"), series(&b.dom, "t1"));
@@ -493,22 +496,9 @@ fn a_sweep_page_draws_each_level_and_shows_its_json() {
     assert_eq!(doc, printed, "the page holds what --format json prints");
     crate::schema::validate_against("docs/sweep-schema.json", &doc);
     let Some(b) = browse(&page) else { return };
-    assert!(b.console.is_empty(), "console: {:#?}", b.console);
-    assert!(b.requests.is_empty(), "requests: {:?}", b.requests);
     // A short page in a tall window: a table and two small charts.
-    assert!(b.inked > 0.005, "a blank screenshot: {:.4} inked", b.inked);
-    let cells = cells(&b.dom);
-    assert_eq!(cells.len(), 3 * 6, "six figures a level: {cells:?}");
-    for (key, text) in &cells {
-        let json = at(&doc, key);
-        match (json.as_f64(), shown(text, key)) {
-            (Some(v), Some((s, tol))) => {
-                assert!((v - s).abs() <= tol, "{key}: page {text:?}, JSON {v}")
-            }
-            (None, _) => assert_eq!(text, "-", "{key}: JSON {json}"),
-            (Some(v), None) => panic!("{key}: page {text:?}, JSON {v}"),
-        }
-    }
+    clean(&b, 0.005);
+    assert_eq!(figures_match(&b.dom, &doc), 3 * 6, "six figures a level");
     // The rate's line: a point a level, left to right.
     let rate = series(&b.dom, "t0");
     assert_eq!(rate.len(), 3, "{rate:?}");
