@@ -1,7 +1,7 @@
-//! HOT: one request attempt, the same for both lanes: run the lane's exchange under the slot's
-//! guard (timeouts, interrupts), then record the response or classify the failure. The seam where
-//! HTTP/1.1 and HTTP/2 meet: each lane only says how to exchange, through `Marks` and a
-//! `proto::Response`.
+//! HOT: how an attempt ends, the same for every lane: record the response or classify the
+//! failure (`account`), and the back-off after a failed connect. `link` calls it for every
+//! lane; --redirect's `async` loop through `attempt`. Must not know how a lane exchanges: it
+//! sees a `proto::Response`, a `Fail` or a cancellation.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -34,55 +34,34 @@ pub enum Ended {
     Interrupted,
 }
 
-/// How many times a request the server refused unprocessed is sent again before it counts as
-/// failed: a server that refuses every stream must not keep a count run from ending.
+/// How many times a request that went unprocessed (HTTP/1.1: a keep-alive close crossed it;
+/// HTTP/2: the server refused it) is sent again before it counts as failed: a server that
+/// refuses every request must not keep a count run from ending.
 pub const MAX_RETRIES: u8 = 3;
 
-/// How an HTTP/2 attempt ended: accounted for, or refused unprocessed by the server and to be
-/// sent again, as the same attempt, on a new connection.
-#[derive(Debug, Clone, Copy)]
-pub enum Attempted {
-    Done(Ended),
-    Again(Admitted),
-}
-
-/// Runs `exchange` as the attempt `adm` on `slot`, and accounts for it, unless the server
-/// refused it unprocessed (HTTP/2: a graceful GOAWAY below its stream): then it is neither
-/// completed nor failed, and goes again (`retried` counts it) with its start and intended time,
-/// so that its latency covers the refusal and the new connection.
+/// Runs `exchange` as the attempt `adm` on `slot` under the slot's guard, and accounts for it:
+/// for loops written with `async` (--redirect), which HTTP/2's refusals never reach.
 pub async fn attempt<F>(
     ctx: &Shared,
     slot: &Slot,
     adm: Admitted,
     marks: &Marks,
     exchange: Pin<&mut F>,
-) -> Attempted
+) -> Ended
 where
     F: Future<Output = Result<Response, Fail>>,
 {
     slot.begin_request(adm.start);
     let outcome = guarded(slot, exchange).await;
     slot.end_request();
-    if let Ok(Err(fail)) = &outcome
-        && fail.refused()
-        && adm.retries < MAX_RETRIES
-    {
-        if !adm.warmup {
-            ctx.stats.borrow_mut().retried += 1;
-        }
-        return Attempted::Again(Admitted {
-            retries: adm.retries + 1,
-            ..adm
-        });
-    }
-    Attempted::Done(account(
+    account(
         ctx,
         slot,
         adm,
         marks.connected.get(),
         marks.written.get(),
         outcome,
-    ))
+    )
 }
 
 /// Records or classifies how the attempt `adm` on `slot` ended (warm-up attempts only run: nothing of

@@ -10,7 +10,7 @@ use std::cell::{Cell, RefCell};
 use std::pin::pin;
 use std::rc::Rc;
 
-use super::attempt::{Attempted, BackOff, Ended, MAX_RETRIES, Marks, attempt, back_off};
+use super::attempt::{BackOff, Ended, MAX_RETRIES, Marks, attempt, back_off};
 use super::hops::{Dest, Hop};
 use super::shared::{Admitted, Connected, OpenConn, Shared};
 use super::slot::Slot;
@@ -118,8 +118,8 @@ pub async fn run(ctx: Rc<Shared>, index: usize, first: OpenConn) {
             s.bytes_in += in_flight.bytes_in.get();
         }
         match ended {
-            Attempted::Done(Ended::Completed { .. }) => delay = BackOff::default(),
-            Attempted::Done(Ended::Failed(class)) => {
+            Ended::Completed { .. } => delay = BackOff::default(),
+            Ended::Failed(class) => {
                 // A new connection that the server closed before answering is a failed
                 // connect: wait before the next, as for a refused one.
                 let class = match class {
@@ -130,9 +130,7 @@ pub async fn run(ctx: Rc<Shared>, index: usize, first: OpenConn) {
                     break;
                 }
             }
-            Attempted::Done(Ended::Interrupted) => break,
-            // Only HTTP/2 refuses a request unprocessed.
-            Attempted::Again(_) => {}
+            Ended::Interrupted => break,
         }
     }
     drop(held);

@@ -140,6 +140,12 @@ impl Slot {
         }
     }
 
+    /// Wakes the connection's task without a signal: something it waits for outside the slot
+    /// (another slot of its group) changed.
+    pub fn nudge(&self) {
+        self.wake();
+    }
+
     fn wake(&self) {
         if let Some(w) = self.waker.borrow_mut().take() {
             w.wake();

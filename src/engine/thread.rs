@@ -11,7 +11,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use super::cpu::thread_cpu;
-use super::drive::{NotOpen, Unopened, drive, preconnect};
+use super::drive::{NotOpen, Unopened, links, preconnect};
 use super::pace::{Pacer, Schedule};
 use super::shared::{Connected, Limit, Setup, Shared};
 use super::slot::{Cancel, Slot};
@@ -184,8 +184,7 @@ pub fn run(
 
         // Connections that never opened are not counted as starved ones.
         let established: Vec<usize> = open.iter().map(|&(g, _)| g).collect();
-        let own = ctx.clone();
-        running.push_all(open.into_iter().map(move |(g, c)| drive(own.clone(), g, c)));
+        running.push_all(links(ctx.clone(), open));
         running.all_done().await;
         ctx.take_second(Instant::now(), true);
         cpu = cpu_start

@@ -23,7 +23,7 @@ pub enum Stream {
     Tcp(TcpStream),
     /// Everything else, boxed together: two variants leave the TCP stream's niche to tell them
     /// apart, so a TCP connection carries no discriminant word (a third variant cost every
-    /// connection 8 bytes, past the four cache lines of `H1Conn`).
+    /// connection 8 bytes, past the four cache lines of an HTTP/1.1 `Link`).
     Boxed(Box<Boxed>),
 }
 

@@ -1,7 +1,7 @@
 //! HOT: the HTTP/2 client lane, spate's own: one task per connection does the I/O (`Driver`),
 //! the sans-IO `conn::Conn` keeps the protocol state, and each stream slot exchanges the request
-//! encoded once before the run (`Prepared`) for a response. The same shape as `proto::h1` for
-//! the engine: `Exchange::send`, then `Exchange::receive`. Must not allocate or encode per
+//! encoded once before the run (`Prepared`) for a response: `Lane::poll_open`, then
+//! `Lane::poll_response`, polled by the engine's stream slots. Must not allocate or encode per
 //! request; one clock read per socket read stamps every frame in it.
 
 mod conn;
@@ -98,7 +98,7 @@ impl<S: Events + Default> Drop for Lane<S> {
 /// Starts HTTP/2 on `io` (prior knowledge, or after ALPN h2) with `slots` stream slots: the
 /// preface and SETTINGS are queued, and the returned `Driver` must run (as its own task) for
 /// anything to happen. `Lane::settled` then waits for the server's SETTINGS. Each stream's
-/// response is told to an `S` as it arrives (`Exchange::events`).
+/// response is told to an `S` as it arrives (`Lane::events`).
 pub fn connect<S: Events + Default>(
     io: Io,
     s: Settings,
@@ -131,9 +131,9 @@ impl<S: Events + Default> Lane<S> {
         Ok(self.conn.borrow().max_streams())
     }
 
-    /// Waits until a stream may be opened, or the connection takes no more.
-    pub async fn ready(&self) -> Ready {
-        poll_fn(|cx| self.conn.borrow_mut().poll_ready(cx)).await
+    /// Whether a stream may be opened now, waiting while the server's limit is reached.
+    pub fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<Ready> {
+        self.conn.borrow_mut().poll_ready(cx)
     }
 
     /// The server allows no stream at all (MAX_CONCURRENT_STREAMS 0) and none is open, so no
@@ -143,50 +143,27 @@ impl<S: Events + Default> Lane<S> {
         c.ready() == Ready::Wait && c.active() == 0
     }
 
-    /// One request/response on stream slot `k` (each slot has one stream at a time).
-    pub fn exchange(&self, k: usize) -> Exchange<'_, S> {
-        Exchange {
-            conn: &self.conn,
-            k,
-            open: false,
-        }
-    }
-}
-
-/// A request on one stream slot. Dropped before its response, it resets the stream.
-pub struct Exchange<'a, S: Events + Default = ()> {
-    conn: &'a RefCell<conn::Conn<S>>,
-    k: usize,
-    open: bool,
-}
-
-impl<S: Events + Default> Exchange<'_, S> {
-    /// Opens the stream (waiting for a place under the server's limit) and queues the request.
-    pub async fn send(&mut self) -> Result<(), Fail> {
-        poll_fn(|cx| self.conn.borrow_mut().poll_open(self.k, cx)).await?;
-        self.open = true;
-        Ok(())
+    /// Opens a stream on slot `k` (each slot has one stream at a time), once there is a place
+    /// for it under the server's limit, and queues the request.
+    pub fn poll_open(&self, k: usize, cx: &mut Context<'_>) -> Poll<Result<(), Fail>> {
+        self.conn.borrow_mut().poll_open(k, cx)
     }
 
-    /// The response, read in full.
-    pub async fn receive(&mut self) -> Result<Response, Fail> {
-        let r = poll_fn(|cx| self.conn.borrow_mut().poll_response(self.k, cx)).await;
-        self.open = false;
-        r
+    /// The response of slot `k`'s stream, read in full.
+    pub fn poll_response(&self, k: usize, cx: &mut Context<'_>) -> Poll<Result<Response, Fail>> {
+        self.conn.borrow_mut().poll_response(k, cx)
     }
 
-    /// What this slot's receiver was told of its responses: the caller takes or resets it
+    /// Abandons slot `k`'s stream before its response (a timeout, the end of the run): the
+    /// server is told to cancel it.
+    pub fn cancel(&self, k: usize) {
+        self.conn.borrow_mut().cancel(k);
+    }
+
+    /// What slot `k`'s receiver was told of its responses: the caller takes or resets it
     /// between requests. Not to be held across an await.
-    pub fn events(&self) -> RefMut<'_, S> {
-        RefMut::map(self.conn.borrow_mut(), |c| c.events(self.k))
-    }
-}
-
-impl<S: Events + Default> Drop for Exchange<'_, S> {
-    fn drop(&mut self) {
-        if self.open {
-            self.conn.borrow_mut().cancel(self.k);
-        }
+    pub fn events(&self, k: usize) -> RefMut<'_, S> {
+        RefMut::map(self.conn.borrow_mut(), |c| c.events(k))
     }
 }
 

@@ -1,0 +1,151 @@
+//! HOT: HTTP/1.1 as a `Lane`: the slot owns its connection, one request at a time, re-opened
+//! inside the next attempt when the server (or --rpc) closed it; the last request of a
+//! connection under --rpc says `Connection: close`. What the response says as it arrives goes
+//! to `E` (`()` on the static path: nothing). Must not allocate or account.
+
+use std::task::{Context, Poll};
+
+use super::attempt::{Ended, MAX_RETRIES};
+use super::lane::{Again, Lane, Outcome, Ready};
+use super::shared::{Admitted, Connected, OpenConn, Shared};
+use crate::clock::Tick;
+use crate::proto::{Events, Fail, Response, h1};
+use crate::stats::Failure;
+
+pub struct H1Lane<E> {
+    exchange: h1::Exchange,
+    conn: Option<OpenConn>,
+    /// Responses completed on the current connection, for --rpc and the per-connection counts.
+    served: u64,
+    /// The current attempt uses the `Connection: close` request (--rpc reached).
+    last: bool,
+    events: E,
+}
+
+impl<E: Events> H1Lane<E> {
+    /// A lane on the pre-connected `conn`.
+    pub fn new(ctx: &Shared, conn: OpenConn, events: E) -> H1Lane<E> {
+        H1Lane {
+            exchange: h1::Exchange::new(ctx.setup.head_request),
+            conn: Some(conn),
+            served: 0,
+            last: false,
+            events,
+        }
+    }
+
+    fn request<'c>(&self, ctx: &'c Shared) -> &'c [u8] {
+        match self.last {
+            true => &ctx.setup.request_close,
+            false => &ctx.setup.request,
+        }
+    }
+
+    /// Drops the connection, if one is open, counting the responses it carried.
+    fn close(&mut self, ctx: &Shared) {
+        if self.conn.take().is_some() {
+            ctx.stats.borrow_mut().per_connection.record(self.served);
+        }
+        self.served = 0;
+    }
+}
+
+impl<E: Events> Lane for H1Lane<E> {
+    #[inline(always)]
+    fn poll_ready(&mut self, _: &Shared, _: usize, _: &mut Context<'_>) -> Poll<Ready> {
+        Poll::Ready(Ready::Go)
+    }
+
+    #[inline]
+    fn begin(&mut self, ctx: &Shared) -> bool {
+        self.last = ctx.setup.rpc.is_some_and(|n| self.served + 1 >= n);
+        self.exchange.restart(ctx.setup.head_request);
+        self.conn.is_some()
+    }
+
+    fn adopt(&mut self, _: &Shared, opened: Connected) -> Result<(), Fail> {
+        match opened {
+            Connected::H1(c) => {
+                self.conn = Some(c);
+                Ok(())
+            }
+            Connected::H2(_) => Err(super::drive::switched()),
+        }
+    }
+
+    #[inline]
+    fn poll_exchange(
+        &mut self,
+        ctx: &Shared,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Response, Fail>> {
+        let request = match self.last {
+            true => &ctx.setup.request_close,
+            false => &ctx.setup.request,
+        };
+        let Some(open) = self.conn.as_mut() else {
+            unreachable!("exchanging without a connection");
+        };
+        self.exchange.poll(
+            cx,
+            &mut open.conn,
+            request,
+            &ctx.read_space,
+            &mut self.events,
+        )
+    }
+
+    #[inline]
+    fn written(&self) -> Option<Tick> {
+        self.exchange.written()
+    }
+
+    #[inline]
+    fn bytes_out(&self, ctx: &Shared) -> u64 {
+        self.request(ctx).len() as u64
+    }
+
+    #[inline]
+    fn bytes_in(&self) -> u64 {
+        self.exchange.bytes_in()
+    }
+
+    /// A request that failed only because the server had closed the reused connection it went
+    /// on (a keep-alive close that crossed the request: nothing of a response came back) goes
+    /// again at once on a new connection (RFC 9112 9.3.1).
+    #[inline]
+    fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
+        let crossed = matches!(outcome, Ok(Err(f)) if f.class == Failure::Closed)
+            && !fresh
+            && self.exchange.bytes_in() == 0
+            && ctx.setup.retry_safe
+            && adm.retries < MAX_RETRIES;
+        if !crossed {
+            return Again::No;
+        }
+        self.close(ctx);
+        Again::Now
+    }
+
+    #[inline]
+    fn ended(&mut self, ctx: &Shared, ended: Ended) {
+        match ended {
+            Ended::Completed { keep_alive } => {
+                self.served += 1;
+                if !keep_alive || self.last {
+                    self.close(ctx);
+                }
+            }
+            Ended::Failed(_) => self.close(ctx),
+            Ended::Interrupted => {}
+        }
+    }
+
+    fn finish(&mut self, ctx: &Shared, index: usize) {
+        self.close(ctx);
+        // With ALPN and -p, an HTTP/1.1 connection has a group of slots too.
+        for slot in ctx.group_slots(index / ctx.setup.streams.max(1)) {
+            slot.retire();
+        }
+    }
+}
