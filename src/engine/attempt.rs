@@ -89,7 +89,7 @@ pub fn account(
     match outcome {
         // The sweeper cancels late attempts a tick after their timeout at the latest; a
         // response that completed in that tick is late all the same.
-        Ok(Ok(res)) if res.done.nanos_since(adm.start) < ctx.timeout_ns => {
+        Ok(Ok(res)) if res.done.nanos_since(adm.start) < ctx.rec.timeout_ns => {
             record(ctx, adm, connected, written, &res);
             slot.count_completed();
             Ended::Completed {
@@ -114,12 +114,12 @@ pub fn account(
         Err(Cancel::ConnectTimeout) => {
             let t = ctx.setup.connect_timeout;
             let msg = || slot.connect_phase().timed_out(t);
-            ctx.stats.borrow_mut().connect_failed(msg);
+            ctx.rec.stats.borrow_mut().connect_failed(msg);
             ctx.fail(Failure::Connect, msg);
             Ended::Failed(Failure::Connect)
         }
         Err(Cancel::Interrupted) => {
-            ctx.stats.borrow_mut().interrupted += 1;
+            ctx.rec.stats.borrow_mut().interrupted += 1;
             Ended::Interrupted
         }
     }
@@ -139,10 +139,10 @@ fn record(
     // Open model: from the intended time, so that waiting for a connection (or for spate) counts.
     let intended = adm.intended;
     let latency = res.done.nanos_since(intended.unwrap_or(t0));
-    if let Some(interval) = &ctx.interval {
+    if let Some(interval) = &ctx.rec.interval {
         interval.borrow_mut().record(latency);
     }
-    let mut s = ctx.stats.borrow_mut();
+    let mut s = ctx.rec.stats.borrow_mut();
     s.completed += 1;
     s.count_status(res.status);
     s.latency.record(latency);
@@ -154,14 +154,14 @@ fn record(
     s.read.record(res.done.nanos_since(first_byte));
     s.bytes_in += res.bytes_in;
     s.body_bytes += res.body_bytes;
-    if ctx.window_end.get().is_some_and(|end| res.done > end) {
+    if ctx.gate.window_end.get().is_some_and(|end| res.done > end) {
         s.drained += 1;
     }
     if let Some(intended) = intended {
         s.service.record(res.done.nanos_since(t0));
         s.lag.record(t0.nanos_since(intended));
     }
-    if let Some(last) = ctx.last_done.replace(Some(res.done)) {
+    if let Some(last) = ctx.rec.last_done.replace(Some(res.done)) {
         let gap = res.done.nanos_since(last);
         if s.gap.is_none_or(|(_, longest)| gap > nanos(longest)) {
             s.gap = Some((last.to_instant(), Duration::from_nanos(gap)));
@@ -210,11 +210,13 @@ pub fn start_back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Ba
     // The open model's schedule paces retries by itself.
     if !matches!(class, Failure::Connect | Failure::Ports | Failure::Tls)
         || ctx.counts_down()
-        || ctx.pacer.get().is_some()
+        || ctx.gate.pacer.get().is_some()
     {
         return false;
     }
-    ctx.backoffs.push(Tick::now().after(delay.wait()), index);
+    ctx.dial
+        .backoffs
+        .push(Tick::now().after(delay.wait()), index);
     delay.double();
     true
 }

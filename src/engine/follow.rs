@@ -88,7 +88,7 @@ pub async fn run(ctx: Rc<Shared>, index: usize, first: OpenConn) {
         home: Some(Open {
             conn: first,
             served: 0,
-            stats: &ctx.stats,
+            stats: &ctx.rec.stats,
         }),
         side: Vec::new(),
     };
@@ -111,7 +111,7 @@ pub async fn run(ctx: Rc<Shared>, index: usize, first: OpenConn) {
                 true => &marks.written,
                 false => &in_flight.written,
             };
-            let mut s = ctx.stats.borrow_mut();
+            let mut s = ctx.rec.stats.borrow_mut();
             if written.get().is_some() {
                 s.bytes_out += len;
             }
@@ -167,7 +167,7 @@ async fn chain<'a>(
                 let open = Open {
                     conn,
                     served: 0,
-                    stats: &ctx.stats,
+                    stats: &ctx.rec.stats,
                 };
                 (open, true)
             }
@@ -208,7 +208,7 @@ async fn chain<'a>(
                 retries += 1;
                 in_flight.len.set(None);
                 if recorded {
-                    let mut s = ctx.stats.borrow_mut();
+                    let mut s = ctx.rec.stats.borrow_mut();
                     s.retried += 1;
                     if reached.written.get().is_some() {
                         s.bytes_out += request.len() as u64;
@@ -222,7 +222,7 @@ async fn chain<'a>(
         in_flight.len.set(None);
         open.served += 1;
         if recorded {
-            ctx.stats.borrow_mut().bytes_out += request.len() as u64;
+            ctx.rec.stats.borrow_mut().bytes_out += request.len() as u64;
         }
         match res.keep_alive && !last {
             true => held.put(&hop.dest, open),
@@ -234,7 +234,7 @@ async fn chain<'a>(
             _ => return Ok(res),
         };
         if recorded {
-            ctx.stats.borrow_mut().bytes_in += res.bytes_in;
+            ctx.rec.stats.borrow_mut().bytes_in += res.bytes_in;
         }
         if followed == hops.borrow().limit() {
             return Err(Fail {
@@ -251,7 +251,7 @@ async fn chain<'a>(
         })?;
         followed += 1;
         if recorded {
-            ctx.stats.borrow_mut().redirects += 1;
+            ctx.rec.stats.borrow_mut().redirects += 1;
         }
     }
 }
@@ -264,7 +264,7 @@ async fn connect(ctx: &Shared, slot: &Slot, dest: &Dest) -> Result<OpenConn, Fai
         false => match dest.via() {
             Ok(via) => Box::pin(ctx.open_via(via, true, slot)).await,
             Err(why) => {
-                ctx.stats.borrow_mut().connect_failed(|| why.clone());
+                ctx.rec.stats.borrow_mut().connect_failed(|| why.clone());
                 Err(Fail {
                     class: Failure::Connect,
                     cause: Cause::Message(why),

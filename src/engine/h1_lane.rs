@@ -44,7 +44,11 @@ impl<E: Events> H1Lane<E> {
     /// Drops the connection, if one is open, counting the responses it carried.
     fn close(&mut self, ctx: &Shared) {
         if self.conn.take().is_some() {
-            ctx.stats.borrow_mut().per_connection.record(self.served);
+            ctx.rec
+                .stats
+                .borrow_mut()
+                .per_connection
+                .record(self.served);
         }
         self.served = 0;
     }

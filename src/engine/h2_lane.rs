@@ -70,7 +70,7 @@ impl Group {
 
     fn install(&self, ctx: &Shared, open: OpenH2) {
         let OpenH2 { lane, max_streams } = open;
-        let mut s = ctx.stats.borrow_mut();
+        let mut s = ctx.rec.stats.borrow_mut();
         // HTTP/2 allows at most 2^31-1; more means the server announced no limit.
         let limit = (max_streams as u64).min(u64::from(u32::MAX));
         s.conns.server_streams = Some(s.conns.server_streams.map_or(limit, |n| n.min(limit)));
@@ -102,7 +102,7 @@ impl Group {
             return true;
         };
         drop(lane);
-        let mut s = ctx.stats.borrow_mut();
+        let mut s = ctx.rec.stats.borrow_mut();
         s.conns.goaways += u64::from(self.goaway.get());
         s.per_connection.record(self.done.get());
         let served = self.preconnected.get() || self.done.get() > 0;
@@ -321,6 +321,6 @@ impl Lane for H2Lane {
         g.close(ctx);
         // Refused attempts the run ended before sending again: in flight, as far as it knows.
         let left = g.retries.borrow().iter().filter(|a| !a.warmup).count() as u64;
-        ctx.stats.borrow_mut().interrupted += left;
+        ctx.rec.stats.borrow_mut().interrupted += left;
     }
 }

@@ -97,7 +97,7 @@ impl<L: Lane + Unpin> Future for Link<L> {
                     Ready::Go => match st.lane.retry() {
                         Some(adm) => st.begin(ctx, Some(adm)),
                         // The closed model admits without waiting.
-                        None if ctx.pacer.get().is_none() => st.begin(ctx, ctx.admit()),
+                        None if ctx.gate.pacer.get().is_none() => st.begin(ctx, ctx.admit()),
                         None => st.step = Step::Pace,
                     },
                     Ready::Over => st.step = Step::Done,
@@ -197,7 +197,7 @@ impl<L: Lane> State<L> {
         if again != Again::No {
             // The same attempt, with its start: its latency covers the new connection.
             if !self.adm.warmup {
-                let mut s = ctx.stats.borrow_mut();
+                let mut s = ctx.rec.stats.borrow_mut();
                 s.retried += 1;
                 if self.lane.written().is_some() {
                     s.bytes_out += self.lane.bytes_out(ctx);
@@ -221,7 +221,7 @@ impl<L: Lane> State<L> {
         slot.end_request();
         let ended = account(ctx, slot, self.adm, self.connected, written, outcome);
         if !self.adm.warmup {
-            let mut s = ctx.stats.borrow_mut();
+            let mut s = ctx.rec.stats.borrow_mut();
             if written.is_some() {
                 s.bytes_out += self.lane.bytes_out(ctx);
             }

@@ -34,7 +34,7 @@ impl Shared {
     pub fn via(&self) -> Via<'_> {
         Via {
             endpoint: &self.setup.endpoint,
-            preferred: &self.preferred,
+            preferred: &self.dial.preferred,
             tunnel: self.setup.tunnel.as_ref(),
             tls: self.setup.tls.as_ref(),
             lane: self.setup.lane,
@@ -59,14 +59,15 @@ impl Shared {
         let socket = match net::open(via.endpoint, via.preferred.get()).await {
             Ok((socket, i)) => {
                 via.preferred.set(i);
-                self.stats
+                self.rec
+                    .stats
                     .borrow_mut()
                     .connect
                     .record_duration(start.elapsed());
                 socket
             }
             Err(e) => {
-                let mut s = self.stats.borrow_mut();
+                let mut s = self.rec.stats.borrow_mut();
                 s.connect_failed(|| e.to_string());
                 if is_fd_exhaustion(&e) {
                     s.fd_exhausted += 1;
@@ -86,10 +87,17 @@ impl Shared {
                         class: Failure::Connect,
                         cause: Cause::Message(why),
                     };
-                    self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                    self.rec
+                        .stats
+                        .borrow_mut()
+                        .connect_failed(|| fail.to_string());
                     return Err(fail);
                 }
-                self.stats.borrow_mut().proxy.record_duration(t.elapsed());
+                self.rec
+                    .stats
+                    .borrow_mut()
+                    .proxy
+                    .record_duration(t.elapsed());
                 Socket::Tcp(tcp)
             }
             (socket, _) => socket,
@@ -103,7 +111,7 @@ impl Shared {
                 slot.connect_reached(ConnectPhase::Tls);
                 match tls.handshake(tcp).await {
                     Ok((stream, negotiated)) => {
-                        let mut s = self.stats.borrow_mut();
+                        let mut s = self.rec.stats.borrow_mut();
                         s.tls.record_duration(t.elapsed());
                         s.conns.tls_resumed += u64::from(negotiated.resumed);
                         (Stream::tls(stream), negotiated.h2)
@@ -119,7 +127,10 @@ impl Shared {
                             class: Failure::Tls,
                             cause,
                         };
-                        self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                        self.rec
+                            .stats
+                            .borrow_mut()
+                            .connect_failed(|| fail.to_string());
                         return Err(fail);
                     }
                 }
@@ -133,7 +144,10 @@ impl Shared {
                     class: Failure::H2,
                     cause: Cause::Other("--http2: the server did not agree to h2 with ALPN"),
                 };
-                self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                self.rec
+                    .stats
+                    .borrow_mut()
+                    .connect_failed(|| fail.to_string());
                 return Err(fail);
             }
             LaneChoice::Http2 => true,
@@ -143,7 +157,10 @@ impl Shared {
             match self.open_h2(stream).await {
                 Ok(open) => Connected::H2(open),
                 Err(fail) => {
-                    self.stats.borrow_mut().connect_failed(|| fail.to_string());
+                    self.rec
+                        .stats
+                        .borrow_mut()
+                        .connect_failed(|| fail.to_string());
                     return Err(fail);
                 }
             }
@@ -153,7 +170,7 @@ impl Shared {
                 _open: self.guard(),
             })
         };
-        let mut s = self.stats.borrow_mut();
+        let mut s = self.rec.stats.borrow_mut();
         if reconnect {
             s.conns.reconnects += 1;
         } else {
@@ -168,7 +185,7 @@ impl Shared {
 
     /// The HTTP/2 handshake, the connection task, and the server's SETTINGS.
     async fn open_h2(&self, stream: Stream) -> Result<OpenH2, Fail> {
-        let io = Counted::new(stream, self.h2_bytes.clone());
+        let io = Counted::new(stream, self.rec.h2_bytes.clone());
         let slots = self.setup.streams.max(1);
         let (lane, driver) =
             lane_h2::connect(io, self.setup.h2, slots, self.setup.h2_request.clone());
@@ -183,7 +200,7 @@ impl Shared {
     }
 
     pub(super) fn guard(&self) -> OpenGuard {
-        self.open.set(self.open.get() + 1);
-        OpenGuard(self.open.clone())
+        self.dial.open.set(self.dial.open.get() + 1);
+        OpenGuard(self.dial.open.clone())
     }
 }

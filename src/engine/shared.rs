@@ -1,9 +1,9 @@
-//! What the connections of one thread share: the prepared request, the stop rule, the slots the
-//! sweeper watches, the read space (buffer and head memory), the thread's `Stats` (opening a
-//! connection is in `open`). Single-threaded by construction (`Rc`, `Cell`, `RefCell`): nothing
-//! here is locked or atomic.
+//! What the connections of one thread share, by concern: the fixed inputs (`Setup`), the slots
+//! the sweeper watches, the read space (buffer and head memory), admission (`gate`), recording
+//! (`record`) and opening (`Dial` here, the connect itself in `open`). Single-threaded by
+//! construction (`Rc`, `Cell`, `RefCell`): nothing here is locked or atomic.
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -14,33 +14,21 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::backoff::Backoffs;
+pub use super::gate::{Admitted, Gate, Limit};
 use super::hops::{Follow, Hops};
-use super::pace::{Pacer, Take};
+use super::pace::Pacer;
+use super::record::Record;
 use super::slot::Slot;
 use super::tasks::Spawner;
-use crate::clock::Tick;
 use crate::net::TlsClient;
 use crate::proto::h1::{Conn, ReadSpace};
-use crate::proto::h2::{self as lane_h2, Counters as ByteCounters, Lane, Prepared};
+use crate::proto::h2::{self as lane_h2, Lane, Prepared};
 use crate::route::Endpoint;
-use crate::stats::timeline::{Gauges, Recorder};
-use crate::stats::{Counters, Failure, Live, LiveHist, Stats};
+use crate::stats::timeline::Gauges;
+use crate::stats::{Counters, Failure, Live};
 
 /// Size of the per-thread read buffer every HTTP/1.1 connection of the thread reads into.
 const READ_BYTES: usize = 64 * 1024;
-
-/// When a thread stops admitting new request attempts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Limit {
-    /// Not started yet (or aborted): admit nothing.
-    Closed,
-    /// This many attempts left for the thread.
-    Budget(u64),
-    /// Admit until this instant.
-    Deadline(Tick),
-    /// Open model: the pacer decides.
-    Paced,
-}
 
 /// Which lane a new connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,19 +83,6 @@ pub struct Setup {
     pub follow: Option<Arc<Follow>>,
 }
 
-/// An admitted request attempt.
-#[derive(Debug, Clone, Copy)]
-pub struct Admitted {
-    /// When it actually starts.
-    pub start: Tick,
-    /// Open model: when it was meant to be sent (latency counts from here).
-    pub intended: Option<Tick>,
-    /// Sent during --warmup: not recorded.
-    pub warmup: bool,
-    /// Times it was sent again after a server refused it unprocessed (HTTP/2 GOAWAY).
-    pub retries: u8,
-}
-
 /// Counts open connections: dropped with the connection, whichever path drops it.
 #[derive(Debug)]
 pub struct OpenGuard(pub(super) Rc<Cell<u64>>);
@@ -138,50 +113,35 @@ pub enum Connected {
     H2(OpenH2),
 }
 
+/// What the connections of one thread share, by concern: the fixed inputs and the slots, when
+/// attempts are admitted (`gate`), what is recorded (`rec`), what opening connections keeps
+/// (`dial`), and the tasks beside the connections.
 pub struct Shared {
     pub setup: Setup,
     /// `connections x streams` slots; connection `g` owns slots `g*streams ..(g+1)*streams`.
     pub slots: Box<[Slot]>,
-    pub stats: RefCell<Stats>,
     pub read_space: RefCell<ReadSpace>,
-    /// Set when the drain is over: nothing new starts.
-    pub stop: Cell<bool>,
-    pub limit: Cell<Limit>,
-    /// When in-flight attempts stop being waited for (duration mode).
-    pub drain_end: Cell<Option<Instant>>,
-    /// The end of the measured window (duration mode, or a stop request): responses completed
-    /// after it are counted as completed in the drain.
-    pub window_end: Cell<Option<Tick>>,
-    /// The thread acted on an outside stop request.
-    pub interrupted: Cell<bool>,
-    /// The connection phase is over (its deadline passed): no pre-connect starts any more.
-    pub setup_over: Cell<bool>,
-    /// Latencies since the last publication, when a display wants them.
-    pub interval: Option<RefCell<LiveHist>>,
-    /// Bytes of all HTTP/2 connections of the thread.
-    pub h2_bytes: Rc<ByteCounters>,
-    /// Open model: the thread's schedule, set with the start signal.
-    pub pacer: OnceCell<Pacer>,
-    /// Closed model: attempts that start before this are the warm-up.
-    pub warmup_end: Cell<Option<Tick>>,
-    /// The last completed (recorded) response, for the completion gap.
-    pub last_done: Cell<Option<Tick>>,
-    /// When the thread got the start signal (pauses before it are not the run's).
-    pub started: Cell<Option<Instant>>,
-    /// Connections open right now.
-    pub(super) open: Rc<Cell<u64>>,
+    /// Admission and pacing: the stop rule, the open model's schedule, the run's phases.
+    pub gate: Gate,
+    /// The thread's statistics and what feeds the display and the timeline.
+    pub rec: Record,
+    /// Opening connections: the open count, the address that accepted last, the back-offs.
+    pub dial: Dial,
     /// Tasks that run beside the connections: sweeper, pacer, HTTP/2 connection drivers.
     pub tasks: Spawner,
-    /// Connections waiting between failed connects, for the sweeper to wake.
-    pub backoffs: Backoffs,
-    /// Index into `addrs` of the address that accepted last.
-    pub(super) preferred: Cell<usize>,
-    /// `setup.timeout` in ns, for the check on every completed response.
-    pub timeout_ns: u64,
     /// --redirect: the thread's redirect chains.
     pub hops: Option<RefCell<Hops>>,
-    /// The measured window second by second, from the start signal on.
-    pub timeline: RefCell<Option<Recorder>>,
+}
+
+/// What opening connections keeps between connections.
+#[derive(Default)]
+pub struct Dial {
+    /// Connections open right now.
+    pub(super) open: Rc<Cell<u64>>,
+    /// Index into `addrs` of the address that accepted last.
+    pub(super) preferred: Cell<usize>,
+    /// Connections waiting between failed connects, for the sweeper to wake.
+    pub backoffs: Backoffs,
 }
 
 impl Shared {
@@ -189,33 +149,14 @@ impl Shared {
         let slots = (0..setup.connections * setup.streams.max(1))
             .map(|_| Slot::default())
             .collect();
-        let interval = setup
-            .live
-            .as_ref()
-            .map(|_| RefCell::new(LiveHist::default()));
         Shared {
             slots,
-            stats: RefCell::new(Stats::default()),
             read_space: RefCell::new(ReadSpace::new(READ_BYTES)),
-            stop: Cell::new(false),
-            limit: Cell::new(Limit::Closed),
-            drain_end: Cell::new(None),
-            window_end: Cell::new(None),
-            interrupted: Cell::new(false),
-            setup_over: Cell::new(false),
-            interval,
-            h2_bytes: Rc::new(ByteCounters::default()),
-            pacer: OnceCell::new(),
-            warmup_end: Cell::new(None),
-            last_done: Cell::new(None),
-            started: Cell::new(None),
-            open: Rc::new(Cell::new(0)),
+            gate: Gate::default(),
+            rec: Record::new(&setup),
+            dial: Dial::default(),
             tasks: Spawner::default(),
-            backoffs: Backoffs::default(),
-            preferred: Cell::new(0),
-            timeout_ns: u64::try_from(setup.timeout.as_nanos()).unwrap_or(u64::MAX),
             hops: setup.follow.clone().map(|f| RefCell::new(Hops::new(f))),
-            timeline: RefCell::new(None),
             setup,
         }
     }
@@ -226,101 +167,36 @@ impl Shared {
         &self.slots[group * n..(group + 1) * n]
     }
 
-    /// The next request attempt for slot `index`, or `None` when the run is over for it. In the
-    /// closed model it starts now; in the open model it waits until a request falls due. Every
-    /// admitted attempt is counted (as a recorded attempt or a warm-up one) and must end one way.
+    /// The next request attempt for slot `index`, or `None` when the run is over for it
+    /// ([`Gate::poll_paced`]).
     pub async fn next_attempt(&self, index: usize) -> Option<Admitted> {
-        match self.pacer.get() {
+        match self.gate.pacer.get() {
             None => self.admit(),
             Some(_) => poll_fn(|cx| self.poll_paced(index, cx)).await,
         }
     }
 
-    /// Open model: the next attempt for slot `index` once one falls due, under the slot's guard
-    /// (`None` when the run is over for it, or the slot was cancelled while waiting).
+    /// Open model: the next attempt for slot `index` once one falls due ([`Gate::poll_paced`]).
+    #[inline]
     pub fn poll_paced(&self, index: usize, cx: &mut Context<'_>) -> Poll<Option<Admitted>> {
-        let Some(pacer) = self.pacer.get() else {
-            return Poll::Ready(self.admit());
-        };
-        if self.slots[index].poll_guard(cx).is_err() || self.stop.get() {
-            return Poll::Ready(None);
-        }
-        let now = Instant::now();
-        match pacer.take(now) {
-            Take::Due { index: j, intended } => {
-                // The schedule is in `Instant`s; the tick is read beside `now`, so that the
-                // intended time converts against a pair of readings made together.
-                let start = Tick::now();
-                let intended = start.before(now.saturating_duration_since(intended));
-                let warmup = j < pacer.recorded_from;
-                let mut s = self.stats.borrow_mut();
-                if warmup {
-                    s.warmup_requests += 1;
-                } else {
-                    s.attempts += 1;
-                    s.last_send = Some(now);
-                }
-                Poll::Ready(Some(Admitted {
-                    start,
-                    intended: Some(intended),
-                    warmup,
-                    retries: 0,
-                }))
-            }
-            Take::Wait => {
-                pacer.wait(index, cx.waker());
-                Poll::Pending
-            }
-            Take::Over => Poll::Ready(None),
-        }
+        self.gate
+            .poll_paced(index, &self.slots[index], &self.rec, cx)
     }
 
-    /// Closed model: admits an attempt that starts now, if the run admits any more.
+    /// Closed model: an attempt that starts now, if the run admits any more ([`Gate::admit`]).
+    #[inline]
     pub fn admit(&self) -> Option<Admitted> {
-        if self.stop.get() {
-            return None;
-        }
-        let now = Tick::now();
-        // Warm-up attempts do not use up the count: -n counts recorded requests.
-        let warmup = self.warmup_end.get().is_some_and(|end| now < end);
-        match self.limit.get() {
-            Limit::Closed | Limit::Paced => return None,
-            _ if warmup => {}
-            Limit::Budget(0) => return None,
-            Limit::Budget(n) => self.limit.set(Limit::Budget(n - 1)),
-            Limit::Deadline(d) if now >= d => return None,
-            Limit::Deadline(_) => {}
-        }
-        let mut s = self.stats.borrow_mut();
-        if warmup {
-            s.warmup_requests += 1;
-        } else {
-            s.attempts += 1;
-        }
-        Some(Admitted {
-            start: now,
-            intended: None,
-            warmup,
-            retries: 0,
-        })
+        self.gate.admit(&self.rec)
     }
 
     /// Whether no more attempts will be admitted (without using one up).
     pub fn is_over(&self) -> bool {
-        if let Some(pacer) = self.pacer.get() {
-            return self.stop.get() || pacer.is_over();
-        }
-        self.stop.get()
-            || match self.limit.get() {
-                Limit::Closed | Limit::Budget(0) | Limit::Paced => true,
-                Limit::Budget(_) => false,
-                Limit::Deadline(d) => Tick::now() >= d,
-            }
+        self.gate.is_over()
     }
 
     /// Whether attempts are a fixed number (count mode) rather than a time.
     pub fn counts_down(&self) -> bool {
-        matches!(self.limit.get(), Limit::Budget(_))
+        self.gate.counts_down()
     }
 
     /// Whether the outside world asked the run to stop.
@@ -330,15 +206,15 @@ impl Shared {
 
     /// Publishes counters and the interval's latencies to the display, if there is one.
     pub fn publish(&self) {
-        let (Some(live), Some(interval)) = (&self.setup.live, &self.interval) else {
+        let (Some(live), Some(interval)) = (&self.setup.live, &self.rec.interval) else {
             return;
         };
-        let s = self.stats.borrow();
+        let s = self.rec.stats.borrow();
         let counters = Counters {
             attempts: s.attempts,
             completed: s.completed,
             failures: s.failures.counts(),
-            open: self.open.get(),
+            open: self.dial.open.get(),
             connect_failures: s.conns.connect_failures,
             // A sum over the status counts, a few times a second: nothing on the request path.
             error_status: s.completed - s.successful(),
@@ -350,21 +226,21 @@ impl Shared {
     /// Takes the timeline's second that ended by `now` (or, `last`, what is left of it when the
     /// thread is done). Once a second: differences of cumulative figures, nothing per request.
     pub fn take_second(&self, now: Instant, last: bool) {
-        let mut timeline = self.timeline.borrow_mut();
+        let mut timeline = self.rec.timeline.borrow_mut();
         let Some(recorder) = timeline.as_mut() else {
             return;
         };
         let gauges = |end| Gauges {
-            h2_bytes_in: self.h2_bytes.read.get(),
-            open: self.open.get(),
-            scheduled: self.pacer.get().map_or(0, |p| p.scheduled_before(end)),
-            dropped: self.pacer.get().map_or(0, Pacer::dropped),
+            h2_bytes_in: self.rec.h2_bytes.read.get(),
+            open: self.dial.open.get(),
+            scheduled: self.gate.pacer.get().map_or(0, |p| p.scheduled_before(end)),
+            dropped: self.gate.pacer.get().map_or(0, Pacer::dropped),
         };
-        recorder.take(now, last, &self.stats.borrow(), gauges);
+        recorder.take(now, last, &self.rec.stats.borrow(), gauges);
     }
 
     /// Counts a failed attempt, keeping the first message of its class.
     pub fn fail(&self, class: Failure, detail: impl FnOnce() -> String) {
-        self.stats.borrow_mut().failures.add_with(class, detail);
+        self.rec.stats.borrow_mut().failures.add_with(class, detail);
     }
 }

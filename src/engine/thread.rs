@@ -153,7 +153,7 @@ pub fn run(
         ctx.tasks.spawn(sweep(ctx.clone(), sweep_timer));
 
         let (open, first_error) = open_all(&ctx, connect_limit).await;
-        let not_opened = ctx.stats.borrow().not_opened;
+        let not_opened = ctx.rec.stats.borrow().not_opened;
         reporter.report(open.len() as u64, first_error, not_opened);
 
         // Blocking here is deliberate: nothing else on this thread may run before the clock.
@@ -161,12 +161,12 @@ pub fn run(
             return Instant::now();
         };
         let cpu_start = thread_cpu();
-        ctx.started.set(Some(Instant::now()));
-        ctx.limit.set(start.limit);
-        ctx.drain_end.set(start.drain_end);
-        ctx.window_end.set(start.window_end.map(Tick::of));
-        ctx.warmup_end.set(start.warmup_end.map(Tick::of));
-        *ctx.timeline.borrow_mut() = Some(Recorder::new(start.window_start, start.window_end));
+        ctx.gate.started.set(Some(Instant::now()));
+        ctx.gate.limit.set(start.limit);
+        ctx.gate.drain_end.set(start.drain_end);
+        ctx.gate.window_end.set(start.window_end.map(Tick::of));
+        ctx.gate.warmup_end.set(start.warmup_end.map(Tick::of));
+        *ctx.rec.timeline.borrow_mut() = Some(Recorder::new(start.window_start, start.window_end));
         if let Some(p) = start.paced {
             let pacer = Pacer::new(
                 p.schedule,
@@ -175,7 +175,7 @@ pub fn run(
                 p.max_lag,
                 ctx.slots.len(),
             );
-            let _ = ctx.pacer.set(pacer);
+            let _ = ctx.gate.pacer.set(pacer);
             ctx.tasks.spawn(pace(ctx.clone(), pace_timer));
         }
         if ctx.setup.busy_poll {
@@ -191,7 +191,7 @@ pub fn run(
             .zip(thread_cpu())
             .map(|(a, b)| b.saturating_sub(a));
         ctx.publish();
-        let mut s = ctx.stats.borrow_mut();
+        let mut s = ctx.rec.stats.borrow_mut();
         s.per_client.extend(
             established
                 .iter()
@@ -200,23 +200,23 @@ pub fn run(
         drop(s);
         Instant::now()
     }));
-    let mut stats = ctx.stats.take();
-    if let Some(pacer) = ctx.pacer.get() {
+    let mut stats = ctx.rec.stats.take();
+    if let Some(pacer) = ctx.gate.pacer.get() {
         stats.scheduled = pacer.scheduled();
         stats.dropped = pacer.dropped();
     }
-    stats.bytes_in += ctx.h2_bytes.read.get();
-    stats.bytes_out += ctx.h2_bytes.written.get();
+    stats.bytes_in += ctx.rec.h2_bytes.read.get();
+    stats.bytes_out += ctx.rec.h2_bytes.written.get();
     stats.per_thread = vec![stats.completed - stats.drained];
-    if let Some(recorder) = ctx.timeline.take() {
+    if let Some(recorder) = ctx.rec.timeline.take() {
         stats.seconds = recorder.seconds;
     }
     Ok(Finished {
         stats,
         end,
         cpu,
-        interrupted: ctx.interrupted.get(),
-        window_end: ctx.window_end.get().map(Tick::to_instant),
+        interrupted: ctx.gate.interrupted.get(),
+        window_end: ctx.gate.window_end.get().map(Tick::to_instant),
     })
 }
 
@@ -243,7 +243,7 @@ async fn open_all(
     let mut next = 0;
     poll_fn(|cx| {
         loop {
-            while next < groups && attempts.live() < limit && !ctx.setup_over.get() {
+            while next < groups && attempts.live() < limit && !ctx.gate.setup_over.get() {
                 let g = next;
                 attempts.push(Box::pin(async move {
                     (g, preconnect(ctx, &ctx.group_slots(g)[0]).await)
@@ -254,7 +254,7 @@ async fn open_all(
                 match r {
                     Ok(c) => open.push((g, c)),
                     Err(e) => {
-                        let mut s = ctx.stats.borrow_mut();
+                        let mut s = ctx.rec.stats.borrow_mut();
                         match e.why {
                             Unopened::TimedOut => s.not_opened.timed_out += 1,
                             Unopened::Failed => s.not_opened.failed += 1,
@@ -270,8 +270,8 @@ async fn open_all(
                 }
                 ControlFlow::Continue(())
             });
-            if attempts.live() == 0 && (next == groups || ctx.setup_over.get()) {
-                ctx.stats.borrow_mut().not_opened.not_tried += (groups - next) as u64;
+            if attempts.live() == 0 && (next == groups || ctx.gate.setup_over.get()) {
+                ctx.rec.stats.borrow_mut().not_opened.not_tried += (groups - next) as u64;
                 return Poll::Ready(());
             }
             // Places freed by this poll take the next attempts at once, unless the set asked
@@ -290,7 +290,9 @@ async fn open_all(
 /// (a precise timer, not tokio's millisecond one), then wake one waiting connection per due
 /// request. Idle when nobody waits: a connection that finishes takes a due request by itself.
 async fn pace(ctx: Rc<Shared>, mut timer: Timer) {
-    let Some(pacer) = ctx.pacer.get() else { return };
+    let Some(pacer) = ctx.gate.pacer.get() else {
+        return;
+    };
     loop {
         std::future::poll_fn(|cx| {
             if pacer.has_waiters() || pacer.is_over() {
@@ -313,7 +315,7 @@ async fn pace(ctx: Rc<Shared>, mut timer: Timer) {
 /// --busy-poll: keeps the thread's runtime polling for events instead of sleeping in the kernel,
 /// so that a response is seen without a wake-up delay.
 async fn spin(ctx: Rc<Shared>) {
-    while !ctx.stop.get() {
+    while !ctx.gate.stop.get() {
         tokio::task::yield_now().await;
     }
 }
@@ -327,40 +329,46 @@ fn tick(ctx: &Shared) -> Duration {
 /// Reacts to an outside stop request: before the start it abandons the pre-connects; after it,
 /// it stops admitting requests and gives those in flight the drain period.
 fn honour_stop(ctx: &Shared, now: Instant) {
-    if ctx.interrupted.get() || !ctx.stop_requested() {
+    if ctx.gate.interrupted.get() || !ctx.stop_requested() {
         return;
     }
-    ctx.interrupted.set(true);
+    ctx.gate.interrupted.set(true);
     // The measured window ends here: what completes from now on completes in the drain.
     let now_tick = Tick::of(now);
-    if ctx.started.get().is_some() && ctx.window_end.get().is_none_or(|end| now_tick < end) {
-        ctx.window_end.set(Some(now_tick));
-        if let Some(recorder) = ctx.timeline.borrow_mut().as_mut() {
+    if ctx.gate.started.get().is_some()
+        && ctx.gate.window_end.get().is_none_or(|end| now_tick < end)
+    {
+        ctx.gate.window_end.set(Some(now_tick));
+        if let Some(recorder) = ctx.rec.timeline.borrow_mut().as_mut() {
             recorder.end_window(now);
         }
     }
-    if let Some(pacer) = ctx.pacer.get() {
+    if let Some(pacer) = ctx.gate.pacer.get() {
         pacer.close();
     }
-    if ctx.limit.get() == Limit::Closed {
+    if ctx.gate.limit.get() == Limit::Closed {
         for slot in ctx.slots.iter() {
             slot.fire(Cancel::Interrupted);
         }
     } else {
-        ctx.limit.set(Limit::Closed);
+        ctx.gate.limit.set(Limit::Closed);
         let end = now + ctx.setup.drain;
-        ctx.drain_end
-            .set(Some(ctx.drain_end.get().map_or(end, |d| d.min(end))));
+        ctx.gate
+            .drain_end
+            .set(Some(ctx.gate.drain_end.get().map_or(end, |d| d.min(end))));
     }
 }
 
 /// Ends the connection phase at its deadline: no pre-connect starts any more, and those under
 /// way are abandoned, so that the run starts with the connections that are open.
 fn end_setup(ctx: &Shared, now: Instant) {
-    if ctx.setup_over.get() || ctx.started.get().is_some() || now < ctx.setup.setup_deadline {
+    if ctx.gate.setup_over.get()
+        || ctx.gate.started.get().is_some()
+        || now < ctx.setup.setup_deadline
+    {
         return;
     }
-    ctx.setup_over.set(true);
+    ctx.gate.setup_over.set(true);
     for slot in ctx.slots.iter().filter(|s| s.connecting()) {
         slot.fire(Cancel::Interrupted);
     }
@@ -377,29 +385,36 @@ async fn sweep(ctx: Rc<Shared>, mut timer: Timer) {
     let mut scan_at = Instant::now();
     loop {
         let now = Instant::now();
-        if let (Some(due), Some(started)) = (due, ctx.started.get()) {
+        if let (Some(due), Some(started)) = (due, ctx.gate.started.get()) {
             // A wake-up planned before the start signal was held up by the wait for it.
             if due >= started {
                 let late = now.saturating_duration_since(due);
-                ctx.stats.borrow_mut().note_stall(Some((due, late)));
+                ctx.rec.stats.borrow_mut().note_stall(Some((due, late)));
             }
         }
         if now >= scan_at {
             scan(&ctx, now);
             scan_at = now + tick;
-            if let Some(end) = ctx.drain_end.get().filter(|&end| end > now) {
+            if let Some(end) = ctx.gate.drain_end.get().filter(|&end| end > now) {
                 scan_at = scan_at.min(end);
             }
         }
-        ctx.backoffs.release(Tick::of(now), &ctx.slots);
+        ctx.dial.backoffs.release(Tick::of(now), &ctx.slots);
         ctx.take_second(now, false);
-        let second = ctx.timeline.borrow().as_ref().and_then(Recorder::next_at);
+        let second = ctx
+            .rec
+            .timeline
+            .borrow()
+            .as_ref()
+            .and_then(Recorder::next_at);
         let next = ctx
+            .dial
             .backoffs
             .earliest()
             .map_or(scan_at, |t| t.to_instant().min(scan_at));
         let next = second.map_or(next, |s| s.min(next));
         let fired = ctx
+            .dial
             .backoffs
             .sleep_until(Tick::of(next), timer.sleep_until(next))
             .await;
@@ -413,8 +428,8 @@ fn scan(ctx: &Shared, now: Instant) {
     honour_stop(ctx, now);
     end_setup(ctx, now);
     ctx.publish();
-    if ctx.drain_end.get().is_some_and(|end| now >= end) {
-        ctx.stop.set(true);
+    if ctx.gate.drain_end.get().is_some_and(|end| now >= end) {
+        ctx.gate.stop.set(true);
         for slot in ctx.slots.iter() {
             slot.fire(Cancel::Interrupted);
         }
