@@ -120,10 +120,40 @@ pub struct Plan {
     /// Redirects followed per request (`--redirect`); 0: a redirect is a response like any other.
     #[serde(default)]
     pub redirects: u32,
+    /// --stream and its companions: responses measured as streams; `None`: not measured. The
+    /// report's `streaming` section says what was asked.
+    #[serde(skip)]
+    pub stream: Option<StreamPlan>,
     /// Load sent but not recorded before the measurement starts (`--warmup`).
     pub warmup: Duration,
     /// Poll for events instead of sleeping (`--busy-poll`).
     pub busy_poll: bool,
+}
+
+/// How responses are cut into the units a stream is timed by (--stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamMode {
+    /// By each response's Content-Type: `text/event-stream` as SSE, JSON lines as lines, any
+    /// other type not as a stream.
+    Auto,
+    Sse,
+    Lines,
+    Chunks,
+}
+
+/// What --stream, --done, --usage, --max-events, --max-stream-time and --idle-timeout ask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamPlan {
+    pub mode: StreamMode,
+    pub rules: crate::proto::stream::Rules,
+    /// End a stream after this many units (a success: the cap, not the server, ended it).
+    pub max_events: Option<u64>,
+    /// End a stream this long after its request started (checked as its bytes arrive).
+    pub max_time: Option<Duration>,
+    /// Fail a stream that receives no bytes for this long (instead of the request timeout,
+    /// once its first byte has arrived).
+    pub idle: Option<Duration>,
 }
 
 /// Why a plan cannot run. Each message names the flag so that a person can fix it.
@@ -171,6 +201,16 @@ pub enum PlanError {
         "fewer requests per connection (--rpc, --disable-keepalive) than --streams leaves streams idle"
     )]
     StreamsWithoutKeepAlive,
+    #[error("--stream cannot be combined with --redirect: the hops of a chain are not one stream")]
+    StreamRedirect,
+    #[error(
+        "--stream measures HTTP/1.1 responses (over TLS, ALPN then offers only http/1.1): it cannot be combined with --http2 or --streams"
+    )]
+    StreamH2,
+    #[error("--max-events must be at least 1")]
+    ZeroMaxEvents,
+    #[error("--max-stream-time and --idle-timeout must be longer than zero")]
+    ZeroStreamTime,
     #[error("--rpc must be at least 1")]
     ZeroRpc,
     #[error("--disable-keepalive means --rpc 1; give one or the other")]
@@ -244,6 +284,7 @@ impl Plan {
             max_lag: None,
             rpc: None,
             redirects: 0,
+            stream: None,
             warmup: Duration::ZERO,
             busy_poll: false,
         }
@@ -299,6 +340,20 @@ impl Plan {
         }
         if self.redirects > 0 && (self.protocol == Protocol::Http2 || self.h2.streams > 1) {
             return Err(PlanError::RedirectH2);
+        }
+        if let Some(st) = &self.stream {
+            if self.redirects > 0 {
+                return Err(PlanError::StreamRedirect);
+            }
+            if self.protocol == Protocol::Http2 || self.h2.streams > 1 {
+                return Err(PlanError::StreamH2);
+            }
+            if st.max_events == Some(0) {
+                return Err(PlanError::ZeroMaxEvents);
+            }
+            if [st.max_time, st.idle].contains(&Some(Duration::ZERO)) {
+                return Err(PlanError::ZeroStreamTime);
+            }
         }
         if self.h2.streams > 1 && !self.may_use_h2() {
             return Err(PlanError::StreamsNeedH2(self.h2.streams));
@@ -378,7 +433,7 @@ impl Plan {
     /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
     /// following redirects.
     pub fn may_use_h2(&self) -> bool {
-        if self.redirects > 0 {
+        if self.redirects > 0 || self.stream.is_some() {
             return false;
         }
         match self.protocol {

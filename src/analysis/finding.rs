@@ -102,6 +102,20 @@ pub enum Finding {
         at_s: f64,
         open_model: bool,
     },
+    /// --stream: when the first data event came and how fast the rest followed (p50s), and
+    /// whether a stream's time went mostly to waiting for its first token.
+    StreamPace {
+        first_data_ms: f64,
+        gap_ms: f64,
+        /// A typical stream's time after its first token: its mean gap times its gaps.
+        after_first_ms: f64,
+    },
+    /// --stream: the longest gap of some stream was at least `STALL_MS` and
+    /// `STALL_P50_FACTOR` times the median gap.
+    StreamStalled {
+        longest_ms: f64,
+        gap_ms: f64,
+    },
     /// Closed model: connections that got no response in the whole run.
     Starved {
         starved: u64,

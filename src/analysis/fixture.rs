@@ -62,6 +62,7 @@ pub struct F {
     pub generator: Generator,
     pub gap: Option<(f64, f64)>,
     pub redirect_limit: u32,
+    pub streaming: Option<crate::stats::Streaming>,
 }
 
 impl F {
@@ -116,6 +117,7 @@ impl F {
             },
             gap: None,
             redirect_limit: 0,
+            streaming: None,
         }
     }
 
@@ -133,6 +135,7 @@ impl F {
             open: None,
             longest_gap: self.gap,
             redirect_limit: self.redirect_limit,
+            streaming: self.streaming.as_ref(),
         })
     }
 }

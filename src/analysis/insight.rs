@@ -5,6 +5,7 @@
 use super::finding::{ClassCount, CodeCount, Finding, Spread, TailPhase};
 use crate::stats::{
     Connections, ErrorRow, Generator, OpenModel, Percentiles, Phases, Requests, StatusRow,
+    Streaming,
 };
 
 /// Share of failed or >= 400 requests above which the error rate is called high.
@@ -52,6 +53,8 @@ pub struct Facts<'a> {
     pub longest_gap: Option<(f64, f64)>,
     /// Redirects followed per request at most (--redirect); 0: not followed.
     pub redirect_limit: u32,
+    /// --stream: what the measured streams did.
+    pub streaming: Option<&'a Streaming>,
 }
 
 pub fn insight(f: &Facts<'_>) -> Vec<Finding> {
@@ -60,6 +63,7 @@ pub fn insight(f: &Facts<'_>) -> Vec<Finding> {
     shape(f, &mut out);
     tail_phase(f, &mut out);
     stall(f, &mut out);
+    streams(f, &mut out);
     super::fairness::fairness(f.connections, f.open.is_none(), &mut out);
     schedule(f, &mut out);
     super::generator::generator(f, &mut out);
@@ -323,6 +327,31 @@ fn schedule(f: &Facts<'_>, out: &mut Vec<Finding>) {
     });
 }
 
+/// --stream: the pace of the streams (first token, then the gaps), and a stall in one of them.
+fn streams(f: &Facts<'_>, out: &mut Vec<Finding>) {
+    let Some(st) = f.streaming else {
+        return;
+    };
+    let (Some(first_data_ms), Some(gap_ms)) = (st.first_data.p50_ms, st.gap.p50_ms) else {
+        return;
+    };
+    let gaps_per_stream = match st.responses {
+        0 => 0.0,
+        n => st.gap.count as f64 / n as f64,
+    };
+    out.push(Finding::StreamPace {
+        first_data_ms,
+        gap_ms,
+        after_first_ms: st.mean_gap.mean_ms.unwrap_or(0.0) * gaps_per_stream,
+    });
+    if let Some(longest_ms) = st.longest_gap.max_ms
+        && longest_ms >= STALL_MS
+        && longest_ms >= STALL_P50_FACTOR * gap_ms
+    {
+        out.push(Finding::StreamStalled { longest_ms, gap_ms });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::F;
@@ -373,5 +402,67 @@ mod tests {
                 ..
             }
         )));
+    }
+
+    /// Streams of `first` ms to the first token and `gap` ms gaps, `n` gaps each, one with a
+    /// longest gap of `longest` ms.
+    fn streams(first: u64, gap: u64, n: u64, longest: u64) -> crate::stats::Streaming {
+        let ms = 1_000_000;
+        let mut st = crate::stats::StreamStats {
+            responses: 10,
+            ..Default::default()
+        };
+        for _ in 0..10 {
+            st.first_data.record(first * ms);
+            st.mean_gap.record(gap * ms);
+            st.longest_gap.record(gap * ms);
+            for _ in 0..n {
+                st.gap.record(gap * ms);
+            }
+        }
+        st.longest_gap.record(longest * ms);
+        let plan = crate::plan::StreamPlan {
+            mode: crate::plan::StreamMode::Auto,
+            rules: Default::default(),
+            max_events: None,
+            max_time: None,
+            idle: None,
+        };
+        crate::stats::Streaming::of(&plan, &st, (0, 0), 10.0)
+    }
+
+    fn stream_findings(st: crate::stats::Streaming) -> Vec<Finding> {
+        let mut f = F::new();
+        f.streaming = Some(st);
+        f.run()
+            .into_iter()
+            .filter(|x| {
+                matches!(
+                    x,
+                    Finding::StreamPace { .. } | Finding::StreamStalled { .. }
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn streams_say_where_their_time_goes_and_when_one_stalled() {
+        // 200 ms to the first token, then 5 gaps of 20 ms: the wait dominates.
+        let found = stream_findings(streams(200, 20, 5, 20));
+        assert!(
+            matches!(found[..], [Finding::StreamPace { first_data_ms, after_first_ms, .. }]
+                if first_data_ms > after_first_ms && (after_first_ms - 100.0).abs() < 1.0),
+            "{found:?}"
+        );
+        // 50 ms, then 100 gaps of 20 ms: the tokens dominate; one stream waited 400 ms once.
+        let found = stream_findings(streams(50, 20, 100, 400));
+        assert!(
+            matches!(found[..], [Finding::StreamPace { first_data_ms, after_first_ms, .. }, Finding::StreamStalled { longest_ms, .. }]
+                if first_data_ms < after_first_ms && longest_ms > 399.0),
+            "{found:?}"
+        );
+        // A longest gap of 150 ms is 7.5x the 20 ms gaps: not a stall.
+        let found = stream_findings(streams(50, 20, 5, 150));
+        assert_eq!(found.len(), 1, "{found:?}");
     }
 }

@@ -89,5 +89,6 @@ pub fn findings(s: &Summary) -> Vec<Finding> {
         open: s.open_model.as_ref(),
         longest_gap: s.totals.longest_gap_ms.zip(s.totals.longest_gap_at_s),
         redirect_limit: s.config.redirects,
+        streaming: s.streaming.as_ref(),
     })
 }

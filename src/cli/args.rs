@@ -309,6 +309,39 @@ pub struct LoadArgs {
     #[arg(long = "redirect", value_name = "N")]
     pub redirect: Option<u32>,
 
+    /// Measure responses as streams: time to the first event and to the first data event,
+    /// the gaps between events, events per response. auto: text/event-stream as SSE,
+    /// NDJSON/JSON lines as lines, any other type not as a stream; sse, lines: every response
+    /// so; chunks: each read of the body is a unit. --done, --usage, --max-events,
+    /// --max-stream-time and --idle-timeout imply auto [default: off].
+    #[arg(long = "stream", value_name = "MODE", value_parser = ["auto", "sse", "lines", "chunks", "off"])]
+    pub stream: Option<String>,
+
+    /// The data of the event (or line) that ends a stream as it should, e.g. '[DONE]'; a
+    /// stream that ends without it fails as "stream_truncated".
+    #[arg(long = "done", value_name = "TEXT")]
+    pub done: Option<String>,
+
+    /// Read output tokens from the stream's final usage object (openai: the
+    /// `usage.completion_tokens` OpenAI-compatible servers send when asked with
+    /// `stream_options.include_usage`); only chunks with content count as data events.
+    #[arg(long = "usage", value_name = "FORMAT", value_parser = ["openai"])]
+    pub usage: Option<String>,
+
+    /// End each stream after N events (a completed response, ended by the cap).
+    #[arg(long = "max-events", value_name = "N", value_parser = values::count)]
+    pub max_events: Option<u64>,
+
+    /// End each stream this long after its request started (checked as its bytes arrive; a
+    /// completed response, ended by the cap).
+    #[arg(long = "max-stream-time", value_name = "TIME", value_parser = values::duration)]
+    pub max_stream_time: Option<Duration>,
+
+    /// Fail a stream that receives no bytes for this long ("stream_idle"); once a response's
+    /// first byte has arrived, this replaces the request timeout, which would end long streams.
+    #[arg(long = "idle-timeout", value_name = "TIME", value_parser = values::duration)]
+    pub idle_timeout: Option<Duration>,
+
     /// Load threads [default: the cores available to the process].
     #[arg(long = "threads", value_name = "N")]
     pub threads: Option<u32>,

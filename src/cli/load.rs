@@ -13,6 +13,7 @@ use crate::target::Target;
 
 /// The plan of a run of `url` with the load flags `a`, and the notes to print before it.
 pub(super) fn plan(a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Exit> {
+    let stream = stream_plan(&a)?;
     let target = Target::parse(url).map_err(|e| Exit::usage(e.to_string()))?;
     let method = method(a.method);
     if let Some(b) = &a.body {
@@ -127,6 +128,7 @@ pub(super) fn plan(a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Exit> 
         max_lag: a.max_lag,
         rpc: a.rpc,
         redirects: a.redirect.unwrap_or(0),
+        stream,
         warmup: a.warmup,
         busy_poll: a.busy_poll,
     };
@@ -167,4 +169,40 @@ fn wrk_duration(body: &str, method: &str) -> Result<(), Exit> {
         )));
     }
     Ok(())
+}
+
+/// --stream and its companions; any companion alone means --stream auto.
+fn stream_plan(a: &LoadArgs) -> Result<Option<crate::plan::StreamPlan>, Exit> {
+    use crate::plan::{StreamMode, StreamPlan};
+    let implied = a.done.is_some()
+        || a.usage.is_some()
+        || a.max_events.is_some()
+        || a.max_stream_time.is_some()
+        || a.idle_timeout.is_some();
+    let mode = match a.stream.as_deref() {
+        Some("off") if implied => {
+            return Err(Exit::usage(
+                "--stream off measures no stream: drop --done, --usage, --max-events, \
+                 --max-stream-time and --idle-timeout, or choose a mode"
+                    .to_owned(),
+            ));
+        }
+        Some("off") => return Ok(None),
+        Some("sse") => StreamMode::Sse,
+        Some("lines") => StreamMode::Lines,
+        Some("chunks") => StreamMode::Chunks,
+        Some(_) => StreamMode::Auto,
+        None if implied => StreamMode::Auto,
+        None => return Ok(None),
+    };
+    Ok(Some(StreamPlan {
+        mode,
+        rules: crate::proto::stream::Rules {
+            done: a.done.as_ref().map(|d| d.as_bytes().to_vec()),
+            openai: a.usage.is_some(),
+        },
+        max_events: a.max_events,
+        max_time: a.max_stream_time,
+        idle: a.idle_timeout,
+    }))
 }

@@ -80,6 +80,8 @@ pub fn prepare<'a>(plan: &'a Plan, control: &'a Control) -> Result<Armed<'a>, Ru
         busy_poll: plan.busy_poll,
         timeout: plan.timeout,
         connect_timeout: plan.connect_timeout,
+        idle: plan.stream.as_ref().and_then(|s| s.idle),
+        stream: plan.stream.clone().map(Arc::new),
         endpoint: endpoint.clone(),
         connections: 0,
         drain: plan.timeout.min(MAX_DRAIN),

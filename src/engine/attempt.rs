@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use super::shared::{Admitted, Shared};
 use super::slot::{Cancel, Slot, guarded};
+use super::watch::{End, Streamed};
 use crate::clock::Tick;
 use crate::proto::{Fail, Response};
-use crate::stats::{Failure, nanos};
+use crate::stats::{END_DONE, END_MAX_EVENTS, END_MAX_TIME, END_SERVER, Failure, nanos};
 
 /// When the parts of an attempt happened, set by the lane's exchange as it goes.
 #[derive(Debug, Default)]
@@ -84,12 +85,11 @@ pub fn account(
             Err(Cancel::Interrupted) => Ended::Interrupted,
             Err(Cancel::Timeout) => Ended::Failed(Failure::Timeout),
             Err(Cancel::ConnectTimeout) => Ended::Failed(Failure::Connect),
+            Err(Cancel::Idle) => Ended::Failed(Failure::StreamIdle),
         };
     }
     match outcome {
-        // The sweeper cancels late attempts a tick after their timeout at the latest; a
-        // response that completed in that tick is late all the same.
-        Ok(Ok(res)) if res.done.nanos_since(adm.start) < ctx.rec.timeout_ns => {
+        Ok(Ok(res)) if in_time(ctx, adm, &res) => {
             record(ctx, adm, connected, written, &res);
             slot.count_completed();
             Ended::Completed {
@@ -122,7 +122,27 @@ pub fn account(
             ctx.rec.stats.borrow_mut().interrupted += 1;
             Ended::Interrupted
         }
+        Err(Cancel::Idle) => {
+            let idle = ctx.setup.idle.unwrap_or_default();
+            ctx.fail(Failure::StreamIdle, || {
+                format!("the stream received no bytes for {idle:?} (--idle-timeout)")
+            });
+            Ended::Failed(Failure::StreamIdle)
+        }
     }
+}
+
+/// Whether a response completed within the request timeout. The sweeper cancels late attempts
+/// a tick after their timeout at the latest; a response that completed in that tick is late
+/// all the same. With --idle-timeout, a stream's length is not limited: only its first byte
+/// must come in time.
+#[inline]
+fn in_time(ctx: &Shared, adm: Admitted, res: &Response) -> bool {
+    let end = match ctx.setup.idle {
+        None => res.done,
+        Some(_) => res.first_byte.unwrap_or(res.done),
+    };
+    end.nanos_since(adm.start) < ctx.rec.timeout_ns
 }
 
 fn record(
@@ -219,6 +239,54 @@ pub fn start_back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Ba
         .push(Tick::now().after(delay.wait()), index);
     delay.double();
     true
+}
+
+/// --stream: what a completed, recorded response did as a stream (`None`: it was not watched
+/// as one). Nothing without --stream: the static path never gets here with a stream.
+#[inline]
+pub fn record_stream(ctx: &Shared, adm: Admitted, res: &Response, streamed: Option<&Streamed>) {
+    if ctx.setup.stream.is_none() {
+        return;
+    }
+    let mut s = ctx.rec.stats.borrow_mut();
+    let st = s.stream.get_or_insert_with(Box::default);
+    let Some(streamed) = streamed else {
+        st.other += 1;
+        return;
+    };
+    let f = &streamed.facts;
+    let t0 = adm.intended.unwrap_or(adm.start);
+    st.responses += 1;
+    if let Some(at) = f.first_unit {
+        st.first_unit.record(at.nanos_since(t0));
+    }
+    if let Some(at) = f.first_data {
+        st.first_data.record(at.nanos_since(t0));
+    }
+    if let Some(mean) = f.mean_gap_ns() {
+        st.mean_gap.record(mean);
+        st.longest_gap.record(f.longest_gap_ns);
+    }
+    st.units += f.units;
+    st.data_units += f.data_units;
+    st.max_units = st.max_units.max(f.units);
+    st.keepalives += f.keepalives;
+    st.long_units += u64::from(f.cut);
+    st.ends[match streamed.end {
+        End::Done => END_DONE,
+        End::Server => END_SERVER,
+        End::MaxEvents => END_MAX_EVENTS,
+        End::MaxTime => END_MAX_TIME,
+    }] += 1;
+    if let Some(tokens) = f.tokens {
+        st.token_responses += 1;
+        st.tokens += tokens;
+        let secs = res.done.nanos_since(t0) as f64 / 1e9;
+        if secs > 0.0 {
+            st.token_rate_milli
+                .record((tokens as f64 / secs * 1e3) as u64);
+        }
+    }
 }
 
 #[cfg(test)]

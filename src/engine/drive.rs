@@ -14,6 +14,7 @@ use super::link::Link;
 use super::shared::{Connected, Shared};
 use super::slot::{Cancel, Slot, guarded};
 use super::task_set::Member;
+use super::watch::Watch;
 use crate::clock::Tick;
 use crate::proto::{Cause, Fail};
 use crate::stats::Failure;
@@ -81,6 +82,16 @@ impl Iterator for Links {
                     first,
                     c,
                 ))))
+            }
+            // --stream: off the static path, boxed.
+            Connected::H1(c) if ctx.setup.stream.is_some() => {
+                self.left -= 1;
+                let (Some(plan), Some(gaps)) = (&ctx.setup.stream, &ctx.rec.gaps) else {
+                    unreachable!("a watched connection in a run that does not stream");
+                };
+                let watch = Watch::new(plan.clone(), gaps.clone());
+                let lane = H1Lane::new(ctx, c, watch);
+                Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
             }
             Connected::H1(c) => {
                 self.left -= 1;

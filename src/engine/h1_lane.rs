@@ -1,15 +1,18 @@
 //! HOT: HTTP/1.1 as a `Lane`: the slot owns its connection, one request at a time, re-opened
 //! inside the next attempt when the server (or --rpc) closed it; the last request of a
 //! connection under --rpc says `Connection: close`. What the response says as it arrives goes
-//! to `E` (`()` on the static path: nothing). Must not allocate or account.
+//! to `E` (`()` on the static path: nothing; `Watch` under --stream). Must not allocate or
+//! account.
 
 use std::task::{Context, Poll};
 
 use super::attempt::{Ended, MAX_RETRIES};
 use super::lane::{Again, Lane, Outcome, Ready};
 use super::shared::{Admitted, Connected, OpenConn, Shared};
+use super::slot::Slot;
+use super::watch::{Observe, Streamed};
 use crate::clock::Tick;
-use crate::proto::{Events, Fail, Response, h1};
+use crate::proto::{Fail, Response, h1};
 use crate::stats::Failure;
 
 pub struct H1Lane<E> {
@@ -22,7 +25,7 @@ pub struct H1Lane<E> {
     events: E,
 }
 
-impl<E: Events> H1Lane<E> {
+impl<E: Observe> H1Lane<E> {
     /// A lane on the pre-connected `conn`.
     pub fn new(ctx: &Shared, conn: OpenConn, events: E) -> H1Lane<E> {
         H1Lane {
@@ -54,14 +57,15 @@ impl<E: Events> H1Lane<E> {
     }
 }
 
-impl<E: Events> Lane for H1Lane<E> {
+impl<E: Observe> Lane for H1Lane<E> {
     #[inline(always)]
     fn poll_ready(&mut self, _: &Shared, _: usize, _: &mut Context<'_>) -> Poll<Ready> {
         Poll::Ready(Ready::Go)
     }
 
     #[inline]
-    fn begin(&mut self, ctx: &Shared) -> bool {
+    fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
+        self.events.begin(adm.start, !adm.warmup);
         self.last = ctx.setup.rpc.is_some_and(|n| self.served + 1 >= n);
         self.exchange.restart(ctx.setup.head_request);
         self.conn.is_some()
@@ -97,6 +101,18 @@ impl<E: Events> Lane for H1Lane<E> {
             &ctx.read_space,
             &mut self.events,
         )
+    }
+
+    #[inline(always)]
+    fn waiting(&self, slot: &Slot) {
+        if E::WATCHES {
+            slot.read_at(self.exchange.last_read());
+        }
+    }
+
+    #[inline(always)]
+    fn streamed(&mut self) -> Option<Streamed> {
+        self.events.settle()
     }
 
     #[inline]

@@ -228,7 +228,7 @@ impl Lane for H2Lane {
         self.group.retries.borrow_mut().pop()
     }
 
-    fn begin(&mut self, _: &Shared) -> bool {
+    fn begin(&mut self, _: &Shared, _: &Admitted) -> bool {
         self.open = false;
         self.written = None;
         if self.on {

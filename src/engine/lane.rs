@@ -8,7 +8,8 @@ use std::task::{Context, Poll};
 
 use super::attempt::Ended;
 use super::shared::{Admitted, Connected, Shared};
-use super::slot::Cancel;
+use super::slot::{Cancel, Slot};
+use super::watch::Streamed;
 use crate::clock::Tick;
 use crate::proto::{Fail, Response};
 
@@ -49,9 +50,9 @@ pub trait Lane {
         None
     }
 
-    /// Starts an attempt: true when it goes on an open connection, false when one must be
-    /// opened for it first.
-    fn begin(&mut self, ctx: &Shared) -> bool;
+    /// Starts the attempt `adm`: true when it goes on an open connection, false when one must
+    /// be opened for it first.
+    fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool;
 
     /// Takes the connection opened for the current attempt.
     fn adopt(&mut self, ctx: &Shared, opened: Connected) -> Result<(), Fail>;
@@ -59,6 +60,18 @@ pub trait Lane {
     /// Writes the request and reads the response.
     fn poll_exchange(&mut self, ctx: &Shared, cx: &mut Context<'_>)
     -> Poll<Result<Response, Fail>>;
+
+    /// The exchange is waiting: what the slot must know of it (the last read, for
+    /// --idle-timeout). Nothing by default.
+    #[inline(always)]
+    fn waiting(&self, _slot: &Slot) {}
+
+    /// The attempt ended: what its response did as a stream, if it was watched as one (and
+    /// the receiver is reset for the next, however it ended).
+    #[inline(always)]
+    fn streamed(&mut self) -> Option<Streamed> {
+        None
+    }
 
     /// When the request had been handed over in full, if it was.
     fn written(&self) -> Option<Tick>;

@@ -11,11 +11,11 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 
-use super::attempt::{BackOff, Ended, account, start_back_off};
+use super::attempt::{BackOff, Ended, account, record_stream, start_back_off};
 use super::lane::{Again, Lane, Outcome, Ready};
 use super::shared::{Admitted, Connected, Shared};
 use crate::clock::Tick;
-use crate::proto::Fail;
+use crate::proto::{Cause, Fail};
 use crate::stats::Failure;
 
 type Opening = Pin<Box<dyn Future<Output = Result<Connected, Fail>>>>;
@@ -129,7 +129,10 @@ impl<L: Lane + Unpin> Future for Link<L> {
                         st.end(ctx, Err(why));
                         continue;
                     }
-                    let r = ready!(st.lane.poll_exchange(ctx, cx));
+                    let Poll::Ready(r) = st.lane.poll_exchange(ctx, cx) else {
+                        st.lane.waiting(&ctx.slots[st.index]);
+                        return Poll::Pending;
+                    };
                     st.end(ctx, Ok(r));
                 }
                 Step::BackOff => {
@@ -158,7 +161,7 @@ impl<L: Lane> State<L> {
         self.connected = None;
         let slot = &ctx.slots[self.index];
         slot.begin_request(adm.start);
-        if self.lane.begin(ctx) {
+        if self.lane.begin(ctx, &adm) {
             self.step = Step::Exchange;
             return;
         }
@@ -193,6 +196,18 @@ impl<L: Lane> State<L> {
         // A cancelled connect stops here.
         self.opening = None;
         let fresh = self.connected.is_some();
+        let streamed = self.lane.streamed();
+        let outcome = match (outcome, &streamed) {
+            (Ok(Ok(_)), Some(s)) if s.truncated => Ok(Err(Fail {
+                class: Failure::StreamTruncated,
+                cause: Cause::Other("the stream ended without its --done sentinel"),
+            })),
+            (outcome, _) => outcome,
+        };
+        let res = match &outcome {
+            Ok(Ok(res)) => Some(*res),
+            _ => None,
+        };
         let again = self.lane.again(ctx, self.adm, fresh, &outcome);
         if again != Again::No {
             // The same attempt, with its start: its latency covers the new connection.
@@ -220,6 +235,9 @@ impl<L: Lane> State<L> {
         let slot = &ctx.slots[self.index];
         slot.end_request();
         let ended = account(ctx, slot, self.adm, self.connected, written, outcome);
+        if let (Ended::Completed { .. }, Some(res), false) = (ended, res, self.adm.warmup) {
+            record_stream(ctx, self.adm, &res, streamed.as_ref());
+        }
         if !self.adm.warmup {
             let mut s = ctx.rec.stats.borrow_mut();
             if written.is_some() {

@@ -25,6 +25,7 @@ mod split;
 mod task_set;
 mod tasks;
 mod thread;
+mod watch;
 
 use std::sync::Arc;
 use std::time::Duration;

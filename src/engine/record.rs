@@ -7,6 +7,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::shared::Setup;
+use super::watch::Gaps;
 use crate::clock::Tick;
 use crate::proto::h2::Counters as ByteCounters;
 use crate::stats::timeline::Recorder;
@@ -24,6 +25,8 @@ pub struct Record {
     pub timeline: RefCell<Option<Recorder>>,
     /// `setup.timeout` in ns, for the check on every completed response.
     pub timeout_ns: u64,
+    /// --stream: the gaps between data units of recorded streams, as the watches see them.
+    pub gaps: Option<Gaps>,
 }
 
 impl Record {
@@ -38,6 +41,7 @@ impl Record {
             last_done: Cell::new(None),
             timeline: RefCell::new(None),
             timeout_ns: u64::try_from(setup.timeout.as_nanos()).unwrap_or(u64::MAX),
+            gaps: setup.stream.as_ref().map(|_| Gaps::default()),
         }
     }
 }

@@ -60,6 +60,11 @@ pub struct Setup {
     pub busy_poll: bool,
     pub timeout: Duration,
     pub connect_timeout: Duration,
+    /// --idle-timeout: once a streamed response's first byte arrived, the longest wait for
+    /// the next, instead of the request timeout.
+    pub idle: Option<Duration>,
+    /// --stream: how responses are watched; `None`: not at all (the static path).
+    pub stream: Option<Arc<crate::plan::StreamPlan>>,
     pub endpoint: Arc<Endpoint>,
     /// Connections of this thread.
     pub connections: usize,

@@ -19,6 +19,8 @@ pub enum Cancel {
     ConnectTimeout,
     /// The run ended (drain over) while this attempt was still in flight.
     Interrupted,
+    /// --idle-timeout: the stream under way received no bytes for that long.
+    Idle,
 }
 
 /// How far a connect had come: what a connect timeout interrupted.
@@ -68,6 +70,8 @@ enum Signal {
 pub struct Slot {
     request_since: Cell<Option<Tick>>,
     connect_since: Cell<Option<Tick>>,
+    /// The last read of the response under way, when its connection reports reads (--stream).
+    read_since: Cell<Option<Tick>>,
     signal: Cell<Option<Signal>>,
     waker: RefCell<Option<Waker>>,
     /// Recorded requests this slot completed, for the fairness figures (requests per connection).
@@ -82,11 +86,20 @@ impl Slot {
     pub fn begin_request(&self, at: Tick) {
         self.signal.set(None);
         self.request_since.set(Some(at));
+        self.read_since.set(None);
     }
 
     pub fn end_request(&self) {
         self.request_since.set(None);
         self.connect_since.set(None);
+        self.read_since.set(None);
+    }
+
+    /// Bytes of the response under way arrived at `at`: with an idle timeout, the time since
+    /// then is what may run out, not the request's.
+    #[inline]
+    pub fn read_at(&self, at: Option<Tick>) {
+        self.read_since.set(at);
     }
 
     pub fn begin_connect(&self, at: Tick) {
@@ -112,12 +125,24 @@ impl Slot {
         self.connect_since.set(None);
     }
 
-    /// Cancels what is under way if it is older than its timeout. Called by the sweeper.
-    pub fn check(&self, now: Tick, timeout: Duration, connect_timeout: Duration) {
+    /// Cancels what is under way if it is older than its timeout: the connect timeout, then,
+    /// once a response has begun to arrive and `idle` is given, the time since its last read;
+    /// otherwise the request timeout. Called by the sweeper.
+    pub fn check(
+        &self,
+        now: Tick,
+        timeout: Duration,
+        connect_timeout: Duration,
+        idle: Option<Duration>,
+    ) {
         let late =
             |since: Option<Tick>, limit| since.is_some_and(|s| now.duration_since(s) >= limit);
         if late(self.connect_since.get(), connect_timeout) {
             self.fire(Cancel::ConnectTimeout);
+        } else if let (Some(limit), Some(read)) = (idle, self.read_since.get()) {
+            if late(Some(read), limit) {
+                self.fire(Cancel::Idle);
+            }
         } else if late(self.request_since.get(), timeout) {
             self.fire(Cancel::Timeout);
         }
@@ -252,6 +277,7 @@ mod tests {
             t0.after(Duration::from_secs(100)),
             Duration::from_secs(1),
             Duration::from_secs(1),
+            None,
         );
         assert_eq!(s.signal.get(), None, "idle slots are never cancelled");
         s.begin_request(t0);
@@ -259,12 +285,14 @@ mod tests {
             t0.after(Duration::from_millis(999)),
             Duration::from_secs(1),
             Duration::from_secs(1),
+            None,
         );
         assert_eq!(s.signal.get(), None);
         s.check(
             t0.after(Duration::from_secs(1)),
             Duration::from_secs(1),
             Duration::from_secs(1),
+            None,
         );
         assert_eq!(s.signal.get(), Some(Signal::Cancel(Cancel::Timeout)));
         s.begin_request(t0);
@@ -273,6 +301,7 @@ mod tests {
             t0.after(Duration::from_secs(2)),
             Duration::from_secs(5),
             Duration::from_secs(2),
+            None,
         );
         assert_eq!(s.signal.get(), Some(Signal::Cancel(Cancel::ConnectTimeout)));
     }

@@ -205,6 +205,9 @@ pub fn run(
         stats.scheduled = pacer.scheduled();
         stats.dropped = pacer.dropped();
     }
+    if let Some(gaps) = &ctx.rec.gaps {
+        stats.stream.get_or_insert_with(Box::default).gap += &*gaps.borrow();
+    }
     stats.bytes_in += ctx.rec.h2_bytes.read.get();
     stats.bytes_out += ctx.rec.h2_bytes.written.get();
     stats.per_thread = vec![stats.completed - stats.drained];
@@ -436,7 +439,12 @@ fn scan(ctx: &Shared, now: Instant) {
     }
     let now_tick = Tick::of(now);
     for slot in ctx.slots.iter() {
-        slot.check(now_tick, ctx.setup.timeout, ctx.setup.connect_timeout);
+        slot.check(
+            now_tick,
+            ctx.setup.timeout,
+            ctx.setup.connect_timeout,
+            ctx.setup.idle,
+        );
     }
 }
 

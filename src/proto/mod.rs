@@ -28,6 +28,12 @@ pub trait Events {
     /// Payload of the body, chunk framing removed, in the order it arrived.
     #[inline(always)]
     fn data(&mut self, _bytes: &[u8]) {}
+    /// The receiver has seen enough of this response (a cap): the lane stops reading it and
+    /// reports it as it stands, and the connection does not carry another request.
+    #[inline(always)]
+    fn enough(&self) -> bool {
+        false
+    }
 }
 
 /// Ignores everything.

@@ -122,6 +122,11 @@ impl<G: FnMut(u64)> Meter<G> {
         std::mem::take(&mut self.timing.facts)
     }
 
+    /// Cuts the next response into `unit`s (known from its head).
+    pub fn set_unit(&mut self, unit: Unit) {
+        self.unit = unit;
+    }
+
     /// What the stream did so far.
     pub fn facts(&self) -> &Facts {
         &self.timing.facts

@@ -39,6 +39,31 @@ pub fn sentence(f: &Finding) -> String {
             "No response arrived: {} requests were still waiting when the run ended (counted as interrupted).",
             count(*interrupted)
         ),
+        F::StreamPace {
+            first_data_ms,
+            gap_ms,
+            after_first_ms,
+        } => {
+            let most = match first_data_ms >= after_first_ms {
+                true => {
+                    "most of a stream's time is the wait for its first token (the server's queue and prompt processing, not its token rate)"
+                }
+                false => {
+                    "most of a stream's time comes after its first token (the server's token rate, not its first answer)"
+                }
+            };
+            format!(
+                "Streams: the first data event came after {} (p50), then one every {} (p50 gap): {most}.",
+                millis(*first_data_ms),
+                millis(*gap_ms)
+            )
+        }
+        F::StreamStalled { longest_ms, gap_ms } => format!(
+            "A stream stalled: its longest gap between events was {}, {:.0}x the median gap ({}); the streams' longest gaps are in the Streaming section.",
+            millis(*longest_ms),
+            longest_ms / gap_ms.max(1e-9),
+            millis(*gap_ms)
+        ),
         F::NoErrors => "No request failed, and every response had a status below 400.".into(),
         F::Failed { share, classes } => {
             let classes: Vec<String> = classes

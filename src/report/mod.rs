@@ -11,6 +11,7 @@ mod insight;
 mod json;
 mod latency;
 pub mod save;
+mod streaming;
 pub mod sweep;
 mod text;
 mod timing;

@@ -37,6 +37,7 @@ fn write_report(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     legend(o, s, pal)?;
     statuses_and_errors(o, s)?;
     phases_and_connections(o, s)?;
+    super::streaming::section(o, s)?;
     insight(o, s, pal)?;
     thresholds(o, s, pal)?;
     super::baseline::section(o, s, pal)

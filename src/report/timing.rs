@@ -184,7 +184,7 @@ pub(super) fn unopened(n: &NotOpened) -> String {
     .join(", ")
 }
 
-fn phase_header(o: &mut String) -> std::fmt::Result {
+pub(super) fn phase_header(o: &mut String) -> std::fmt::Result {
     writeln!(
         o,
         "  {:<24} {:>12} {:>12} {:>12} {:>12}",
@@ -192,7 +192,7 @@ fn phase_header(o: &mut String) -> std::fmt::Result {
     )
 }
 
-fn phase_row(o: &mut String, name: &str, p: &Phase) -> std::fmt::Result {
+pub(super) fn phase_row(o: &mut String, name: &str, p: &Phase) -> std::fmt::Result {
     writeln!(
         o,
         "  {name:<24} {:>12} {:>12} {:>12} {:>12}",

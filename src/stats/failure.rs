@@ -32,10 +32,14 @@ pub enum Failure {
     /// --redirect: a redirect could not be followed: more than N in a row (a loop), or a
     /// Location that is not an http(s) URL.
     Redirect,
+    /// --done: a stream ended without its sentinel.
+    StreamTruncated,
+    /// --idle-timeout: a stream received no bytes for that long.
+    StreamIdle,
 }
 
 impl Failure {
-    pub const ALL: [Failure; 11] = [
+    pub const ALL: [Failure; 13] = [
         Failure::Connect,
         Failure::Ports,
         Failure::Tls,
@@ -47,6 +51,8 @@ impl Failure {
         Failure::Reset,
         Failure::H2,
         Failure::Redirect,
+        Failure::StreamTruncated,
+        Failure::StreamIdle,
     ];
 
     /// Stable name used in the report and the JSON.
@@ -63,6 +69,8 @@ impl Failure {
             Failure::Reset => "reset",
             Failure::H2 => "h2",
             Failure::Redirect => "redirect",
+            Failure::StreamTruncated => "stream_truncated",
+            Failure::StreamIdle => "stream_idle",
         }
     }
 

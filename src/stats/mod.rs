@@ -9,6 +9,7 @@ mod generator;
 mod hist;
 mod live;
 mod open_model;
+mod stream;
 mod summary;
 pub mod timeline;
 
@@ -20,6 +21,7 @@ pub use generator::Generator;
 pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist, Sparse, from_base64_v2};
 pub use live::{Counters, Live, LiveHist};
 pub use open_model::OpenModel;
+pub use stream::{END_DONE, END_MAX_EVENTS, END_MAX_TIME, END_SERVER, StreamStats, Streaming};
 pub use summary::{
     Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, RunFailure,
     SCHEMA_VERSION, StatusRow, Summary, ThreadRates, Totals,
@@ -104,6 +106,8 @@ pub struct Stats {
     pub per_thread: Vec<u64>,
     /// The measured window second by second (`timeline`).
     pub seconds: Vec<timeline::Second>,
+    /// --stream: what the measured streams did (boxed: absent, it costs a word).
+    pub stream: Option<Box<StreamStats>>,
 }
 
 /// What a finished run measured: the merged stats and the clocks around them.
@@ -246,6 +250,7 @@ impl Default for Stats {
             per_connection: ConnectionCounts::default(),
             per_thread: Vec::new(),
             seconds: Vec::new(),
+            stream: None,
         }
     }
 }
@@ -354,6 +359,9 @@ impl AddAssign<&Stats> for Stats {
         self.per_connection += &o.per_connection;
         self.per_thread.extend_from_slice(&o.per_thread);
         timeline::add(&mut self.seconds, &o.seconds);
+        if let Some(o) = &o.stream {
+            **self.stream.get_or_insert_with(Box::default) += o;
+        }
     }
 }
 

@@ -38,6 +38,9 @@ pub struct Summary {
     pub generator: Generator,
     /// The open model's schedule and how well it was kept; null in the closed model.
     pub open_model: Option<OpenModel>,
+    /// --stream: what the measured streams did; null without --stream.
+    #[serde(default)]
+    pub streaming: Option<super::Streaming>,
     /// When the measured window began, in ms since the Unix epoch.
     pub start_unix_ms: u64,
     /// The measured window second by second.
@@ -367,6 +370,18 @@ impl Summary {
             connections: connections(plan, run),
             generator: generator(plan, run, mean_s),
             open_model: open_model(plan, run),
+            streaming: plan.stream.as_ref().map(|sp| {
+                let none = super::StreamStats::default();
+                super::Streaming::of(
+                    sp,
+                    s.stream.as_deref().unwrap_or(&none),
+                    (
+                        s.failures.get(Failure::StreamTruncated),
+                        s.failures.get(Failure::StreamIdle),
+                    ),
+                    elapsed,
+                )
+            }),
             start_unix_ms: run.start_unix_ms,
             timeline: s
                 .seconds

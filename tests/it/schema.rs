@@ -253,6 +253,15 @@ fn every_finding_kind_matches_the_schema() {
             at_s: 4.0,
             open_model: true,
         },
+        F::StreamPace {
+            first_data_ms: 200.0,
+            gap_ms: 20.0,
+            after_first_ms: 100.0,
+        },
+        F::StreamStalled {
+            longest_ms: 400.0,
+            gap_ms: 20.0,
+        },
         F::Starved {
             starved: 1,
             established: 4,
@@ -295,7 +304,7 @@ fn every_finding_kind_matches_the_schema() {
     ];
     let kinds = findings.iter().map(covered).collect::<Vec<_>>();
     let distinct: std::collections::BTreeSet<_> = kinds.iter().collect();
-    assert_eq!(distinct.len(), 34, "one of each kind: {kinds:?}");
+    assert_eq!(distinct.len(), 36, "one of each kind: {kinds:?}");
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/output-schema.json");
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();
@@ -336,6 +345,8 @@ fn covered(f: &spate::analysis::Finding) -> &'static str {
         F::TailInConnects { .. } => "tail_in_connects",
         F::SpateStalled { .. } => "spate_stalled",
         F::ServerStalled { .. } => "server_stalled",
+        F::StreamPace { .. } => "stream_pace",
+        F::StreamStalled { .. } => "stream_stalled",
         F::Starved { .. } => "starved",
         F::Uneven { .. } => "uneven",
         F::BehindSchedule { .. } => "behind_schedule",

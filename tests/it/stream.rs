@@ -15,7 +15,8 @@ use spate::proto::h1::{HeadMemo, Progress, ResponseParser};
 use spate::proto::stream::{Facts, Meter, Rules, Unit};
 use spate::proto::{Events, Media};
 
-use crate::support::{free_addr, spawn_listening, test_python};
+use crate::schema::validate;
+use crate::support::{Peer, Scripted, free_addr, spate, spate_json, spawn_listening, test_python};
 
 /// Kills the server when the test ends, whatever happens.
 struct Child(std::process::Child);
@@ -89,14 +90,13 @@ fn stream_once(addr: std::net::SocketAddr) -> (Option<(u16, Media)>, Facts, Vec<
     (watch.head, facts, gaps, written)
 }
 
-#[test]
-fn an_llm_stream_shows_its_first_token_latency_and_its_chunk_delay() {
-    let Some(python) = test_python("llmock") else {
-        return;
-    };
+/// llmock with a 200 ms first-token latency and 20 ms between chunks, or `None` (skipped)
+/// without the test virtualenv.
+fn llmock() -> Option<(Child, std::net::SocketAddr)> {
+    let python = test_python("llmock")?;
     let llmock = python.with_file_name("llmock");
     let addr = free_addr();
-    let _server = Child(spawn_listening(
+    let server = Child(spawn_listening(
         std::process::Command::new(llmock).args([
             "serve",
             "--host",
@@ -114,6 +114,14 @@ fn an_llm_stream_shows_its_first_token_latency_and_its_chunk_delay() {
         ]),
         addr,
     ));
+    Some((server, addr))
+}
+
+#[test]
+fn an_llm_stream_shows_its_first_token_latency_and_its_chunk_delay() {
+    let Some((_server, addr)) = llmock() else {
+        return;
+    };
     let (head, f, gaps, written) = stream_once(addr);
     assert_eq!(head, Some((200, Media::EventStream)), "{f:?}");
     assert!(f.done, "the [DONE] sentinel: {f:?}");
@@ -134,4 +142,231 @@ fn an_llm_stream_shows_its_first_token_latency_and_its_chunk_delay() {
     assert!(mean >= 18.0, "mean gap {mean} ms: {gaps:?}");
     assert!(mean < 1_000.0, "mean gap {mean} ms: {gaps:?}");
     assert_eq!(ms(f.longest_gap_ns), ms(*gaps.iter().max().unwrap()));
+}
+
+const CHAT: &str = r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}"#;
+
+#[test]
+fn spate_reports_an_llm_servers_first_token_and_token_gaps() {
+    let Some((_server, addr)) = llmock() else {
+        return;
+    };
+    let url = format!("http://{addr}/v1/chat/completions");
+    let common = [
+        "-m",
+        "POST",
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        CHAT,
+        "-c",
+        "2",
+        "-n",
+        "8",
+    ];
+    let mut args = common.to_vec();
+    args.extend(["--done", "[DONE]", "--usage", "openai", &url]);
+    let doc = spate_json(&args);
+    validate(&doc);
+    let st = &doc["streaming"];
+    let ms = |v: &serde_json::Value| v.as_f64().unwrap();
+    assert_eq!(st["mode"], "auto", "{st}");
+    assert_eq!(st["responses"], 8, "{st}");
+    assert_eq!(st["ends"]["done"], 8, "{st}");
+    assert_eq!(st["truncated"], 0, "{st}");
+    // The mock waits 200 ms before its first chunk and 20 ms between chunks.
+    let first = ms(&st["first_data"]["p50_ms"]);
+    assert!(
+        (195.0..2_000.0).contains(&first),
+        "first token {first} ms: {st}"
+    );
+    let gap = ms(&st["gap"]["p50_ms"]);
+    assert!((18.0..200.0).contains(&gap), "gap {gap} ms: {st}");
+    assert_eq!(
+        st["gap"]["count"].as_u64().unwrap(),
+        st["data_events"].as_u64().unwrap() - 8,
+        "one gap fewer than data events per stream: {st}"
+    );
+    assert!(st["tokens"]["total"].as_u64().unwrap() >= st["data_events"].as_u64().unwrap());
+    let insight = doc["insight"].to_string();
+    assert!(
+        insight.contains("Streams: the first data event came after"),
+        "{insight}"
+    );
+    // The text report says the same.
+    let mut args = vec!["--no-progress"];
+    args.extend(common);
+    args.extend(["--stream", "sse", &url]);
+    let out = spate(&args);
+    crate::support::succeeded(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Streaming (sse)"), "{text}");
+    assert!(text.contains("first data event"), "{text}");
+}
+
+/// A server whose every response is an SSE stream: `events` events of data `x`, then `end`
+/// ("[DONE]", or nothing), then, if `stall`, no more bytes for a minute.
+fn sse_server(events: usize, gap: Duration, sentinel: bool, stall: bool) -> Scripted {
+    Scripted::start(move |peer: &mut Peer| {
+        while peer.read_request().is_some() {
+            let mut ok = peer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+            );
+            let chunk = |data: &[u8]| {
+                let mut c = format!("{:x}\r\n", data.len()).into_bytes();
+                c.extend_from_slice(data);
+                c.extend_from_slice(b"\r\n");
+                c
+            };
+            for i in 0..events {
+                ok &= peer.write(&chunk(format!(": keep-alive\n\ndata: x{i}\n\n").as_bytes()));
+                std::thread::sleep(gap);
+            }
+            if stall {
+                std::thread::sleep(Duration::from_secs(60));
+                return;
+            }
+            if sentinel {
+                ok &= peer.write(&chunk(b"data: [DONE]\n\n"));
+            }
+            if !ok || !peer.write(b"0\r\n\r\n") {
+                return;
+            }
+        }
+    })
+}
+
+#[test]
+fn a_stream_without_its_sentinel_fails_as_truncated() {
+    let server = sse_server(3, Duration::ZERO, false, false);
+    let url = format!("http://{}/", server.addr);
+    let out = spate(&[
+        "--no-progress",
+        "--format",
+        "json",
+        "-c",
+        "2",
+        "-n",
+        "6",
+        "--done",
+        "[DONE]",
+        &url,
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&doc);
+    let errors = doc["errors"].to_string();
+    assert!(errors.contains("stream_truncated"), "{errors}");
+    assert_eq!(doc["streaming"]["truncated"], 6, "{doc}");
+    assert_eq!(doc["streaming"]["responses"], 0, "{doc}");
+    assert_eq!(doc["requests"]["failed"], 6);
+    // With the sentinel, the same streams complete: 3 events with data and 3 keep-alives each.
+    let server = sse_server(3, Duration::ZERO, true, false);
+    let url = format!("http://{}/", server.addr);
+    let doc = spate_json(&["-c", "2", "-n", "6", "--done", "[DONE]", &url]);
+    let st = &doc["streaming"];
+    assert_eq!(st["ends"]["done"], 6, "{st}");
+    assert_eq!(st["events"], 18, "{st}");
+    assert_eq!(st["keepalives"], 18, "{st}");
+    assert_eq!(doc["requests"]["failed"], 0);
+}
+
+#[test]
+fn a_stalled_stream_fails_at_the_idle_timeout_not_the_request_timeout() {
+    // Events come every 50 ms for 0.5 s and the idle timeout is 300 ms: a stream longer than
+    // its idle timeout completes, since only the gaps count.
+    let server = sse_server(10, Duration::from_millis(50), false, false);
+    let url = format!("http://{}/", server.addr);
+    let doc = spate_json(&[
+        "-c",
+        "1",
+        "-n",
+        "2",
+        "--idle-timeout",
+        "300ms",
+        "-t",
+        "5s",
+        &url,
+    ]);
+    assert_eq!(doc["requests"]["failed"], 0, "{doc}");
+    assert_eq!(doc["streaming"]["ends"]["server"], 2);
+    // The request timeout would also end a stream longer than itself, but not with
+    // --idle-timeout: 0.5 s of events against -t 200ms.
+    let doc = spate_json(&[
+        "-c",
+        "1",
+        "-n",
+        "2",
+        "--idle-timeout",
+        "300ms",
+        "-t",
+        "200ms",
+        &url,
+    ]);
+    assert_eq!(doc["requests"]["failed"], 0, "{doc}");
+    // A stream that stops sending fails as stream_idle once 300 ms pass without a byte.
+    let server = sse_server(2, Duration::ZERO, false, true);
+    let url = format!("http://{}/", server.addr);
+    let out = spate(&[
+        "--no-progress",
+        "--format",
+        "json",
+        "-c",
+        "2",
+        "-n",
+        "2",
+        "--idle-timeout",
+        "300ms",
+        "-t",
+        "30s",
+        &url,
+    ]);
+    // Every request failed: exit 1, and the report all the same.
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&doc);
+    assert_eq!(doc["streaming"]["idle"], 2, "{doc}");
+    let errors = doc["errors"].to_string();
+    assert!(
+        errors.contains("stream_idle") && errors.contains("--idle-timeout"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn max_events_ends_each_stream_as_a_completed_response() {
+    let server = sse_server(1000, Duration::from_millis(2), false, false);
+    let url = format!("http://{}/", server.addr);
+    let doc = spate_json(&["-c", "1", "-n", "3", "--max-events", "5", "-t", "30s", &url]);
+    let st = &doc["streaming"];
+    assert_eq!(st["ends"]["max_events"], 3, "{st}");
+    assert_eq!(st["events"], 15, "{st}");
+    assert_eq!(doc["requests"]["failed"], 0, "{doc}");
+    // A capped stream is not read to its end, so its connection is not reused.
+    assert_eq!(doc["connections"]["reconnects"], 2, "{doc}");
+}
+
+#[test]
+fn stream_flags_that_cannot_work_are_refused_with_one_line() {
+    for (args, needle) in [
+        (&["--stream", "off", "--done", "x"][..], "--stream off"),
+        (
+            &["--stream", "sse", "--http2"][..],
+            "--stream measures HTTP/1.1",
+        ),
+        (
+            &["--max-events", "0"][..],
+            "--max-events must be at least 1",
+        ),
+        (&["--stream", "sse", "--redirect", "2"][..], "--redirect"),
+    ] {
+        let mut all = args.to_vec();
+        all.push("http://127.0.0.1:9/");
+        let out = spate(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(needle) && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
 }

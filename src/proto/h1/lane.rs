@@ -75,6 +75,9 @@ pub struct Exchange {
     /// both first byte and end when a response arrives whole, as it almost always does.
     last_read: Option<Tick>,
     phase: Phase,
+    /// The receiver had enough before the response was complete (`Events::enough`): it ends
+    /// as it stands, and the connection is not reused.
+    cut: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +119,7 @@ impl Exchange {
             first_byte: None,
             last_read: None,
             phase: Phase::Write,
+            cut: false,
         }
     }
 
@@ -128,6 +132,12 @@ impl Exchange {
     /// When the request had been handed over in full, if it was.
     pub fn written(&self) -> Option<Tick> {
         self.written
+    }
+
+    /// When bytes of the response were last read.
+    #[inline]
+    pub fn last_read(&self) -> Option<Tick> {
+        self.last_read
     }
 
     /// Bytes of the response received so far: what an exchange that did not complete still
@@ -200,7 +210,7 @@ impl Exchange {
     fn response(&self) -> Response {
         Response {
             status: self.parser.status(),
-            keep_alive: self.parser.keep_alive(),
+            keep_alive: self.parser.keep_alive() && !self.cut,
             body_bytes: self.parser.body_bytes(),
             bytes_in: self.bytes_in,
             first_byte: self.first_byte,
@@ -243,6 +253,10 @@ impl<E: Events> On<'_, E> {
         let done = feed_with_carry(&mut self.ex.parser, carry, &[], heads, self.events)
             .map_err(Fail::parse)?;
         self.ex.bytes_in += (before - self.conn.carry.len()) as u64;
+        if !done && self.events.enough() {
+            self.ex.cut = true;
+            return Ok(true);
+        }
         Ok(done)
     }
 
@@ -284,6 +298,10 @@ impl<E: Events> On<'_, E> {
             // Bytes that stay in `carry` for a later response are not this one's.
             ex.bytes_in += (before + n).saturating_sub(carry.len()) as u64;
             if complete {
+                return Read::Complete;
+            }
+            if self.events.enough() {
+                ex.cut = true;
                 return Read::Complete;
             }
         }
