@@ -28,8 +28,8 @@ pub struct Link<L> {
 
 /// Everything but the thread's context, so that a step can borrow both.
 struct State<L> {
-    /// The slot.
-    index: usize,
+    /// The slot (32 bits: a thread has far fewer, and the link keeps within its cache lines).
+    index: u32,
     step: Step,
     /// The current attempt (valid from `Connect` or `Exchange` until it is accounted for).
     adm: Admitted,
@@ -62,7 +62,7 @@ impl<L: Lane> Link<L> {
         Link {
             ctx,
             st: State {
-                index,
+                index: u32::try_from(index).expect("fewer than 2^32 slots a thread"),
                 step: Step::Ready,
                 adm: Admitted {
                     start: Tick::now(),
@@ -80,7 +80,7 @@ impl<L: Lane> Link<L> {
 
     /// Where this link's slot is, for the thread's set to prefetch when it is woken.
     pub fn slot_address(&self) -> usize {
-        std::ptr::from_ref(&self.ctx.slots[self.st.index]).addr()
+        std::ptr::from_ref(&self.ctx.slots[self.st.index as usize]).addr()
     }
 }
 
@@ -93,7 +93,7 @@ impl<L: Lane + Unpin> Future for Link<L> {
         let st = &mut this.st;
         loop {
             match st.step {
-                Step::Ready => match ready!(st.lane.poll_ready(ctx, st.index, cx)) {
+                Step::Ready => match ready!(st.lane.poll_ready(ctx, st.index as usize, cx)) {
                     Ready::Go => match st.lane.retry() {
                         Some(adm) => st.begin(ctx, Some(adm)),
                         // The closed model admits without waiting.
@@ -102,19 +102,23 @@ impl<L: Lane + Unpin> Future for Link<L> {
                     },
                     Ready::Over => st.step = Step::Done,
                     Ready::BackOff => {
-                        st.step =
-                            match start_back_off(ctx, st.index, Failure::Connect, &mut st.delay) {
-                                true => Step::BackOff,
-                                false => Step::Ready,
-                            }
+                        st.step = match start_back_off(
+                            ctx,
+                            st.index as usize,
+                            Failure::Connect,
+                            &mut st.delay,
+                        ) {
+                            true => Step::BackOff,
+                            false => Step::Ready,
+                        }
                     }
                 },
                 Step::Pace => {
-                    let adm = ready!(ctx.poll_paced(st.index, cx));
+                    let adm = ready!(ctx.poll_paced(st.index as usize, cx));
                     st.begin(ctx, adm);
                 }
                 Step::Connect => {
-                    if let Err(why) = ctx.slots[st.index].poll_guard(cx) {
+                    if let Err(why) = ctx.slots[st.index as usize].poll_guard(cx) {
                         st.end(ctx, Err(why));
                         continue;
                     }
@@ -125,24 +129,24 @@ impl<L: Lane + Unpin> Future for Link<L> {
                     st.opened(ctx, opened);
                 }
                 Step::Exchange => {
-                    if let Err(why) = ctx.slots[st.index].poll_guard(cx) {
+                    if let Err(why) = ctx.slots[st.index as usize].poll_guard(cx) {
                         st.end(ctx, Err(why));
                         continue;
                     }
                     let Poll::Ready(r) = st.lane.poll_exchange(ctx, cx) else {
-                        st.lane.waiting(&ctx.slots[st.index]);
+                        st.lane.waiting(&ctx.slots[st.index as usize]);
                         return Poll::Pending;
                     };
                     st.end(ctx, Ok(r));
                 }
                 Step::BackOff => {
-                    st.step = match ready!(ctx.slots[st.index].poll_wait(cx)) {
+                    st.step = match ready!(ctx.slots[st.index as usize].poll_wait(cx)) {
                         true => Step::Ready,
                         false => Step::Done,
                     };
                 }
                 Step::Done => {
-                    st.lane.finish(ctx, st.index);
+                    st.lane.finish(ctx, st.index as usize);
                     return Poll::Ready(());
                 }
             }
@@ -159,7 +163,7 @@ impl<L: Lane> State<L> {
         };
         self.adm = adm;
         self.connected = None;
-        let slot = &ctx.slots[self.index];
+        let slot = &ctx.slots[self.index as usize];
         slot.begin_request(adm.start);
         if self.lane.begin(ctx, &adm) {
             self.step = Step::Exchange;
@@ -167,7 +171,7 @@ impl<L: Lane> State<L> {
         }
         slot.begin_connect(adm.start);
         let own = ctx.clone();
-        let index = self.index;
+        let index = self.index as usize;
         self.opening = Some(Box::pin(
             async move { own.open(true, &own.slots[index]).await },
         ));
@@ -179,7 +183,7 @@ impl<L: Lane> State<L> {
         self.opening = None;
         let taken = match opened {
             Ok(c) => {
-                ctx.slots[self.index].end_connect();
+                ctx.slots[self.index as usize].end_connect();
                 self.connected = Some(Tick::now());
                 self.lane.adopt(ctx, c)
             }
@@ -225,14 +229,14 @@ impl<L: Lane> State<L> {
             match again {
                 Again::Now => self.begin(ctx, Some(adm)),
                 _ => {
-                    ctx.slots[self.index].end_request();
+                    ctx.slots[self.index as usize].end_request();
                     self.step = Step::Ready;
                 }
             }
             return;
         }
         let written = self.lane.written();
-        let slot = &ctx.slots[self.index];
+        let slot = &ctx.slots[self.index as usize];
         slot.end_request();
         let ended = account(ctx, slot, self.adm, self.connected, written, outcome);
         if let (Ended::Completed { .. }, Some(res), false) = (ended, res, self.adm.warmup) {
@@ -262,7 +266,7 @@ impl<L: Lane> State<L> {
                     Failure::Closed if fresh => Failure::Connect,
                     c => c,
                 };
-                match start_back_off(ctx, self.index, class, &mut self.delay) {
+                match start_back_off(ctx, self.index as usize, class, &mut self.delay) {
                     true => Step::BackOff,
                     false => Step::Ready,
                 }
