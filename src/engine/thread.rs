@@ -323,9 +323,11 @@ async fn spin(ctx: Rc<Shared>) {
     }
 }
 
-/// How often the sweeper looks at the slots: a tenth of the shortest timeout, within 1-100 ms.
+/// How often the sweeper looks at the slots: a tenth of the shortest timeout (--idle-timeout
+/// included), within 1-100 ms.
 fn tick(ctx: &Shared) -> Duration {
     let shortest = ctx.setup.timeout.min(ctx.setup.connect_timeout);
+    let shortest = ctx.setup.idle.map_or(shortest, |idle| shortest.min(idle));
     (shortest / 10).clamp(Duration::from_millis(1), Duration::from_millis(100))
 }
 

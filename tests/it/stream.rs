@@ -236,24 +236,28 @@ fn sse_server(events: usize, gap: Duration, sentinel: bool, stall: bool) -> Scri
     })
 }
 
+/// `spate --no-progress --format json ARGS` for a run whose every request fails: exit 1, and the
+/// report all the same, checked against the schema.
+fn failed_run(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--no-progress", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = spate(&all);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&doc);
+    doc
+}
+
 #[test]
 fn a_stream_without_its_sentinel_fails_as_truncated() {
     let server = sse_server(3, Duration::ZERO, false, false);
     let url = format!("http://{}/", server.addr);
-    let out = spate(&[
-        "--no-progress",
-        "--format",
-        "json",
-        "-c",
-        "2",
-        "-n",
-        "6",
-        "--done",
-        "[DONE]",
-        &url,
-    ]);
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    validate(&doc);
+    let doc = failed_run(&["-c", "2", "-n", "6", "--done", "[DONE]", &url]);
     let errors = doc["errors"].to_string();
     assert!(errors.contains("stream_truncated"), "{errors}");
     assert_eq!(doc["streaming"]["truncated"], 6, "{doc}");
@@ -306,10 +310,7 @@ fn a_stalled_stream_fails_at_the_idle_timeout_not_the_request_timeout() {
     // A stream that stops sending fails as stream_idle once 300 ms pass without a byte.
     let server = sse_server(2, Duration::ZERO, false, true);
     let url = format!("http://{}/", server.addr);
-    let out = spate(&[
-        "--no-progress",
-        "--format",
-        "json",
+    let doc = failed_run(&[
         "-c",
         "2",
         "-n",
@@ -320,10 +321,6 @@ fn a_stalled_stream_fails_at_the_idle_timeout_not_the_request_timeout() {
         "30s",
         &url,
     ]);
-    // Every request failed: exit 1, and the report all the same.
-    assert_eq!(out.status.code(), Some(1));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    validate(&doc);
     assert_eq!(doc["streaming"]["idle"], 2, "{doc}");
     let errors = doc["errors"].to_string();
     assert!(
@@ -343,6 +340,29 @@ fn max_events_ends_each_stream_as_a_completed_response() {
     assert_eq!(doc["requests"]["failed"], 0, "{doc}");
     // A capped stream is not read to its end, so its connection is not reused.
     assert_eq!(doc["connections"]["reconnects"], 2, "{doc}");
+}
+
+#[test]
+fn max_stream_time_ends_each_stream_as_a_completed_response() {
+    // A stream of 1,000 events 2 ms apart lasts 2 s or more; the cap ends it at 100 ms.
+    let server = sse_server(1000, Duration::from_millis(2), false, false);
+    let url = format!("http://{}/", server.addr);
+    let doc = spate_json(&[
+        "-c",
+        "1",
+        "-n",
+        "3",
+        "--max-stream-time",
+        "100ms",
+        "-t",
+        "30s",
+        &url,
+    ]);
+    let st = &doc["streaming"];
+    assert_eq!(st["ends"]["max_time"], 3, "{st}");
+    assert_eq!(doc["requests"]["failed"], 0, "{doc}");
+    let most = st["max_events_per_response"].as_u64().unwrap();
+    assert!((1..1000).contains(&most), "{st}");
 }
 
 #[test]
