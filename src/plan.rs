@@ -203,10 +203,6 @@ pub enum PlanError {
     StreamsWithoutKeepAlive,
     #[error("--stream cannot be combined with --redirect: the hops of a chain are not one stream")]
     StreamRedirect,
-    #[error(
-        "--stream measures HTTP/1.1 responses (over TLS, ALPN then offers only http/1.1): it cannot be combined with --http2 or --streams"
-    )]
-    StreamH2,
     #[error("--max-events must be at least 1")]
     ZeroMaxEvents,
     #[error("--max-stream-time and --idle-timeout must be longer than zero")]
@@ -345,9 +341,6 @@ impl Plan {
             if self.redirects > 0 {
                 return Err(PlanError::StreamRedirect);
             }
-            if self.protocol == Protocol::Http2 || self.h2.streams > 1 {
-                return Err(PlanError::StreamH2);
-            }
             if st.max_events == Some(0) {
                 return Err(PlanError::ZeroMaxEvents);
             }
@@ -433,7 +426,7 @@ impl Plan {
     /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
     /// following redirects.
     pub fn may_use_h2(&self) -> bool {
-        if self.redirects > 0 || self.stream.is_some() {
+        if self.redirects > 0 {
             return false;
         }
         match self.protocol {

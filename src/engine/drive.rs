@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use super::h1_lane::H1Lane;
 use super::h2_lane::{Group, H2Lane};
 use super::link::Link;
-use super::shared::{Connected, Shared};
+use super::shared::{Connected, H2Handle, Shared};
 use super::slot::{Cancel, Slot, guarded};
 use super::task_set::Member;
 use super::watch::Watch;
@@ -45,11 +45,18 @@ pub fn links(ctx: Rc<Shared>, open: Vec<(usize, Connected)>) -> Links {
     }
 }
 
+/// An HTTP/2 group, by what its streams' responses are told to.
+#[derive(Clone)]
+enum Making {
+    Plain(Rc<Group<()>>),
+    Watched(Rc<Group<Watch>>),
+}
+
 pub struct Links {
     ctx: Rc<Shared>,
     open: std::vec::IntoIter<(usize, Connected)>,
     /// The HTTP/2 group whose slots are being made, and the next slot.
-    group: Option<(Rc<Group>, usize)>,
+    group: Option<(Making, usize)>,
     left: usize,
 }
 
@@ -60,16 +67,22 @@ impl Iterator for Links {
         let ctx = &self.ctx;
         let streams = ctx.setup.streams.max(1);
         if let Some((group, k)) = self.group.take() {
-            let index = group.base() + k;
             if k + 1 < streams {
                 self.group = Some((group.clone(), k + 1));
             }
             self.left -= 1;
-            return Some(Drive::H2(Link::new(
-                ctx.clone(),
-                index,
-                H2Lane::new(group, k),
-            )));
+            return Some(match group {
+                Making::Plain(g) => {
+                    let index = g.base() + k;
+                    Drive::H2(Link::new(ctx.clone(), index, H2Lane::new(g, k)))
+                }
+                // --stream: off the static path, boxed.
+                Making::Watched(g) => {
+                    let index = g.base() + k;
+                    let link = Link::new(ctx.clone(), index, H2Lane::new(g, k));
+                    Drive::Boxed(Box::pin(link))
+                }
+            });
         }
         let (g, conn) = self.open.next()?;
         let first = g * streams;
@@ -99,7 +112,11 @@ impl Iterator for Links {
                 Some(Drive::H1(Link::new(ctx.clone(), first, lane)))
             }
             Connected::H2(c) => {
-                self.group = Some((Group::new(ctx, g, c), 0));
+                let group = match c.lane {
+                    H2Handle::Plain(_) => Making::Plain(Group::new(ctx, g, c)),
+                    H2Handle::Watched(_) => Making::Watched(Group::new(ctx, g, c)),
+                };
+                self.group = Some((group, 0));
                 self.next()
             }
         }
@@ -117,7 +134,7 @@ impl ExactSizeIterator for Links {}
 // Inline is the point: boxing would add an allocation and a pointer to follow per wake-up.
 pub enum Drive {
     H1(Link<H1Lane<()>>),
-    H2(Link<H2Lane>),
+    H2(Link<H2Lane<()>>),
     Boxed(Pin<Box<dyn Future<Output = ()>>>),
 }
 

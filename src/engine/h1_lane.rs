@@ -71,7 +71,7 @@ impl<E: Observe> Lane for H1Lane<E> {
         self.conn.is_some()
     }
 
-    fn adopt(&mut self, _: &Shared, opened: Connected) -> Result<(), Fail> {
+    fn adopt(&mut self, _: &Shared, opened: Connected, _: &Admitted) -> Result<(), Fail> {
         match opened {
             Connected::H1(c) => {
                 self.conn = Some(c);

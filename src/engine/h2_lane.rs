@@ -3,7 +3,9 @@
 //! connection takes no more streams (GOAWAY, an error, --rpc), the streams in flight finish, the
 //! first slot to find it idle closes it, and one slot (the opener) opens the next inside its
 //! next attempt while the others wait. Attempts the server refused unprocessed wait in the group
-//! and go first on the next connection. Must not allocate per request or account for attempts.
+//! and go first on the next connection. What a stream's response says as it arrives goes to `E`
+//! (`()` on the static path: nothing; a `Watch` per slot under --stream). Must not allocate per
+//! request or account for attempts.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -12,15 +14,17 @@ use std::task::{Context, Poll};
 use super::attempt::{Ended, MAX_RETRIES};
 use super::lane::{Again, Lane, Outcome, Ready};
 use super::shared::{Admitted, Connected, OpenH2, Shared};
+use super::slot::Slot;
+use super::watch::{Observe, Streamed};
 use crate::clock::Tick;
 use crate::proto::{Fail, Response, h2};
 
 /// What the slots of one HTTP/2 connection group share.
-pub struct Group {
+pub struct Group<E: Observe> {
     /// The group's first slot.
     base: usize,
     /// The connection, while there is one.
-    lane: RefCell<Option<h2::Lane>>,
+    lane: RefCell<Option<h2::Lane<E>>>,
     /// Slots that run on the current connection: -p, or fewer if the server allows fewer.
     width: Cell<usize>,
     /// The current connection takes no more streams, and whether a GOAWAY said so.
@@ -42,9 +46,10 @@ pub struct Group {
     retries: RefCell<Vec<Admitted>>,
 }
 
-impl Group {
-    /// The group of connection `group`, pre-connected as `open`.
-    pub fn new(ctx: &Shared, group: usize, open: OpenH2) -> Rc<Group> {
+impl<E: Observe> Group<E> {
+    /// The group of connection `group`, pre-connected as `open`, whose streams tell their
+    /// responses to an `E`.
+    pub fn new(ctx: &Shared, group: usize, open: OpenH2) -> Rc<Group<E>> {
         let streams = ctx.setup.streams.max(1);
         let g = Group {
             base: group * streams,
@@ -60,7 +65,8 @@ impl Group {
             live: Cell::new(streams),
             retries: RefCell::new(Vec::with_capacity(streams)),
         };
-        g.install(ctx, open);
+        g.install(ctx, open)
+            .expect("the run's connections tell their responses to one kind of receiver");
         Rc::new(g)
     }
 
@@ -68,8 +74,11 @@ impl Group {
         self.base
     }
 
-    fn install(&self, ctx: &Shared, open: OpenH2) {
+    /// Takes the new connection `open`; fails if its streams report to another kind of
+    /// receiver (which the run never opens).
+    fn install(&self, ctx: &Shared, open: OpenH2) -> Result<(), Fail> {
         let OpenH2 { lane, max_streams } = open;
+        let lane = E::h2_lane(lane).ok_or_else(super::drive::switched)?;
         let mut s = ctx.rec.stats.borrow_mut();
         // HTTP/2 allows at most 2^31-1; more means the server announced no limit.
         let limit = (max_streams as u64).min(u64::from(u32::MAX));
@@ -80,6 +89,7 @@ impl Group {
         *self.lane.borrow_mut() = Some(lane);
         self.opener.set(None);
         self.nudge(ctx);
+        Ok(())
     }
 
     /// Wakes every slot of the group, for those waiting on it to look again.
@@ -125,8 +135,8 @@ impl Group {
 }
 
 /// Stream slot `k` of a group.
-pub struct H2Lane {
-    group: Rc<Group>,
+pub struct H2Lane<E: Observe> {
+    group: Rc<Group<E>>,
     k: usize,
     /// The current attempt is on the group's connection (counted in its `busy`).
     on: bool,
@@ -135,8 +145,8 @@ pub struct H2Lane {
     written: Option<Tick>,
 }
 
-impl H2Lane {
-    pub fn new(group: Rc<Group>, k: usize) -> H2Lane {
+impl<E: Observe> H2Lane<E> {
+    pub fn new(group: Rc<Group<E>>, k: usize) -> H2Lane<E> {
         H2Lane {
             group,
             k,
@@ -159,6 +169,15 @@ impl H2Lane {
         }
     }
 
+    /// Tells the slot's receiver that the attempt `adm` begins on the current connection.
+    fn begin_watch(&self, adm: &Admitted) {
+        if E::WATCHES
+            && let Some(lane) = self.group.lane.borrow().as_ref()
+        {
+            lane.events(self.k).begin(adm.start, !adm.warmup);
+        }
+    }
+
     /// Resets the stream if the attempt ended before its response.
     fn abandon(&mut self) {
         if std::mem::take(&mut self.open)
@@ -169,7 +188,7 @@ impl H2Lane {
     }
 }
 
-impl Lane for H2Lane {
+impl<E: Observe> Lane for H2Lane<E> {
     fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
         if ctx.slots[index].poll_guard(cx).is_err() {
             return Poll::Ready(Ready::Over);
@@ -228,25 +247,27 @@ impl Lane for H2Lane {
         self.group.retries.borrow_mut().pop()
     }
 
-    fn begin(&mut self, _: &Shared, _: &Admitted) -> bool {
+    fn begin(&mut self, _: &Shared, adm: &Admitted) -> bool {
         self.open = false;
         self.written = None;
         if self.on {
             let g = &*self.group;
             g.used.set(g.used.get() + 1);
+            self.begin_watch(adm);
         }
         self.on
     }
 
-    fn adopt(&mut self, ctx: &Shared, opened: Connected) -> Result<(), Fail> {
+    fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail> {
         let Connected::H2(open) = opened else {
             return Err(super::drive::switched());
         };
         let g = &*self.group;
-        g.install(ctx, open);
+        g.install(ctx, open)?;
         g.used.set(1);
         g.busy.set(g.busy.get() + 1);
         self.on = true;
+        self.begin_watch(adm);
         Ok(())
     }
 
@@ -265,6 +286,26 @@ impl Lane for H2Lane {
         let r = std::task::ready!(lane.poll_response(self.k, cx));
         self.open = false;
         Poll::Ready(r)
+    }
+
+    /// Under --idle-timeout the slot learns of each read of its stream (the connection wakes it
+    /// at each frame, `Events::WATCHES`).
+    #[inline(always)]
+    fn waiting(&self, slot: &Slot) {
+        if E::WATCHES
+            && let Some(lane) = self.group.lane.borrow().as_ref()
+        {
+            slot.read_at(lane.events(self.k).last_read());
+        }
+    }
+
+    #[inline(always)]
+    fn streamed(&mut self) -> Option<Streamed> {
+        if !E::WATCHES {
+            return None;
+        }
+        let lane = self.group.lane.borrow();
+        lane.as_ref().and_then(|lane| lane.events(self.k).settle())
     }
 
     fn written(&self) -> Option<Tick> {

@@ -54,8 +54,8 @@ pub trait Lane {
     /// be opened for it first.
     fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool;
 
-    /// Takes the connection opened for the current attempt.
-    fn adopt(&mut self, ctx: &Shared, opened: Connected) -> Result<(), Fail>;
+    /// Takes the connection opened for the current attempt `adm`.
+    fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail>;
 
     /// Writes the request and reads the response.
     fn poll_exchange(&mut self, ctx: &Shared, cx: &mut Context<'_>)

@@ -185,7 +185,7 @@ impl<L: Lane> State<L> {
             Ok(c) => {
                 ctx.slots[self.index as usize].end_connect();
                 self.connected = Some(Tick::now());
-                self.lane.adopt(ctx, c)
+                self.lane.adopt(ctx, c, &self.adm)
             }
             Err(fail) => Err(fail),
         };

@@ -8,12 +8,13 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::shared::{Connected, LaneChoice, OpenConn, OpenGuard, OpenH2, Shared};
+use super::shared::{Connected, H2Handle, LaneChoice, OpenConn, OpenGuard, OpenH2, Shared};
 use super::slot::{ConnectPhase, Slot};
+use super::watch::Watch;
 use crate::net::{self, Socket, Stream, TlsClient};
 use crate::proto::h1::Conn;
 use crate::proto::h2::{self as lane_h2, Counted};
-use crate::proto::{Cause, Fail};
+use crate::proto::{Cause, Events, Fail};
 use crate::route::Endpoint;
 use crate::stats::{Failure, is_fd_exhaustion};
 
@@ -183,12 +184,43 @@ impl Shared {
         Ok(connected)
     }
 
-    /// The HTTP/2 handshake, the connection task, and the server's SETTINGS.
+    /// An HTTP/2 connection whose streams' responses go where the run's must: to a `Watch` per
+    /// stream slot under --stream, nowhere otherwise.
     async fn open_h2(&self, stream: Stream) -> Result<OpenH2, Fail> {
+        match (&self.setup.stream, &self.rec.gaps) {
+            (Some(plan), Some(gaps)) => {
+                let make = || Watch::new(plan.clone(), gaps.clone());
+                let (lane, max_streams) = self.start_h2(stream, make).await?;
+                Ok(OpenH2 {
+                    lane: H2Handle::Watched(lane),
+                    max_streams,
+                })
+            }
+            _ => {
+                let (lane, max_streams) = self.start_h2(stream, || ()).await?;
+                Ok(OpenH2 {
+                    lane: H2Handle::Plain(lane),
+                    max_streams,
+                })
+            }
+        }
+    }
+
+    /// The HTTP/2 handshake, the connection task, and the server's SETTINGS.
+    async fn start_h2<S: Events + 'static>(
+        &self,
+        stream: Stream,
+        make: impl FnMut() -> S,
+    ) -> Result<(lane_h2::Lane<S>, usize), Fail> {
         let io = Counted::new(stream, self.rec.h2_bytes.clone());
         let slots = self.setup.streams.max(1);
-        let (lane, driver) =
-            lane_h2::connect(io, self.setup.h2, slots, self.setup.h2_request.clone());
+        let (lane, driver) = lane_h2::connect(
+            io,
+            self.setup.h2,
+            slots,
+            self.setup.h2_request.clone(),
+            make,
+        );
         let open = self.guard();
         self.tasks.spawn(async move {
             let _open = open;
@@ -196,7 +228,7 @@ impl Shared {
             driver.await;
         });
         let max_streams = lane.settled().await?;
-        Ok(OpenH2 { lane, max_streams })
+        Ok((lane, max_streams))
     }
 
     pub(super) fn guard(&self) -> OpenGuard {

@@ -20,6 +20,7 @@ use super::pace::Pacer;
 use super::record::Record;
 use super::slot::Slot;
 use super::tasks::Spawner;
+use super::watch::Watch;
 use crate::net::TlsClient;
 use crate::proto::h1::{Conn, ReadSpace};
 use crate::proto::h2::{self as lane_h2, Lane, Prepared};
@@ -107,9 +108,16 @@ pub struct OpenConn {
 /// An open HTTP/2 connection: the handle that starts streams. The connection itself runs as a
 /// task of its own on this thread (never on another), holding the open-connection guard.
 pub struct OpenH2 {
-    pub lane: Lane,
+    pub lane: H2Handle,
     /// The server's MAX_CONCURRENT_STREAMS, known before the first request.
     pub max_streams: usize,
+}
+
+/// An HTTP/2 connection's handle, by what its streams' responses are told to: nothing (the
+/// static path), or a `Watch` per stream slot (--stream).
+pub enum H2Handle {
+    Plain(Lane),
+    Watched(Lane<Watch>),
 }
 
 /// A connection, in the lane the server agreed to.

@@ -9,10 +9,11 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
 
+use super::shared::H2Handle;
 use crate::clock::Tick;
 use crate::plan::{StreamMode, StreamPlan};
 use crate::proto::stream::{Facts, Meter, Rules, Unit};
-use crate::proto::{Events, Media};
+use crate::proto::{Events, Media, h2};
 use crate::stats::Hist;
 
 /// How a measured stream ended.
@@ -39,11 +40,18 @@ pub struct Streamed {
 
 /// What the engine asks of a response's receiver beyond `Events`.
 pub trait Observe: Events {
-    /// Whether it wants the slot to know of each read (for --idle-timeout).
-    const WATCHES: bool = false;
     /// An attempt that started at `start` begins; `recorded`: it is not a warm-up one.
     #[inline(always)]
     fn begin(&mut self, _start: Tick, _recorded: bool) {}
+    /// When the response under way last had bytes read.
+    #[inline(always)]
+    fn last_read(&self) -> Option<Tick> {
+        None
+    }
+    /// The HTTP/2 connection `h`, if its streams tell their responses to this type.
+    fn h2_lane(h: H2Handle) -> Option<h2::Lane<Self>>
+    where
+        Self: Sized;
     /// The attempt ended: what its response did as a stream, if it was measured as one. Also
     /// resets the receiver for the next response, however this one ended.
     #[inline(always)]
@@ -52,7 +60,14 @@ pub trait Observe: Events {
     }
 }
 
-impl Observe for () {}
+impl Observe for () {
+    fn h2_lane(h: H2Handle) -> Option<h2::Lane<()>> {
+        match h {
+            H2Handle::Plain(lane) => Some(lane),
+            H2Handle::Watched(_) => None,
+        }
+    }
+}
 
 /// The gaps between data units of one thread's recorded streams.
 pub type Gaps = Rc<RefCell<Hist>>;
@@ -103,6 +118,8 @@ impl Watch {
 }
 
 impl Events for Watch {
+    const WATCHES: bool = true;
+
     fn read_at(&mut self, at: Tick) {
         self.last_read = Some(at);
         self.meter.read_at(at);
@@ -142,7 +159,16 @@ impl Events for Watch {
 }
 
 impl Observe for Watch {
-    const WATCHES: bool = true;
+    fn last_read(&self) -> Option<Tick> {
+        self.last_read
+    }
+
+    fn h2_lane(h: H2Handle) -> Option<h2::Lane<Watch>> {
+        match h {
+            H2Handle::Watched(lane) => Some(lane),
+            H2Handle::Plain(_) => None,
+        }
+    }
 
     fn begin(&mut self, start: Tick, recorded: bool) {
         self.start = Some(start);

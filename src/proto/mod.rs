@@ -18,6 +18,10 @@ use crate::stats::Failure;
 /// receives; every method does nothing unless the receiver wants it. The static path passes
 /// `()`, whose calls compile to nothing, so a run that ignores the body pays nothing for it.
 pub trait Events {
+    /// Whether the receiver's owner follows the response read by read (an idle timeout runs
+    /// from the last read): an HTTP/2 stream's task is then woken at each frame of its response,
+    /// not only at its end.
+    const WATCHES: bool = false;
     /// Bytes of the response were read at `at`: what `head` and `data` report next came in them.
     #[inline(always)]
     fn read_at(&mut self, _at: Tick) {}

@@ -15,8 +15,11 @@ use spate::proto::h1::{HeadMemo, Progress, ResponseParser};
 use spate::proto::stream::{Facts, Meter, Rules, Unit};
 use spate::proto::{Events, Media};
 
+use crate::nginx::Nginx;
 use crate::schema::validate;
-use crate::support::{Peer, Scripted, free_addr, spate, spate_json, spawn_listening, test_python};
+use crate::support::{
+    Peer, Scripted, free_addr, have, spate, spate_json, spawn_listening, test_python,
+};
 
 /// Kills the server when the test ends, whatever happens.
 struct Child(std::process::Child);
@@ -370,10 +373,6 @@ fn stream_flags_that_cannot_work_are_refused_with_one_line() {
     for (args, needle) in [
         (&["--stream", "off", "--done", "x"][..], "--stream off"),
         (
-            &["--stream", "sse", "--http2"][..],
-            "--stream measures HTTP/1.1",
-        ),
-        (
             &["--max-events", "0"][..],
             "--max-events must be at least 1",
         ),
@@ -389,4 +388,122 @@ fn stream_flags_that_cannot_work_are_refused_with_one_line() {
             "{args:?}: {err}"
         );
     }
+}
+
+/// Debian's nginx speaking h2c (prior knowledge) in front of the HTTP/1.1 server at `upstream`,
+/// passing its responses on as they come (as an AI gateway must).
+fn h2_gateway(tag: &str, upstream: std::net::SocketAddr) -> Nginx {
+    Nginx::start(
+        tag,
+        "http2",
+        "proxy_buffering off; proxy_http_version 1.1; proxy_read_timeout 120s;",
+        &format!(
+            "location / {{ proxy_pass http://{upstream}; proxy_set_header Connection \"\"; }}"
+        ),
+    )
+}
+
+#[test]
+fn llm_streams_over_http2_show_their_first_token_and_token_gaps() {
+    if !have("nginx") {
+        return;
+    }
+    let Some((_server, upstream)) = llmock() else {
+        return;
+    };
+    let nginx = h2_gateway("stream-h2", upstream);
+    let url = format!("http://{}/v1/chat/completions", nginx.addr);
+    let doc = spate_json(&[
+        "--http2",
+        "-c",
+        "1",
+        "-p",
+        "4",
+        "-n",
+        "8",
+        "-m",
+        "POST",
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        CHAT,
+        "--done",
+        "[DONE]",
+        "--usage",
+        "openai",
+        &url,
+    ]);
+    validate(&doc);
+    assert_eq!(doc["connections"]["http2"], 1, "{}", doc["connections"]);
+    assert_eq!(doc["requests"]["failed"], 0, "{doc}");
+    let st = &doc["streaming"];
+    assert_eq!(st["responses"], 8, "{st}");
+    assert_eq!(st["ends"]["done"], 8, "{st}");
+    let ms = |v: &serde_json::Value| v.as_f64().unwrap();
+    let first = ms(&st["first_data"]["p50_ms"]);
+    assert!(
+        (195.0..2_000.0).contains(&first),
+        "first token {first} ms: {st}"
+    );
+    let gap = ms(&st["gap"]["p50_ms"]);
+    assert!((18.0..200.0).contains(&gap), "gap {gap} ms: {st}");
+    assert!(st["tokens"]["total"].as_u64().unwrap() >= st["data_events"].as_u64().unwrap());
+    let http2 = nginx.log("access.log");
+    assert_eq!(http2.len(), 8, "{http2:?}");
+    assert!(http2.iter().all(|l| l.contains("HTTP/2.0")), "{http2:?}");
+}
+
+#[test]
+fn over_http2_a_capped_stream_is_reset_and_its_connection_goes_on() {
+    if !have("nginx") {
+        return;
+    }
+    let upstream = sse_server(1000, Duration::from_millis(2), false, false);
+    let nginx = h2_gateway("stream-cap", upstream.addr);
+    let url = format!("http://{}/", nginx.addr);
+    let doc = spate_json(&[
+        "--http2",
+        "-c",
+        "1",
+        "-p",
+        "2",
+        "-n",
+        "6",
+        "--max-events",
+        "5",
+        "-t",
+        "30s",
+        &url,
+    ]);
+    let st = &doc["streaming"];
+    assert_eq!(st["ends"]["max_events"], 6, "{st}");
+    assert_eq!(st["events"], 30, "{st}");
+    assert_eq!(doc["requests"]["failed"], 0, "{doc}");
+    // Unlike HTTP/1.1, a stream is cut by RST_STREAM alone: the connection carries the rest.
+    let conns = &doc["connections"];
+    assert_eq!(
+        (&conns["http2"], &conns["reconnects"]),
+        (&1.into(), &0.into()),
+        "{conns}"
+    );
+    // A stream that stops sending fails as stream_idle, not at the request timeout: the
+    // connection wakes the stream's slot at each frame, so its last read is known.
+    let upstream = sse_server(2, Duration::ZERO, false, true);
+    let nginx = h2_gateway("stream-idle", upstream.addr);
+    let url = format!("http://{}/", nginx.addr);
+    let doc = failed_run(&[
+        "--http2",
+        "-c",
+        "1",
+        "-p",
+        "2",
+        "-n",
+        "2",
+        "--idle-timeout",
+        "300ms",
+        "-t",
+        "30s",
+        &url,
+    ]);
+    assert_eq!(doc["streaming"]["idle"], 2, "{doc}");
 }

@@ -83,11 +83,11 @@ impl Prepared {
 /// The handle to one HTTP/2 connection, held by the connection's stream loops. Dropping it
 /// closes the connection once its open streams are done.
 #[derive(Debug)]
-pub struct Lane<S: Events + Default = ()> {
+pub struct Lane<S: Events = ()> {
     conn: Rc<RefCell<conn::Conn<S>>>,
 }
 
-impl<S: Events + Default> Drop for Lane<S> {
+impl<S: Events> Drop for Lane<S> {
     fn drop(&mut self) {
         let mut c = self.conn.borrow_mut();
         c.closing = true;
@@ -97,13 +97,14 @@ impl<S: Events + Default> Drop for Lane<S> {
 
 /// Starts HTTP/2 on `io` (prior knowledge, or after ALPN h2) with `slots` stream slots: the
 /// preface and SETTINGS are queued, and the returned `Driver` must run (as its own task) for
-/// anything to happen. `Lane::settled` then waits for the server's SETTINGS. Each stream's
-/// response is told to an `S` as it arrives (`Lane::events`).
-pub fn connect<S: Events + Default>(
+/// anything to happen. `Lane::settled` then waits for the server's SETTINGS. Each slot's
+/// responses are told, as they arrive, to its own `S`, made by `make` (`Lane::events`).
+pub fn connect<S: Events>(
     io: Io,
     s: Settings,
     slots: usize,
     request: Prepared,
+    make: impl FnMut() -> S,
 ) -> (Lane<S>, Driver<S>) {
     let cfg = conn::Config {
         stream_window: s.stream_window,
@@ -112,7 +113,7 @@ pub fn connect<S: Events + Default>(
         max_header_bytes: crate::proto::h1::MAX_HEAD_BYTES,
         slots,
     };
-    let conn = Rc::new(RefCell::new(conn::Conn::with_events(cfg, request)));
+    let conn = Rc::new(RefCell::new(conn::Conn::with_events(cfg, request, make)));
     let driver = Driver {
         conn: conn.clone(),
         io,
@@ -123,7 +124,7 @@ pub fn connect<S: Events + Default>(
     (Lane { conn }, driver)
 }
 
-impl<S: Events + Default> Lane<S> {
+impl<S: Events> Lane<S> {
     /// Waits for one PING round trip. Servers send their SETTINGS before anything else, so
     /// afterwards `max_streams` holds the server's limit.
     pub async fn settled(&self) -> Result<usize, Fail> {
@@ -179,7 +180,7 @@ thread_local! {
 
 /// The I/O task of one connection: writes what the state machine queued, reads frames into it,
 /// until the connection ends or its `Lane` is dropped and no stream is open.
-pub struct Driver<S: Events + Default = ()> {
+pub struct Driver<S: Events = ()> {
     conn: Rc<RefCell<conn::Conn<S>>>,
     io: Io,
     /// The incomplete frame at the end of the last read, kept for the next.
@@ -190,7 +191,7 @@ pub struct Driver<S: Events + Default = ()> {
     unflushed: bool,
 }
 
-impl<S: Events + Default> Future for Driver<S> {
+impl<S: Events> Future for Driver<S> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {

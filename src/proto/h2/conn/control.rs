@@ -7,7 +7,7 @@ use crate::proto::h2::hpack;
 use crate::proto::{Cause, Events, Fail};
 use crate::stats::Failure;
 
-impl<S: Events + Default> Conn<S> {
+impl<S: Events> Conn<S> {
     pub(super) fn settings(&mut self, h: Head, p: &[u8]) {
         if h.stream != 0 {
             return self.error(frame::PROTOCOL_ERROR, "SETTINGS on a stream");

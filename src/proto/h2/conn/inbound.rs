@@ -9,7 +9,7 @@ use crate::proto::h2::frame::{self, Head};
 use crate::proto::{Cause, Events, Fail, Media, Response};
 use crate::stats::Failure;
 
-impl<S: Events + Default> Conn<S> {
+impl<S: Events> Conn<S> {
     /// Processes the complete frames at the start of `buf`, read at `now`; returns how many
     /// bytes they took. A frame longer than we allow ends the connection at its head.
     pub fn receive(&mut self, buf: &[u8], now: Tick) -> usize {
@@ -159,6 +159,12 @@ impl<S: Events + Default> Conn<S> {
         if end {
             return self.complete(k, now);
         }
+        if slot.events.enough() {
+            return self.cut(k, now);
+        }
+        if S::WATCHES {
+            slot.wake();
+        }
         slot.recv_unacked += len;
         if slot.recv_unacked >= window / 2 {
             let (id, n) = (slot.id, slot.recv_unacked);
@@ -166,6 +172,14 @@ impl<S: Events + Default> Conn<S> {
             slot.recv_unacked = 0;
             frame::put_window_update(&mut self.out, id, n);
         }
+    }
+
+    /// The receiver has seen enough of slot `k`'s response (`Events::enough`): the rest of the
+    /// stream is cancelled and the response stands as it is. Frames still on their way for it
+    /// are ignored, as for any stream spate cancelled; the connection carries on.
+    fn cut(&mut self, k: usize, now: Tick) {
+        frame::put_rst_stream(&mut self.out, self.slots[k].id, frame::CANCEL);
+        self.complete(k, now);
     }
 
     fn complete(&mut self, k: usize, now: Tick) {
@@ -289,6 +303,10 @@ impl<S: Events + Default> Conn<S> {
                 slot.events.head(s, media);
                 if end_stream {
                     self.complete(k, now);
+                } else if slot.events.enough() {
+                    self.cut(k, now);
+                } else if S::WATCHES {
+                    slot.wake();
                 }
             }
         }

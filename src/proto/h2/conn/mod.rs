@@ -53,7 +53,7 @@ pub enum Ready {
     },
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Slot<S> {
     /// What is told of the stream's response as it arrives (nothing, for `()`).
     events: S,
@@ -71,6 +71,46 @@ struct Slot<S> {
     recv_unacked: u32,
     outcome: Option<Result<Response, Fail>>,
     waker: Option<Waker>,
+}
+
+impl<S> Slot<S> {
+    fn new(events: S) -> Slot<S> {
+        Slot {
+            events,
+            id: 0,
+            head: false,
+            status: 0,
+            first_byte: None,
+            body_bytes: 0,
+            sent: 0,
+            send_window: 0,
+            recv_window: 0,
+            recv_unacked: 0,
+            outcome: None,
+            waker: None,
+        }
+    }
+
+    /// Wakes the slot's task.
+    fn wake(&self) {
+        if let Some(w) = &self.waker {
+            w.wake_by_ref();
+        }
+    }
+
+    /// Starts stream `id` on the slot, keeping its receiver and its task's waker.
+    fn open(&mut self, id: u32, send_window: i64, recv_window: i64) {
+        self.id = id;
+        self.head = false;
+        self.status = 0;
+        self.first_byte = None;
+        self.body_bytes = 0;
+        self.sent = 0;
+        self.send_window = send_window;
+        self.recv_window = recv_window;
+        self.recv_unacked = 0;
+        self.outcome = None;
+    }
 }
 
 /// A header block that continues in CONTINUATION frames.
@@ -132,13 +172,14 @@ pub struct Conn<S = ()> {
 impl Conn {
     /// A connection whose preface, SETTINGS, connection window and PING are queued in `out`.
     pub fn new(cfg: Config, request: Prepared) -> Conn {
-        Conn::with_events(cfg, request)
+        Conn::with_events(cfg, request, || ())
     }
 }
 
-impl<S: Events + Default> Conn<S> {
-    /// As [`Conn::new`], telling `S` of each stream's response.
-    pub fn with_events(cfg: Config, request: Prepared) -> Conn<S> {
+impl<S: Events> Conn<S> {
+    /// As [`Conn::new`], telling each slot's receiver, made by `make`, of its streams'
+    /// responses.
+    pub fn with_events(cfg: Config, request: Prepared, make: impl FnMut() -> S) -> Conn<S> {
         let mut out = Vec::with_capacity(256);
         out.extend_from_slice(frame::PREFACE);
         frame::put_settings(
@@ -158,7 +199,10 @@ impl<S: Events + Default> Conn<S> {
         }
         frame::put_ping(&mut out, 0, &PING_PAYLOAD);
         Conn {
-            slots: (0..cfg.slots.max(1)).map(|_| Slot::default()).collect(),
+            slots: std::iter::repeat_with(make)
+                .take(cfg.slots.max(1))
+                .map(Slot::new)
+                .collect(),
             cfg,
             request,
             out,
@@ -267,14 +311,11 @@ impl<S: Events + Default> Conn<S> {
         let body = !self.request.body.is_empty();
         let slot = &mut self.slots[k];
         debug_assert_eq!(slot.id, 0, "slot {k} already has a stream");
-        *slot = Slot {
+        slot.open(
             id,
-            send_window: i64::from(self.peer_stream_window),
-            recv_window: i64::from(self.cfg.stream_window),
-            waker: slot.waker.take(),
-            events: std::mem::take(&mut slot.events),
-            ..Slot::default()
-        };
+            i64::from(self.peer_stream_window),
+            i64::from(self.cfg.stream_window),
+        );
         if self.blocks[1].is_empty() {
             // The server's SETTINGS are known now: the first block indexes the fields in its
             // table, within the size it allows.
@@ -382,9 +423,7 @@ impl<S: Events + Default> Conn<S> {
         self.close_slot(k);
         let slot = &mut self.slots[k];
         slot.outcome = Some(outcome);
-        if let Some(w) = &slot.waker {
-            w.wake_by_ref();
-        }
+        slot.wake();
     }
 
     /// A stream error: RST_STREAM with `code` and the stream fails as `H2`.

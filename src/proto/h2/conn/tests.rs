@@ -68,7 +68,7 @@ fn ok(stream: u32) -> Vec<u8> {
 }
 
 /// Feeds `bytes` in pieces cut at `cuts`, keeping what `receive` leaves as a real driver does.
-fn feed<S: Events + Default>(c: &mut Conn<S>, bytes: &[u8], cuts: &[usize]) {
+fn feed<S: Events>(c: &mut Conn<S>, bytes: &[u8], cuts: &[usize]) {
     let mut buf = Vec::new();
     let mut from = 0;
     for &to in cuts.iter().chain([&bytes.len()]) {
@@ -84,18 +84,18 @@ fn settled(slots: usize, server: &[(u16, u32)], body: &[u8]) -> Conn {
 }
 
 fn settled_with<S: Events + Default>(slots: usize, server: &[(u16, u32)], body: &[u8]) -> Conn<S> {
-    let mut c = Conn::with_events(cfg(slots), request(body));
+    let mut c = Conn::with_events(cfg(slots), request(body), S::default);
     feed(&mut c, &Script::default().settings(server).pong().0, &[]);
     assert!(c.poll_settled(&mut cx()).is_ready());
     c.out.clear();
     c
 }
 
-fn open<S: Events + Default>(c: &mut Conn<S>, k: usize) {
+fn open<S: Events>(c: &mut Conn<S>, k: usize) {
     assert!(matches!(c.poll_open(k, &mut cx()), Poll::Ready(Ok(()))));
 }
 
-fn outcome<S: Events + Default>(c: &mut Conn<S>, k: usize) -> Option<Result<Response, Fail>> {
+fn outcome<S: Events>(c: &mut Conn<S>, k: usize) -> Option<Result<Response, Fail>> {
     match c.poll_response(k, &mut cx()) {
         Poll::Ready(r) => Some(r),
         Poll::Pending => None,
@@ -364,5 +364,52 @@ fn each_slot_is_told_its_head_and_its_payload_without_padding() {
         assert_eq!(told.reads, 4, "the head and each DATA frame");
         assert_eq!(c.events(1).head, Some((404, Media::EventStream)));
         assert!(c.events(1).payload.is_empty());
+    }
+}
+
+/// A receiver that has had enough after `cap` payload bytes.
+#[derive(Default)]
+struct Capped {
+    payload: usize,
+}
+
+impl Events for Capped {
+    fn data(&mut self, bytes: &[u8]) {
+        self.payload += bytes.len();
+    }
+    fn enough(&self) -> bool {
+        self.payload >= 4
+    }
+}
+
+#[test]
+fn a_receiver_that_has_enough_cancels_its_stream_and_the_connection_carries_on() {
+    let server = Script::default()
+        .frame(HEADERS, END_HEADERS, 1, &[0x88])
+        .frame(DATA, 0, 1, b"ab")
+        .frame(DATA, 0, 1, b"cd")
+        // After the cut: late frames of the cancelled stream are ignored.
+        .frame(DATA, 0, 1, b"ef")
+        .frame(DATA, END_STREAM, 1, b"gh")
+        .0;
+    for cut in 0..=server.len() {
+        let mut c: Conn<Capped> = settled_with(1, &[], b"");
+        open(&mut c, 0);
+        c.out.clear();
+        feed(&mut c, &server, &[cut]);
+        let r = outcome(&mut c, 0).expect("complete at the cap").unwrap();
+        assert_eq!((r.status, r.body_bytes), (200, 4), "cut at {cut}");
+        assert!(r.keep_alive);
+        let sent = frames(&c.out);
+        assert!(
+            sent.contains(&(RST_STREAM, 0, 1, CANCEL.to_be_bytes().to_vec())),
+            "cut at {cut}: {sent:?}"
+        );
+        assert!(!c.is_ended(), "cut at {cut}");
+        assert_eq!(c.ready(), Ready::Yes, "the stream's place is free again");
+        // The slot's next stream goes on the same connection.
+        open(&mut c, 0);
+        feed(&mut c, &ok(3), &[]);
+        assert_eq!(outcome(&mut c, 0).unwrap().unwrap().body_bytes, 0);
     }
 }
