@@ -505,3 +505,83 @@ fn a_sweep_page_draws_each_level_and_shows_its_json() {
     assert!(rate.windows(2).all(|w| w[0].0 < w[1].0), "{rate:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A server whose every response is an OpenAI-style token stream: five chunks with content 5 ms
+/// apart, a usage chunk, then `[DONE]`.
+fn token_server() -> crate::support::Scripted {
+    crate::support::Scripted::start(|peer| {
+        while peer.read_request().is_some() {
+            let mut body = Vec::new();
+            let mut ok = peer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+            );
+            for i in 0..7 {
+                body.clear();
+                match i {
+                    0..5 => body.extend_from_slice(
+                        br#"data: {"choices":[{"delta":{"content":"tok"}}]}"#,
+                    ),
+                    5 => body.extend_from_slice(
+                        br#"data: {"choices":[],"usage":{"completion_tokens":5}}"#,
+                    ),
+                    _ => body.extend_from_slice(b"data: [DONE]"),
+                }
+                body.extend_from_slice(b"\n\n");
+                let mut chunk = format!("{:x}\r\n", body.len()).into_bytes();
+                chunk.extend_from_slice(&body);
+                chunk.extend_from_slice(b"\r\n");
+                ok &= peer.write(&chunk);
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            if !ok || !peer.write(b"0\r\n\r\n") {
+                return;
+            }
+        }
+    })
+}
+
+#[test]
+fn a_streaming_run_shows_its_streams_on_the_page() {
+    let server = token_server();
+    let dir = scratch("stream");
+    let (page, json) = (dir.join("stream.html"), dir.join("stream.json"));
+    let out = spate(&[
+        "--no-progress",
+        "-c",
+        "2",
+        "-n",
+        "20",
+        "--done",
+        "[DONE]",
+        "--usage",
+        "openai",
+        "--html",
+        page.to_str().unwrap(),
+        "--save",
+        json.to_str().unwrap(),
+        &format!("http://{}/", server.addr),
+    ]);
+    crate::support::succeeded(&out);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["streaming"]["tokens"]["total"], 100, "{}", doc["streaming"]);
+    assert!(html.contains("<section id=\"streaming\">"));
+    let keys: Vec<String> = cells(&html).into_iter().map(|(k, _)| k).collect();
+    for key in [
+        "streaming.responses",
+        "streaming.data_events",
+        "streaming.ends.done",
+        "streaming.truncated",
+        "streaming.tokens.total",
+        "streaming.tokens.per_second",
+        "streaming.first_data.p50_ms",
+        "streaming.gap.p99_ms",
+        "streaming.longest_gap.max_ms",
+    ] {
+        assert!(keys.iter().any(|k| k == key), "{key} not on the page");
+    }
+    // The figures are the JSON's, in the browser too.
+    figures_match(&html, &doc);
+    check_page(&page, &doc);
+    let _ = std::fs::remove_dir_all(&dir);
+}

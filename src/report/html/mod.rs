@@ -5,6 +5,7 @@
 
 mod baseline;
 mod charts;
+mod streaming;
 mod svg;
 mod sweep;
 mod tables;
@@ -235,6 +236,15 @@ pub fn to_html(r: &Report) -> String {
         &tables::phases(r),
         "Where a request's time went.",
     );
+    if let Some(body) = streaming::section(r) {
+        section(
+            &mut o,
+            "streaming",
+            "Streaming (--stream)",
+            &body,
+            "First events count from the request's start, as latency does; gaps are between consecutive events with data (inter-token latency).",
+        );
+    }
     let mut codes = tables::statuses(r);
     if let Some(f) = tables::failures(r) {
         codes.push_str("<h3>Failures by class</h3>");

@@ -21,16 +21,16 @@ pub fn val(key: &str, text: String) -> String {
     format!(r#"<td data-key="{}">{}</td>"#, esc(key), esc(&text))
 }
 
-fn ms_val(key: &str, v: Option<f64>) -> String {
+pub(super) fn ms_val(key: &str, v: Option<f64>) -> String {
     val(key, v.map_or_else(|| "-".into(), millis))
 }
 
-fn count_val(key: &str, v: u64) -> String {
+pub(super) fn count_val(key: &str, v: u64) -> String {
     val(key, count(v))
 }
 
 /// A cell of words, not a figure.
-fn words(text: &str) -> String {
+pub(super) fn words(text: &str) -> String {
     format!("<td>{}</td>", esc(text))
 }
 
@@ -201,7 +201,7 @@ pub fn thresholds(r: &Report) -> Option<String> {
     Some(tb.finish())
 }
 
-fn phase_row(tb: &mut Table, name: &str, key: &str, p: &Phase) {
+pub(super) fn phase_row(tb: &mut Table, name: &str, key: &str, p: &Phase) {
     tb.row(
         name,
         &[
