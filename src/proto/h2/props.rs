@@ -11,6 +11,7 @@ use super::Prepared;
 use super::conn::{Config, Conn};
 use super::frame;
 use crate::clock::Tick;
+use crate::proto::Events;
 use crate::proto::h1::props::splits;
 
 /// What a stream of server bytes did to a connection with every slot open.
@@ -31,9 +32,25 @@ pub fn handshake() -> Vec<u8> {
     b
 }
 
+/// A receiver that has had enough of its stream after `cap` payload bytes, if it has a cap.
+struct Capped {
+    cap: Option<u64>,
+    got: u64,
+}
+
+impl Events for Capped {
+    fn data(&mut self, bytes: &[u8]) {
+        self.got += bytes.len() as u64;
+    }
+    fn enough(&self) -> bool {
+        self.cap.is_some_and(|c| self.got >= c)
+    }
+}
+
 /// Feeds `data` in the chunks ending at `cuts` to a connection whose slots were all opened once
-/// the handshake (if `data` starts with one) was read.
-pub fn run(data: &[u8], cuts: &[usize], small_windows: bool) -> Outcome {
+/// the handshake (if `data` starts with one) was read; each slot's receiver has enough after
+/// `cap` payload bytes, if given.
+pub fn run(data: &[u8], cuts: &[usize], small_windows: bool, cap: Option<u64>) -> Outcome {
     let window = if small_windows { 100 } else { 1 << 20 };
     let cfg = Config {
         stream_window: window,
@@ -48,7 +65,10 @@ pub fn run(data: &[u8], cuts: &[usize], small_windows: bool) -> Outcome {
         (b":path", b"/"),
         (b":authority", b"h"),
     ];
-    let mut c = Conn::new(cfg, Prepared::new(&fields, Bytes::new()));
+    let mut c = Conn::with_events(cfg, Prepared::new(&fields, Bytes::new()), || Capped {
+        cap,
+        got: 0,
+    });
     let mut cx = Context::from_waker(Waker::noop());
     let skip = if data.starts_with(&handshake()) {
         handshake().len()
@@ -83,7 +103,9 @@ pub fn run(data: &[u8], cuts: &[usize], small_windows: bool) -> Outcome {
     }
 }
 
-/// The split property, for `data` after an optional valid handshake (the low bit of `seed`).
+/// The split property, for `data` after an optional valid handshake (bit 1 of `seed`), with
+/// small windows (bit 0) and receivers that cut their streams short (bit 2, after a number of
+/// bytes from the seed's high bits).
 pub fn check_stream(data: &[u8], seed: u64) {
     let data = if seed & 2 == 2 {
         [handshake().as_slice(), data].concat()
@@ -91,9 +113,10 @@ pub fn check_stream(data: &[u8], seed: u64) {
         data.to_vec()
     };
     let small = seed & 1 == 1;
-    let whole = run(&data, &[], small);
+    let cap = (seed & 4 == 4).then_some((seed >> 32) % 64);
+    let whole = run(&data, &[], small, cap);
     for cuts in [splits(data.len(), seed, 64), splits(data.len(), 0, 1)] {
-        let split = run(&data, &cuts, small);
+        let split = run(&data, &cuts, small, cap);
         assert_eq!(whole, split, "split at {cuts:?}");
     }
     for s in whole.streams.iter().flatten().flatten() {
@@ -158,10 +181,10 @@ mod tests {
     #[test]
     fn valid_streams_complete_and_any_split_agrees() {
         for (i, s) in seeds().iter().enumerate() {
-            for seed in [2, 3, 0x2a, 0x2b] {
+            for seed in [2, 3, 0x2a, 0x2b, 6, 0x3_0000_0006] {
                 check_stream(s, seed);
             }
-            let done = run(&[handshake(), s.clone()].concat(), &[], false);
+            let done = run(&[handshake(), s.clone()].concat(), &[], false, None);
             assert!(!done.ended, "seed {i} ends the connection");
             assert!(
                 done.streams.iter().any(|s| matches!(s, Some(Ok(_)))),
