@@ -169,6 +169,7 @@ pub struct Conn<S = ()> {
     waiters: Vec<Waker>,
 }
 
+#[cfg(test)]
 impl Conn {
     /// A connection whose preface, SETTINGS, connection window and PING are queued in `out`.
     pub fn new(cfg: Config, request: Prepared) -> Conn {
