@@ -58,6 +58,8 @@ impl<E: Observe> H1Lane<E> {
 }
 
 impl<E: Observe> Lane for H1Lane<E> {
+    const STREAMS: bool = E::WATCHES;
+
     #[inline(always)]
     fn poll_ready(&mut self, _: &Shared, _: usize, _: &mut Context<'_>) -> Poll<Ready> {
         Poll::Ready(Ready::Go)

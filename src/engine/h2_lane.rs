@@ -189,6 +189,8 @@ impl<E: Observe> H2Lane<E> {
 }
 
 impl<E: Observe> Lane for H2Lane<E> {
+    const STREAMS: bool = E::WATCHES;
+
     fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
         if ctx.slots[index].poll_guard(cx).is_err() {
             return Poll::Ready(Ready::Over);

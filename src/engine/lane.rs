@@ -40,6 +40,10 @@ pub enum Again {
 
 /// One slot's way of exchanging requests.
 pub trait Lane {
+    /// Whether the lane's responses may be measured as streams (--stream): without, the loop
+    /// skips everything about streams at compile time.
+    const STREAMS: bool = false;
+
     /// Waits until the slot may take an attempt (HTTP/2: a place for a stream on a live
     /// connection, or none to wait for, when this slot opens the next).
     fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready>;

@@ -200,18 +200,21 @@ impl<L: Lane> State<L> {
         // A cancelled connect stops here.
         self.opening = None;
         let fresh = self.connected.is_some();
-        let streamed = self.lane.streamed();
-        let outcome = match (outcome, &streamed) {
-            (Ok(Ok(_)), Some(s)) if s.truncated => Ok(Err(Fail {
-                class: Failure::StreamTruncated,
-                cause: Cause::Other("the stream ended without its --done sentinel"),
-            })),
-            (outcome, _) => outcome,
-        };
-        let res = match &outcome {
-            Ok(Ok(res)) => Some(*res),
-            _ => None,
-        };
+        let mut outcome = outcome;
+        let mut streamed = None;
+        let mut res = None;
+        if L::STREAMS {
+            streamed = self.lane.streamed();
+            if let Ok(Ok(r)) = &outcome {
+                res = Some(*r);
+                if streamed.as_ref().is_some_and(|s| s.truncated) {
+                    outcome = Ok(Err(Fail {
+                        class: Failure::StreamTruncated,
+                        cause: Cause::Other("the stream ended without its --done sentinel"),
+                    }));
+                }
+            }
+        }
         let again = self.lane.again(ctx, self.adm, fresh, &outcome);
         if again != Again::No {
             // The same attempt, with its start: its latency covers the new connection.
@@ -239,7 +242,9 @@ impl<L: Lane> State<L> {
         let slot = &ctx.slots[self.index as usize];
         slot.end_request();
         let ended = account(ctx, slot, self.adm, self.connected, written, outcome);
-        if let (Ended::Completed { .. }, Some(res), false) = (ended, res, self.adm.warmup) {
+        if L::STREAMS
+            && let (Ended::Completed { .. }, Some(res), false) = (ended, res, self.adm.warmup)
+        {
             record_stream(ctx, self.adm, &res, streamed.as_ref());
         }
         if !self.adm.warmup {

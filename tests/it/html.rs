@@ -518,9 +518,8 @@ fn token_server() -> crate::support::Scripted {
             for i in 0..7 {
                 body.clear();
                 match i {
-                    0..5 => body.extend_from_slice(
-                        br#"data: {"choices":[{"delta":{"content":"tok"}}]}"#,
-                    ),
+                    0..5 => body
+                        .extend_from_slice(br#"data: {"choices":[{"delta":{"content":"tok"}}]}"#),
                     5 => body.extend_from_slice(
                         br#"data: {"choices":[],"usage":{"completion_tokens":5}}"#,
                     ),
@@ -564,7 +563,11 @@ fn a_streaming_run_shows_its_streams_on_the_page() {
     crate::support::succeeded(&out);
     let html = std::fs::read_to_string(&page).unwrap();
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(doc["streaming"]["tokens"]["total"], 100, "{}", doc["streaming"]);
+    assert_eq!(
+        doc["streaming"]["tokens"]["total"], 100,
+        "{}",
+        doc["streaming"]
+    );
     assert!(html.contains("<section id=\"streaming\">"));
     let keys: Vec<String> = cells(&html).into_iter().map(|(k, _)| k).collect();
     for key in [

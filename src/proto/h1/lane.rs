@@ -224,7 +224,11 @@ impl<E: Events> On<'_, E> {
     /// Writes what is left of the request, and sees it leave the stream's buffers (TLS).
     fn poll_write(&mut self, cx: &mut Context<'_>, request: &[u8]) -> Poll<Result<(), Fail>> {
         while self.ex.sent < request.len() {
-            match ready!(self.conn.stream.poll_send(cx, &request[self.ex.sent..])) {
+            match ready!(
+                self.conn
+                    .stream
+                    .poll_send::<E>(cx, &request[self.ex.sent..])
+            ) {
                 Ok(0) => {
                     return Poll::Ready(Err(Fail::io(
                         Failure::Write,
@@ -267,7 +271,7 @@ impl<E: Events> On<'_, E> {
         let ReadSpace { buf, heads } = &mut *space;
         let ex = &mut *self.ex;
         loop {
-            let n = match self.conn.stream.poll_recv(cx, buf) {
+            let n = match self.conn.stream.poll_recv::<E>(cx, buf) {
                 Poll::Ready(Ok(n)) => n,
                 Poll::Ready(Err(e)) => return Read::Failed(Fail::io(Failure::Read, e)),
                 Poll::Pending => return Read::Pending,

@@ -77,8 +77,10 @@ impl HeadMemo {
         }
     }
 
-    /// [`parse_head`], answered from memory when `buf` begins with the remembered head.
-    #[inline]
+    /// [`parse_head`], answered from memory when `buf` begins with the remembered head. Always
+    /// inlined: the response parser has a copy per response receiver, and with two callers the
+    /// compiler would call it out of line on the static path too.
+    #[inline(always)]
     pub fn parse(&mut self, buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError> {
         if let Some(head) = self.recall(buf, head_request) {
             if self.location.is_some() {
