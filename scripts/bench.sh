@@ -34,6 +34,14 @@
 #                                    before and after a change: CPU and user us per request of
 #                                    BASE, this build and wrk, alternating (REPS, default 5) at
 #                                    CONCS (default 50 1000); not part of `all`
+#   BASE_REV=<commit> scripts/bench.sh thread-instructions
+#                                    the load thread's own instructions per request (callgrind,
+#                                    inclusive cost of the task set's loop, marginal over 20,000
+#                                    and 40,000 requests) of BASE_REV and of the working tree, both
+#                                    built with symbols, at CONCS (default 50 1000) and for h2c
+#                                    (-c 4 -p 8 against spate serve --h2c). Free of the report's
+#                                    per-second work, which makes the whole program's marginal
+#                                    count drift with the run's length; not part of `all`
 #   scripts/bench.sh all             every row above, then the tables (about 40 minutes)
 #
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
@@ -127,6 +135,48 @@ mode_display() {
   start_target
   alternate display_run "tty plain off text" 5
   stop_target
+}
+
+# Builds revision $1 (or the working tree for "tree") with symbols into /tmp/spate-sym/$2.
+sym_build() {
+  local rev=$1 name=$2 src=$ROOT
+  if [ "$rev" != tree ]; then
+    src=/tmp/spate-sym/src-$name
+    rm -rf "$src"; mkdir -p "$src"
+    git -C "$ROOT" archive "$rev" | tar -x -C "$src"
+  fi
+  (cd "$src" && CARGO_TARGET_DIR=/tmp/spate-sym/target-$name CARGO_PROFILE_RELEASE_STRIP=none \
+    CARGO_PROFILE_RELEASE_DEBUG=line-tables-only cargo build --release --locked -q)
+  echo "/tmp/spate-sym/target-$name/release/spate"
+}
+
+thread_count() { # BIN ARGS... -> the load thread's instructions per request, marginal
+  local bin=$1 tmp n v=() ; shift; tmp=$(mktemp -d)
+  for n in 20000 40000; do
+    valgrind -q --tool=callgrind --callgrind-out-file="$tmp/$n.cg" "$bin" --threads 1 -n "$n" \
+      --no-progress --format json "$@" > /dev/null
+    v+=("$(callgrind_annotate --inclusive=yes "$tmp/$n.cg" | grep -m1 -E 'engine/tasks.rs:spate::engine::tasks::run::\{\{closure\}\}' | awk '{gsub(",", "", $1); print $1}')")
+  done
+  rm -rf "$tmp"
+  echo $(( (v[1] - v[0]) / 20000 ))
+}
+
+mode_thread_instructions() {
+  command -v valgrind >/dev/null || { echo "bench.sh: valgrind is required" >&2; exit 2; }
+  [ -n "${BASE_REV:-}" ] || { echo "bench.sh thread-instructions: set BASE_REV to a commit" >&2; exit 2; }
+  local old_bin new_bin c
+  old_bin=$(sym_build "$BASE_REV" base); new_bin=$(sym_build tree tree)
+  start_target
+  for c in ${CONCS:-50 1000}; do
+    echo "HTTP/1.1 c=$c: BASE $(thread_count "$old_bin" -c "$c" http://127.0.0.1:18081/)," \
+      "this tree $(thread_count "$new_bin" -c "$c" http://127.0.0.1:18081/) instructions per request"
+  done
+  stop_target
+  taskset -c 1 "$new_bin" serve --h2c --port 18082 >/dev/null 2>&1 & local h2=$!
+  sleep 0.5
+  echo "h2c -c 4 -p 8: BASE $(thread_count "$old_bin" --http2 -c 4 -p 8 http://127.0.0.1:18082/)," \
+    "this tree $(thread_count "$new_bin" --http2 -c 4 -p 8 http://127.0.0.1:18082/) instructions per request"
+  kill "$h2"
 }
 
 mode_instructions() {
@@ -436,6 +486,7 @@ case "${1:-h1}" in
   size) mode_size ;;
   floor) mode_floor ;;
   compare) mode_compare ;;
+  thread-instructions) mode_thread_instructions ;;
   tls) mode_tls ;;
   all)
     label=${LABEL:-spate-all-$(date +%Y%m%d-%H%M%S)}
@@ -449,5 +500,5 @@ case "${1:-h1}" in
     python3 "$ROOT/scripts/bench-table.py" "/tmp/arena/results/$label-h1/results.csv" \
       "/tmp/arena/results/$label-h2/results.csv"
     ;;
-  *) echo "bench.sh: unknown mode '$1' (h1 h2 tls syscalls instructions display soak size floor compare all)" >&2; exit 2 ;;
+  *) echo "bench.sh: unknown mode '$1' (h1 h2 tls syscalls instructions thread-instructions display soak size floor compare all)" >&2; exit 2 ;;
 esac
