@@ -5,6 +5,7 @@
 mod stream;
 mod tls;
 mod tls_words;
+mod unix;
 mod verify;
 
 use std::io;
@@ -13,7 +14,9 @@ pub use stream::Stream;
 pub use tls::{ClientSettings, Negotiated, TlsClient, TlsSetupError, server_config, tls_cause};
 pub use tls_words::{describe as describe_tls, describe_io as describe_tls_io};
 
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::TcpStream;
+
+use unix::UnixStream;
 
 use crate::route::Endpoint;
 

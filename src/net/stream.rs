@@ -15,7 +15,9 @@ use rustix::{
 #[cfg(any(target_os = "linux", target_os = "android"))]
 use tokio::io::Interest;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::TcpStream;
+
+use super::unix::UnixStream;
 use tokio_rustls::client::TlsStream;
 
 #[derive(Debug)]
