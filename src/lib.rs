@@ -11,8 +11,8 @@
 //! Module map. The run: [`app`] (the command line's application: parse, signals, display,
 //! engine, report, exit code), [`cli`] (the only module that knows clap), [`plan`] (validated
 //! plain data), [`target`] (the URL), [`route`] (where connections go, resolved once),
-//! [`request`] (bytes built once), [`redirect`] (--redirect's rules), [`net`] (TCP and Unix
-//! connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
+//! [`request`] (bytes built once), [`script`] (wrk's Lua, run before the run), [`redirect`]
+//! (--redirect's rules), [`net`] (TCP and Unix connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
 //! lanes), [`engine`] (threads, their task sets, pacing, stopping), [`clock`] and [`timer`] (the
 //! request path's time), [`stats`] (histograms, counters, `Summary`), [`analysis`] (typed
 //! findings), [`report`] (every form of the result), [`ui`] (the live display, the terminal,
@@ -37,6 +37,7 @@ pub mod redirect;
 pub mod report;
 pub mod request;
 pub mod route;
+pub mod script;
 pub mod series;
 pub mod serve;
 pub mod stats;

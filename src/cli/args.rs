@@ -125,6 +125,10 @@ pub struct RunArgs {
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
 
+    /// Arguments for the --script's init(args), after --.
+    #[arg(last = true, value_name = "ARGS")]
+    pub script_args: Vec<String>,
+
     #[command(flatten)]
     pub load: LoadArgs,
 
@@ -211,6 +215,15 @@ pub struct LoadArgs {
     /// Request body read from a file (once, before the run; at most 64 MiB).
     #[arg(short = 'D', long = "body-file", value_name = "FILE")]
     pub body_file: Option<PathBuf>,
+
+    /// A wrk Lua script: what it sets in the wrk table (method, path, headers, body), in its
+    /// body or in init(args), becomes the request. Words after -- are init's args.
+    #[arg(short = 's', long = "script", value_name = "FILE.lua")]
+    pub script: Option<PathBuf>,
+
+    /// The words after --, for the script's init(args).
+    #[arg(skip)]
+    pub script_args: Vec<String>,
 
     /// Content-Type header.
     #[arg(short = 'T', long = "content-type", value_name = "TYPE")]

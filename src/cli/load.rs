@@ -12,8 +12,9 @@ use crate::route::{Family, Route};
 use crate::target::Target;
 
 /// The plan of a run of `url` with the load flags `a`, and the notes to print before it.
-pub(super) fn plan(a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Exit> {
+pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Exit> {
     let stream = stream_plan(&a)?;
+    let (a_script, a_script_args) = (a.script.take(), std::mem::take(&mut a.script_args));
     let target = Target::parse(url).map_err(|e| Exit::usage(e.to_string()))?;
     let method = method(a.method);
     if let Some(b) = &a.body {
@@ -101,7 +102,7 @@ pub(super) fn plan(a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Exit> 
             .transpose()
             .map_err(|e: String| Exit::usage(format!("--proxy {e}")))?,
     };
-    let plan = Plan {
+    let mut plan = Plan {
         target,
         route,
         method,
@@ -132,6 +133,14 @@ pub(super) fn plan(a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Exit> 
         warmup: a.warmup,
         busy_poll: a.busy_poll,
     };
+    if let Some(file) = &a_script {
+        let shaped = crate::script::shape(file, &a_script_args, &plan)
+            .map_err(|e| Exit::usage(e.to_string()))?;
+        plan.method = shaped.method;
+        plan.target.path = shaped.path;
+        plan.headers = shaped.headers;
+        plan.body = shaped.body;
+    }
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     // Checked here, where files are read: a missing socket is a mistake in the command line.
     if let Some(path) = &plan.route.unix_socket

@@ -284,7 +284,14 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
         }
     };
     let verbose = r.load.verbose;
-    let (plan, notes) = load::plan(r.load, &url)?;
+    if !r.script_args.is_empty() && r.load.script.is_none() {
+        return Err(Exit::usage(
+            "words after -- are a --script's arguments, and there is no --script",
+        ));
+    }
+    let mut load = r.load;
+    load.script_args = r.script_args;
+    let (plan, notes) = load::plan(load, &url)?;
     let mut show = show(r.output)?;
     show.notes = notes;
     show.verbose = verbose;

@@ -24,6 +24,7 @@ mod release;
 mod route;
 mod save;
 mod schema;
+mod script;
 mod secrets;
 mod setup;
 mod signals;
