@@ -42,23 +42,21 @@ pub(super) fn section(o: &mut String, s: &Summary) -> std::fmt::Result {
     )?;
     writeln!(o, "  Ended           {}", ends(st))?;
     if let Some(t) = &st.tokens {
-        let each = match (t.per_response_p50, t.per_response_p10) {
-            (Some(p50), Some(p10)) => {
-                format!(
-                    "; per stream p50 {} tokens/s, slowest tenth at or below {}",
-                    rate(p50),
-                    rate(p10)
-                )
-            }
-            _ => String::new(),
-        };
         writeln!(
             o,
-            "  Output tokens   {} in {} streams, {} tokens/s{each}",
+            "  Output tokens   {} in {} streams, {} tokens/s",
             count(t.total),
             count(t.responses),
             rate(t.per_second)
         )?;
+        if let (Some(p50), Some(p10)) = (t.per_response_p50, t.per_response_p10) {
+            writeln!(
+                o,
+                "  Per stream      p50 {} tokens/s; the slowest tenth at or below {}",
+                rate(p50),
+                rate(p10)
+            )?;
+        }
     }
     phase_header(o)?;
     phase_row(o, "first event", &st.first_event)?;

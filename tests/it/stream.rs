@@ -199,12 +199,15 @@ fn spate_reports_an_llm_servers_first_token_and_token_gaps() {
     // The text report says the same.
     let mut args = vec!["--no-progress"];
     args.extend(common);
-    args.extend(["--stream", "sse", &url]);
+    args.extend(["--stream", "sse", "--usage", "openai", &url]);
     let out = spate(&args);
     crate::support::succeeded(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Streaming (sse)"), "{text}");
     assert!(text.contains("first data event"), "{text}");
+    assert!(text.contains("Output tokens"), "{text}");
+    let long: Vec<&str> = text.lines().filter(|l| l.chars().count() > 80).collect();
+    assert!(long.is_empty(), "lines over 80 columns: {long:#?}");
 }
 
 /// A server whose every response is an SSE stream: `events` events of data `x`, then `end`
