@@ -37,6 +37,8 @@ pub mod redirect;
 pub mod report;
 pub mod request;
 pub mod route;
+#[cfg(test)]
+mod scratch;
 pub mod script;
 pub mod series;
 pub mod serve;

@@ -282,10 +282,8 @@ mod targets_file {
     use crate::cli::{Command, parse};
     use crate::plan::{Protocol, Stop};
 
-    fn file(name: &str, text: &str) -> std::path::PathBuf {
-        let path = std::env::temp_dir().join(format!("spate-{}-{name}", std::process::id()));
-        std::fs::write(&path, text).unwrap();
-        path
+    fn file(name: &str, text: &str) -> crate::scratch::ScratchFile {
+        crate::scratch::ScratchFile::new(name, text)
     }
 
     fn compare(args: &[&str]) -> Result<crate::cli::Compare, String> {

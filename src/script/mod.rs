@@ -223,12 +223,8 @@ mod tests {
         p
     }
 
-    fn script(name: &str, text: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("spate-script-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
+    fn script(name: &str, text: &str) -> crate::scratch::ScratchFile {
+        crate::scratch::ScratchFile::new(name, text)
     }
 
     #[test]
