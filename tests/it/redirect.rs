@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::nginx::Nginx;
 use crate::pki::Pki;
-use crate::support::{free_addr, have, spate, spate_json};
+use crate::support::{failed_json, free_addr, have, spate, spate_json};
 
 /// What nginx logs of each request: port, method, URI, status, the credentials it was sent, the
 /// Host header and the body's length.
@@ -22,21 +22,6 @@ fn lines_with(log: &[String], parts: &[&str]) -> usize {
     log.iter()
         .filter(|l| parts.iter().all(|p| l.contains(p)))
         .count()
-}
-
-/// Runs `spate --no-progress --format json ARGS`, which fails (exit 1: nothing succeeded), and
-/// returns its JSON result.
-fn failing_json(args: &[&str]) -> Value {
-    let mut all = vec!["--no-progress", "--format", "json"];
-    all.extend_from_slice(args);
-    let out = spate(&all);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn error_count(doc: &Value, class: &str) -> u64 {
@@ -169,7 +154,7 @@ fn a_loop_fails_as_redirect_after_n_hops_and_never_hangs() {
          location = /ftp { return 302 ftp://127.0.0.1/file; }",
     );
     let base = format!("http://127.0.0.1:{}", nginx.addr.port());
-    let doc = failing_json(&[
+    let doc = failed_json(&[
         "-n",
         "30",
         "-c",
@@ -184,7 +169,7 @@ fn a_loop_fails_as_redirect_after_n_hops_and_never_hangs() {
     // The request and its three redirects, each once.
     assert_eq!(nginx.log("rd.log").len(), 120);
 
-    let doc = failing_json(&["-n", "5", "--redirect", "3", &format!("{base}/ftp")]);
+    let doc = failed_json(&["-n", "5", "--redirect", "3", &format!("{base}/ftp")]);
     assert_eq!(error_count(&doc, "redirect"), 5);
     let example = doc["errors"][0]["example"].as_str().unwrap();
     assert!(
@@ -244,7 +229,7 @@ fn a_redirect_to_https_checks_the_new_origins_certificate() {
     assert_eq!(good.log("rd.log").len(), 40);
 
     // Its certificate names other.test, not localhost: refused, never sent.
-    let doc = failing_json(&[
+    let doc = failed_json(&[
         "-n",
         "10",
         "-c",

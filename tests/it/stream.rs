@@ -18,7 +18,8 @@ use spate::proto::{Events, Media};
 use crate::nginx::Nginx;
 use crate::schema::validate;
 use crate::support::{
-    Peer, Scripted, free_addr, have, spate, spate_json, spawn_listening, test_python,
+    Peer, Scripted, failed_json, free_addr, have, spate, spate_json, spawn_listening, test_python,
+    usage_error,
 };
 
 /// Kills the server when the test ends, whatever happens.
@@ -242,19 +243,9 @@ fn sse_server(events: usize, gap: Duration, sentinel: bool, stall: bool) -> Scri
     })
 }
 
-/// `spate --no-progress --format json ARGS` for a run whose every request fails: exit 1, and the
-/// report all the same, checked against the schema.
+/// A run whose every request fails (exit 1), with its report checked against the schema.
 fn failed_run(args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["--no-progress", "--format", "json"];
-    all.extend_from_slice(args);
-    let out = spate(&all);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = failed_json(args);
     validate(&doc);
     doc
 }
@@ -383,13 +374,8 @@ fn stream_flags_that_cannot_work_are_refused_with_one_line() {
     ] {
         let mut all = args.to_vec();
         all.push("http://127.0.0.1:9/");
-        let out = spate(&all);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains(needle) && err.lines().count() == 1,
-            "{args:?}: {err}"
-        );
+        let err = usage_error(&all);
+        assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
 

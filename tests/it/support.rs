@@ -188,6 +188,30 @@ pub fn spate(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `spate --no-progress --format json ARGS` for a run in which nothing succeeded: exit 1, and
+/// its JSON result all the same.
+pub fn failed_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--no-progress", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = spate(&all);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `spate ARGS` refused as a usage error: exit 2 and one line on stderr, which is returned.
+pub fn usage_error(args: &[&str]) -> String {
+    let out = spate(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    err
+}
+
 /// Fails the test, with the process's stderr, unless it exited 0.
 pub fn succeeded(out: &std::process::Output) {
     assert_eq!(
