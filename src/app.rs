@@ -192,10 +192,35 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
         connections: plan.connections,
         setup_timeout: plan.setup_timeout,
     };
+    let script = plan.script.as_ref();
+    if let Some(s) = script {
+        // Script output must not mix into a result that programs read from stdout.
+        s.echo.set(match show.output.format {
+            report::Format::Text => crate::script::Sink::Stdout,
+            _ => crate::script::Sink::Stderr,
+        });
+    }
+    let mut stage = match script.filter(|s| s.defines.setup || s.defines.done) {
+        None => None,
+        Some(s) => match crate::script::Stage::new(s.0.clone()) {
+            Ok(stage) => Some(stage),
+            Err(e) => {
+                say(&format!("spate: {e}"));
+                return EXIT_USAGE;
+            }
+        },
+    };
     let progress = Progress::start(control.clone(), info, mode);
-    let result = engine::run_with(plan, &control);
+    // The live display redraws the terminal: the script's lines wait until it is gone.
+    if let (Some(s), Mode::Terminal) = (script, mode) {
+        s.echo.hold();
+    }
+    let result = engine::prepare_staged(plan, &control, stage.as_mut()).and_then(|a| a.go());
     if let Some(p) = progress {
         p.finish();
+    }
+    if let Some(s) = script {
+        s.echo.release();
     }
     let out = match result {
         Ok(out) => out,
@@ -206,6 +231,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
                 | RunError::Resolve(crate::route::RouteError::Family { .. })
                 | RunError::Tls(_)
                 | RunError::Request(_)
+                | RunError::Script(_)
                 | RunError::FileLimit(_) => EXIT_USAGE,
                 _ if control.stop_requested() => EXIT_INTERRUPTED as u8,
                 RunError::Resolve(_) | RunError::Unreachable { .. } | RunError::Threads(_) => {
@@ -221,7 +247,15 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
         }
     };
     let summary = Report::new(plan, &out, &show.summary);
-    emit(&summary, show, exit_code(&summary))
+    let code = emit(&summary, show, exit_code(&summary));
+    // After the report, as wrk calls it.
+    if let Some(stage) = &stage
+        && let Err(e) = stage.done(&out, &out.script_ends)
+    {
+        say(&format!("spate: {e}"));
+        return EXIT_USAGE;
+    }
+    code
 }
 
 /// Saves and prints the result as `show` asks; `code`, unless an output could not be written.

@@ -128,6 +128,9 @@ pub struct Plan {
     pub warmup: Duration,
     /// Poll for events instead of sleeping (`--busy-poll`).
     pub busy_poll: bool,
+    /// `-s`: the wrk script the run's states run; `None`: no Lua at all.
+    #[serde(skip)]
+    pub script: Option<crate::script::Loaded>,
 }
 
 /// How responses are cut into the units a stream is timed by (--stream).
@@ -239,6 +242,10 @@ pub enum PlanError {
     UnixSocketWith(&'static str),
     #[error("--proxy and --connect-to both say where connections go; give one")]
     ProxyWithConnectTo,
+    #[error(
+        "a script with delay(), request() or response() runs over HTTP/1.1 only, as wrk does: it cannot be combined with {0}"
+    )]
+    ScriptWith(&'static str),
 }
 
 /// The shortest timeout that is enforced: the sweeper that cancels late requests looks at them
@@ -283,6 +290,7 @@ impl Plan {
             stream: None,
             warmup: Duration::ZERO,
             busy_poll: false,
+            script: None,
         }
     }
 
@@ -336,6 +344,18 @@ impl Plan {
         }
         if self.redirects > 0 && (self.protocol == Protocol::Http2 || self.h2.streams > 1) {
             return Err(PlanError::RedirectH2);
+        }
+        if self.script.as_ref().is_some_and(|s| s.per_request()) {
+            for (on, flag) in [
+                (self.protocol == Protocol::Http2, "--http2"),
+                (self.h2.streams > 1, "--streams"),
+                (self.redirects > 0, "--redirect"),
+                (self.stream.is_some(), "--stream"),
+            ] {
+                if on {
+                    return Err(PlanError::ScriptWith(flag));
+                }
+            }
         }
         if let Some(st) = &self.stream {
             if self.redirects > 0 {
@@ -426,7 +446,7 @@ impl Plan {
     /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
     /// following redirects.
     pub fn may_use_h2(&self) -> bool {
-        if self.redirects > 0 {
+        if self.redirects > 0 || self.script.as_ref().is_some_and(|s| s.per_request()) {
             return false;
         }
         match self.protocol {

@@ -163,6 +163,11 @@ pub enum Finding {
         cpu_busy: f64,
     },
     CpuUnknown,
+    /// -s: what the script's Lua cost per request (µs) and its share of spate's CPU time.
+    ScriptCost {
+        us_per_request: f64,
+        cpu_share: Option<f64>,
+    },
     /// Little's law says the connections were kept busy.
     ConnectionsLoaded {
         busy: f64,

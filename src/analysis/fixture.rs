@@ -114,6 +114,8 @@ impl F {
                 busy_poll: false,
                 longest_stall_ms: Some(1.2),
                 longest_stall_at_s: Some(3.0),
+                script_us_per_request: None,
+                script_cpu_percent: None,
             },
             gap: None,
             redirect_limit: 0,

@@ -39,6 +39,12 @@ pub(super) fn generator(f: &Facts<'_>, out: &mut Vec<Finding>) {
         }),
         None => out.push(Finding::CpuUnknown),
     }
+    if let Some(us_per_request) = g.script_us_per_request {
+        out.push(Finding::ScriptCost {
+            us_per_request,
+            cpu_share: g.script_cpu_percent,
+        });
+    }
     if let Some(r) = g.busy_connections_ratio {
         let busy = r * 100.0;
         match r < BUSY_CONNECTIONS {

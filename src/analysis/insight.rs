@@ -382,6 +382,29 @@ mod tests {
     }
 
     #[test]
+    fn a_script_run_says_what_its_lua_cost_and_a_plain_run_says_nothing() {
+        let mut f = F::new();
+        assert!(
+            !f.run()
+                .iter()
+                .any(|x| matches!(x, Finding::ScriptCost { .. }))
+        );
+        f.generator.script_us_per_request = Some(1.25);
+        f.generator.script_cpu_percent = Some(12.0);
+        assert!(f.run().contains(&Finding::ScriptCost {
+            us_per_request: 1.25,
+            cpu_share: Some(12.0)
+        }));
+        assert_eq!(
+            crate::report::sentence(&Finding::ScriptCost {
+                us_per_request: 1.25,
+                cpu_share: Some(12.0),
+            }),
+            "The script's Lua (delay, request, response) took 1.25 µs per request, 12 % of spate's CPU time."
+        );
+    }
+
+    #[test]
     fn the_tail_is_the_largest_phase_and_reconnects_only_inside_latency() {
         let mut f = F::new();
         f.phases.read = super::super::fixture::phase(Some(1.45));

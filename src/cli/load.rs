@@ -132,14 +132,13 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
         stream,
         warmup: a.warmup,
         busy_poll: a.busy_poll,
+        script: None,
     };
     if let Some(file) = &a_script {
-        let shaped = crate::script::shape(file, &a_script_args, &plan)
+        let script = crate::script::Script::load(file, &a_script_args, &plan)
             .map_err(|e| Exit::usage(e.to_string()))?;
-        plan.method = shaped.method;
-        plan.target.path = shaped.path;
-        plan.headers = shaped.headers;
-        plan.body = shaped.body;
+        script.shaped.apply(&mut plan);
+        plan.script = Some(crate::script::Loaded(std::sync::Arc::new(script)));
     }
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     // Checked here, where files are read: a missing socket is a mistake in the command line.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::shared::{LaneChoice, Limit, Setup};
+use super::shared::{LaneChoice, Limit, ScriptSetup, Setup};
 use super::thread::{self, Finished, Go, Paced, Ready};
 use super::{
     CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, follow, join, lane_choice,
@@ -17,6 +17,8 @@ use crate::clock::Tick;
 use crate::plan::{Plan, Stop};
 use crate::proto::h2 as lane_h2;
 use crate::request;
+use crate::route::Endpoint;
+use crate::script::{Seed, ThreadEnd};
 use crate::stats::{Failure, NotOpened, RunOutput};
 
 /// A prepared run: its threads connected and waiting for the start. Dropped without `go`, the
@@ -37,6 +39,32 @@ pub struct Armed<'a> {
 /// opened its connections (or given up). `control` can stop it early and carries the live
 /// views for a display. Nothing is measured until [`Armed::go`].
 pub fn prepare<'a>(plan: &'a Plan, control: &'a Control) -> Result<Armed<'a>, RunError> {
+    prepare_staged(plan, control, None)
+}
+
+/// The HTTP/1.1 and HTTP/2 requests of `plan`, into `setup`: a thread whose script shaped
+/// another request than the run's builds its own.
+pub(super) fn shape_requests(setup: &mut Setup, plan: &Plan) -> Result<(), String> {
+    setup.request = request::h1_bytes(plan);
+    setup.request_close = request::h1_bytes(&Plan {
+        keep_alive: false,
+        ..plan.clone()
+    });
+    setup.retry_safe = plan.is_idempotent();
+    setup.head_request = plan.is_head();
+    if plan.may_use_h2() {
+        setup.h2_request = request::h2_prepared(plan)?;
+    }
+    Ok(())
+}
+
+/// As [`prepare`], with the script's setup state `stage`, whose `setup(thread)` is called for
+/// each load thread once the target is resolved and before the thread starts.
+pub fn prepare_staged<'a>(
+    plan: &'a Plan,
+    control: &'a Control,
+    stage: Option<&mut crate::script::Stage>,
+) -> Result<Armed<'a>, RunError> {
     plan.validate()?;
     crate::clock::init();
     check_nofile(plan.connections, plan.effective_threads(), plan.connections)
@@ -90,7 +118,25 @@ pub fn prepare<'a>(plan: &'a Plan, control: &'a Control) -> Result<Armed<'a>, Ru
         stop: control.stop_flag(),
         live: None,
         follow: follow(plan),
+        script: None,
     };
+    let seeds = match (&plan.script, stage) {
+        (Some(s), _) if !s.per_thread() => None,
+        (Some(_), Some(stage)) => {
+            let first = match &*endpoint {
+                Endpoint::Tcp(addrs) => addrs.first().copied(),
+                Endpoint::Unix(_) => None,
+            };
+            Some(
+                stage
+                    .seeds(threads, first)
+                    .map_err(|e| RunError::Script(e.to_string()))?,
+            )
+        }
+        (Some(_), None) => Some(vec![Seed::default(); threads]),
+        (None, _) => None,
+    };
+    let plan_arc = Arc::new(plan.clone());
     let per_thread = split::even(u64::from(plan.connections), threads);
     let connect_limit = CONNECT_CONCURRENCY.div_ceil(threads);
 
@@ -99,9 +145,23 @@ pub fn prepare<'a>(plan: &'a Plan, control: &'a Control) -> Result<Armed<'a>, Ru
     let mut handles = Vec::with_capacity(threads);
     for (i, &n) in per_thread.iter().enumerate() {
         let (go_tx, go_rx) = mpsc::channel::<Go>();
+        let seed = seeds.as_ref().map(|s| s[i].clone());
         let setup = Setup {
             connections: n as usize,
             live: control.live().get(i).cloned(),
+            // `thread.addr`: this thread connects there.
+            endpoint: match seed.as_ref().and_then(|s| s.addr) {
+                Some(addr) => Arc::new(Endpoint::Tcp(vec![addr])),
+                None => setup.endpoint.clone(),
+            },
+            script: match (&plan.script, seed) {
+                (Some(s), Some(seed)) => Some(ScriptSetup {
+                    script: s.0.clone(),
+                    plan: plan_arc.clone(),
+                    seed,
+                }),
+                _ => None,
+            },
             ..setup.clone()
         };
         let ready = ready_tx.clone();
@@ -126,6 +186,7 @@ pub fn prepare<'a>(plan: &'a Plan, control: &'a Control) -> Result<Armed<'a>, Ru
 
     let mut established = vec![0u64; threads];
     let mut first_error = None;
+    let mut script_error = None;
     let mut not_opened = NotOpened::default();
     for r in ready_rx.iter().take(threads) {
         established[r.thread] = r.established;
@@ -133,6 +194,14 @@ pub fn prepare<'a>(plan: &'a Plan, control: &'a Control) -> Result<Armed<'a>, Ru
         if first_error.is_none() {
             first_error = r.first_error;
         }
+        if script_error.is_none() {
+            script_error = r.script_error;
+        }
+    }
+    if let Some(e) = script_error {
+        drop(go_txs);
+        let _ = join(handles);
+        return Err(RunError::Script(e));
     }
     let setup_time = connecting.elapsed();
     if established.iter().all(|&n| n == 0) {
@@ -239,11 +308,24 @@ impl Armed<'_> {
         self.go_txs.clear();
 
         let finished = join(std::mem::take(&mut self.handles))?;
+        if let Some(e) = finished.iter().find_map(|f| f.script_error.clone()) {
+            return Err(RunError::Script(e));
+        }
+        let script_ends: Vec<ThreadEnd> = match plan.script {
+            Some(_) => finished
+                .iter()
+                .map(|f| f.script_end.clone().unwrap_or_default())
+                .collect(),
+            None => Vec::new(),
+        };
         let end = finished.iter().fold(window_start, |e, f| e.max(f.end));
         let interrupted = control.stop_requested() || finished.iter().any(|f| f.interrupted);
         // A duration run lasts its -z, even when its schedule ran out earlier; a stopped run lasts
         // until the stop (the latest any thread noticed it).
+        // A run whose every thread its script stopped ended when the last one did.
+        let halted = finished.iter().all(|f| f.halted);
         let measured_end = match (interrupted, window_end) {
+            (false, Some(_)) if halted => end.min(window_end.unwrap_or(end)),
             (false, Some(deadline)) => deadline,
             _ => finished
                 .iter()
@@ -273,6 +355,7 @@ impl Armed<'_> {
             start_unix_ms,
             cpu,
             interrupted,
+            script_ends,
             nofile_limit: limits::nofile().soft,
             cores: std::thread::available_parallelism()
                 .ok()

@@ -11,6 +11,7 @@ use std::task::{Context, Poll};
 use super::h1_lane::H1Lane;
 use super::h2_lane::{Group, H2Lane};
 use super::link::Link;
+use super::script_lane::ScriptLane;
 use super::shared::{Connected, H2Handle, Shared};
 use super::slot::{Cancel, Slot, guarded};
 use super::task_set::Member;
@@ -95,6 +96,15 @@ impl Iterator for Links {
                     first,
                     c,
                 ))))
+            }
+            // A script that runs around requests: off the static path, boxed.
+            Connected::H1(c) if ctx.script.as_ref().is_some_and(|w| w.runs_per_request()) => {
+                self.left -= 1;
+                let Some(worker) = ctx.script.clone() else {
+                    unreachable!("a scripted connection without a script");
+                };
+                let lane = ScriptLane::new(ctx, c, worker);
+                Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
             }
             // --stream: off the static path, boxed.
             Connected::H1(c) if ctx.setup.stream.is_some() => {

@@ -37,11 +37,49 @@ impl<E: Observe> H1Lane<E> {
         }
     }
 
-    fn request<'c>(&self, ctx: &'c Shared) -> &'c [u8] {
+    /// The thread's prepared request for this attempt (with `Connection: close` when --rpc
+    /// reached its count).
+    pub fn prepared<'c>(&self, ctx: &'c Shared) -> &'c [u8] {
         match self.last {
             true => &ctx.setup.request_close,
             false => &ctx.setup.request,
         }
+    }
+
+    /// Starts the attempt `adm`, whose request is a HEAD if `head_request` says so: true when
+    /// it goes on an open connection. (`Lane::begin` with the thread's prepared request.)
+    #[inline]
+    pub fn start(&mut self, ctx: &Shared, adm: &Admitted, head_request: bool) -> bool {
+        self.events.begin(adm.start, !adm.warmup);
+        self.last = ctx.setup.rpc.is_some_and(|n| self.served + 1 >= n);
+        self.exchange.restart(head_request);
+        self.conn.is_some()
+    }
+
+    /// Writes `request` (the same bytes on every poll of the attempt; empty when an earlier
+    /// write carried it) and reads its response.
+    #[inline]
+    pub fn exchange_with(
+        &mut self,
+        ctx: &Shared,
+        cx: &mut Context<'_>,
+        request: &[u8],
+    ) -> Poll<Result<Response, Fail>> {
+        let Some(open) = self.conn.as_mut() else {
+            unreachable!("exchanging without a connection");
+        };
+        self.exchange.poll(
+            cx,
+            &mut open.conn,
+            request,
+            &ctx.read_space,
+            &mut self.events,
+        )
+    }
+
+    /// What the response's receiver holds.
+    pub fn events(&self) -> &E {
+        &self.events
     }
 
     /// Drops the connection, if one is open, counting the responses it carried.
@@ -67,10 +105,7 @@ impl<E: Observe> Lane for H1Lane<E> {
 
     #[inline]
     fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
-        self.events.begin(adm.start, !adm.warmup);
-        self.last = ctx.setup.rpc.is_some_and(|n| self.served + 1 >= n);
-        self.exchange.restart(ctx.setup.head_request);
-        self.conn.is_some()
+        self.start(ctx, adm, ctx.setup.head_request)
     }
 
     fn adopt(&mut self, _: &Shared, opened: Connected, _: &Admitted) -> Result<(), Fail> {
@@ -93,16 +128,7 @@ impl<E: Observe> Lane for H1Lane<E> {
             true => &ctx.setup.request_close,
             false => &ctx.setup.request,
         };
-        let Some(open) = self.conn.as_mut() else {
-            unreachable!("exchanging without a connection");
-        };
-        self.exchange.poll(
-            cx,
-            &mut open.conn,
-            request,
-            &ctx.read_space,
-            &mut self.events,
-        )
+        self.exchange_with(ctx, cx, request)
     }
 
     #[inline(always)]
@@ -124,7 +150,7 @@ impl<E: Observe> Lane for H1Lane<E> {
 
     #[inline]
     fn bytes_out(&self, ctx: &Shared) -> u64 {
-        self.request(ctx).len() as u64
+        self.prepared(ctx).len() as u64
     }
 
     #[inline]

@@ -19,6 +19,7 @@ mod link;
 mod open;
 mod pace;
 mod record;
+mod script_lane;
 mod shared;
 mod slot;
 mod split;
@@ -36,7 +37,7 @@ use crate::stats::{Failure, NotOpened, RunOutput};
 pub use shared::LaneChoice;
 use thread::Finished;
 
-pub use armed::{Armed, prepare};
+pub use armed::{Armed, prepare, prepare_staged};
 pub use control::Control;
 pub use limits::raise_nofile;
 
@@ -74,6 +75,9 @@ pub enum RunError {
     FileLimit(String),
     #[error("cannot start the load threads: {0}")]
     Threads(std::io::Error),
+    /// The script failed (its message names the file and line).
+    #[error("{0}")]
+    Script(String),
 }
 
 impl RunError {
@@ -87,6 +91,7 @@ impl RunError {
             RunError::Request(_) => "request",
             RunError::FileLimit(_) => "file_limit",
             RunError::Threads(_) => "threads",
+            RunError::Script(_) => "script",
         }
     }
 }
@@ -94,8 +99,9 @@ impl RunError {
 /// Which protocol the connections of `plan` speak, or how they choose it.
 pub fn lane_choice(plan: &Plan) -> LaneChoice {
     match (plan.protocol, plan.target.tls) {
-        // Redirects are followed over HTTP/1.1 only.
+        // Redirects are followed over HTTP/1.1 only; so are scripts that run per request.
         _ if plan.redirects > 0 => LaneChoice::Http1,
+        _ if plan.script.as_ref().is_some_and(|s| s.per_request()) => LaneChoice::Http1,
         (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
         (Protocol::Http2, _) => LaneChoice::Http2,
         (Protocol::Auto, true) => LaneChoice::Alpn,

@@ -87,6 +87,18 @@ pub struct Setup {
     pub live: Option<Arc<Live>>,
     /// --redirect: what following needs; `None` when redirects are answers.
     pub follow: Option<Arc<Follow>>,
+    /// -s: the script, when the thread needs a state of its own for it.
+    pub script: Option<ScriptSetup>,
+}
+
+/// What a thread needs to make its script's state.
+#[derive(Debug, Clone)]
+pub struct ScriptSetup {
+    pub script: Arc<crate::script::Script>,
+    /// The run's plan, to build the thread's request again when its `init` shapes another.
+    pub plan: Arc<crate::plan::Plan>,
+    /// What `setup()` gave the thread.
+    pub seed: crate::script::Seed,
 }
 
 /// Counts open connections: dropped with the connection, whichever path drops it.
@@ -144,6 +156,8 @@ pub struct Shared {
     pub tasks: Spawner,
     /// --redirect: the thread's redirect chains.
     pub hops: Option<RefCell<Hops>>,
+    /// -s: the thread's script state, when it has one.
+    pub script: Option<Rc<crate::script::Worker>>,
 }
 
 /// What opening connections keeps between connections.
@@ -158,7 +172,7 @@ pub struct Dial {
 }
 
 impl Shared {
-    pub fn new(setup: Setup) -> Shared {
+    pub fn new(setup: Setup, script: Option<Rc<crate::script::Worker>>) -> Shared {
         let slots = (0..setup.connections * setup.streams.max(1))
             .map(|_| Slot::default())
             .collect();
@@ -171,6 +185,7 @@ impl Shared {
             tasks: Spawner::default(),
             hops: setup.follow.clone().map(|f| RefCell::new(Hops::new(f))),
             setup,
+            script,
         }
     }
 
@@ -250,6 +265,19 @@ impl Shared {
             dropped: self.gate.pacer.get().map_or(0, Pacer::dropped),
         };
         recorder.take(now, last, &self.rec.stats.borrow(), gauges);
+    }
+
+    /// Stops this thread now (a script's `wrk.thread:stop()`): nothing new is admitted and what
+    /// is in flight is interrupted. `everyone`: the whole run stops too (the script failed).
+    pub fn halt(&self, everyone: bool) {
+        if !self.gate.stop.replace(true) {
+            for slot in self.slots.iter() {
+                slot.fire(super::slot::Cancel::Interrupted);
+            }
+        }
+        if everyone {
+            self.setup.stop.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Counts a failed attempt, keeping the first message of its class.

@@ -18,6 +18,9 @@ use super::slot::{Cancel, Slot};
 use super::task_set::TaskSet;
 use super::tasks::{self, Conns};
 use crate::clock::Tick;
+use crate::plan::Plan;
+use crate::route::Endpoint;
+use crate::script::{ThreadEnd, Worker};
 use crate::stats::timeline::Recorder;
 use crate::stats::{Failure, NotOpened, Stats};
 use crate::timer::Timer;
@@ -31,6 +34,8 @@ pub struct Ready {
     pub first_error: Option<(Failure, String)>,
     /// What became of the connections that did not open.
     pub not_opened: NotOpened,
+    /// The thread's script state could not be made (its message).
+    pub script_error: Option<String>,
 }
 
 /// The start signal: how this thread's run ends.
@@ -70,6 +75,12 @@ pub struct Finished {
     /// The end of the measured window as the thread kept it: the deadline, or when it noticed a
     /// stop request; `None` in a count run that ran to its end.
     pub window_end: Option<Instant>,
+    /// The thread's script failed (its message).
+    pub script_error: Option<String>,
+    /// The thread's script stopped it (`wrk.thread:stop()`) before the run's end.
+    pub halted: bool,
+    /// What the thread's script state left, when it had one.
+    pub script_end: Option<ThreadEnd>,
 }
 
 /// Sends this thread's `Ready` exactly once. If the thread ends before reporting (its runtime
@@ -87,15 +98,31 @@ impl Reporter {
         first_error: Option<(Failure, String)>,
         not_opened: NotOpened,
     ) {
+        self.send(Ready {
+            thread: self.thread,
+            established,
+            first_error,
+            not_opened,
+            script_error: None,
+        });
+    }
+
+    /// The script's state could not be made: the thread opens nothing.
+    fn script_failed(&mut self, message: String) {
+        self.send(Ready {
+            thread: self.thread,
+            established: 0,
+            first_error: None,
+            not_opened: NotOpened::default(),
+            script_error: Some(message),
+        });
+    }
+
+    fn send(&mut self, ready: Ready) {
         if let Some(tx) = self.tx.take() {
             // The receiver lives until every thread has reported; an error means the run is
             // being torn down, and the closed `go` channel then ends this thread.
-            let _ = tx.send(Ready {
-                thread: self.thread,
-                established,
-                first_error,
-                not_opened,
-            });
+            let _ = tx.send(ready);
         }
     }
 }
@@ -115,7 +142,7 @@ impl Drop for Reporter {
 
 pub fn run(
     thread: usize,
-    setup: Setup,
+    mut setup: Setup,
     connect_limit: usize,
     ready: Sender<Ready>,
     go: Receiver<Go>,
@@ -123,6 +150,22 @@ pub fn run(
     let mut reporter = Reporter {
         thread,
         tx: Some(ready),
+    };
+    let script = match script_state(&mut setup) {
+        Ok(w) => w,
+        Err(message) => {
+            reporter.script_failed(message);
+            return Ok(Finished {
+                stats: Stats::default(),
+                end: Instant::now(),
+                cpu: None,
+                interrupted: false,
+                window_end: None,
+                script_error: None,
+                halted: false,
+                script_end: None,
+            });
+        }
     };
     // No time driver: it would cost every wake-up of the thread (its wheel and two clock reads
     // per park). The sweeper and the pacer sleep on timers of their own (`crate::timer`), and the
@@ -146,7 +189,7 @@ pub fn run(
         };
         (timer()?, timer()?)
     };
-    let ctx = Rc::new(Shared::new(setup));
+    let ctx = Rc::new(Shared::new(setup, script));
     let running = Conns::default();
     let mut cpu = None;
     let end = rt.block_on(tasks::run(&ctx.tasks, &running, async {
@@ -214,13 +257,46 @@ pub fn run(
     if let Some(recorder) = ctx.rec.timeline.take() {
         stats.seconds = recorder.seconds;
     }
+    let (mut script_error, mut script_end) = (None, None);
+    let halted = ctx.script.as_ref().is_some_and(|w| w.stopped());
+    if let Some(w) = &ctx.script {
+        (stats.lua_ns, stats.lua_calls) = w.cost();
+        script_error = w.take_error();
+        script_end = Some(ThreadEnd {
+            globals: w.export(),
+        });
+    }
     Ok(Finished {
         stats,
         end,
         cpu,
         interrupted: ctx.gate.interrupted.get(),
         window_end: ctx.gate.window_end.get().map(Tick::to_instant),
+        script_error,
+        halted,
+        script_end,
     })
+}
+
+/// The thread's script state, made on this thread (`init` run), when the script needs one per
+/// thread; a thread whose `init` shaped another request than the run's gets its own.
+fn script_state(setup: &mut Setup) -> Result<Option<Rc<Worker>>, String> {
+    let Some(s) = setup.script.clone() else {
+        return Ok(None);
+    };
+    let addr = match &*setup.endpoint {
+        Endpoint::Tcp(addrs) => addrs.first().copied(),
+        Endpoint::Unix(_) => None,
+    };
+    let worker = Worker::new(&s.script, &s.seed, addr)?;
+    if worker.shaped != s.script.shaped {
+        let mut plan = Plan::clone(&s.plan);
+        worker.shaped.apply(&mut plan);
+        super::armed::shape_requests(setup, &plan)
+            .map_err(|e| format!("--script {}: {e}", s.script.name))?;
+    }
+    worker.offer(&setup.request)?;
+    Ok(Some(Rc::new(worker)))
 }
 
 /// A pre-connect: the connection's index and what came of it.

@@ -25,6 +25,12 @@ pub trait Events {
     /// Bytes of the response were read at `at`: what `head` and `data` report next came in them.
     #[inline(always)]
     fn read_at(&mut self, _at: Tick) {}
+    /// Whether the receiver wants each final head's bytes (`head_bytes`): a script's
+    /// `response()` reads its header fields. The parser hands them over only then.
+    const HEADS: bool = false;
+    /// The bytes of the final head, status line to blank line, before `head` reports it.
+    #[inline(always)]
+    fn head_bytes(&mut self, _head: &[u8]) {}
     /// The final head arrived, with this status and the kind of body its Content-Type names
     /// (interim 1xx heads are not reported).
     #[inline(always)]

@@ -259,6 +259,13 @@ pub fn sentence(f: &Finding) -> String {
             format!("spate's {threads} load threads used {cpu_busy:.0} % of their CPU time.")
         }
         F::CpuUnknown => "spate's CPU use is not known on this platform.".into(),
+        F::ScriptCost {
+            us_per_request,
+            cpu_share,
+        } => format!(
+            "The script's Lua (delay, request, response) took {us_per_request:.2} µs per request{}.",
+            cpu_share.map_or(String::new(), |c| format!(", {c:.0} % of spate's CPU time"))
+        ),
         F::ConnectionsLoaded { busy } => format!(
             "Connections were busy {busy:.1} % of the time (mean latency x rate / connections): spate kept them loaded."
         ),

@@ -1,15 +1,31 @@
-//! `-s FILE [-- ARGS]`: wrk's Lua scripting API, run by LuaJIT. What a script does to the `wrk`
-//! table (method, path, headers, body), in its body or in `init(args)`, becomes the run's
-//! request, built once: no Lua runs per request. Scripts that need Lua per request or around
-//! the run (`request`, `response`, `delay`, `setup`, `done`) are refused with one line until
-//! the engine runs them. Must not be on the request path, or print.
+//! `-s FILE [-- ARGS]`: wrk's Lua scripting API, run by LuaJIT. `Script::load` reads the
+//! script and runs its body (and `init`, when no `setup` gives threads values) once in a state
+//! of its own, to learn what it defines and the request its `wrk` table shapes: a script that
+//! only shapes the request becomes the run's pre-built request, with no Lua per request. The
+//! rest runs where wrk runs it: `setup`/`done` in the main thread's state (`stage`), and a state
+//! per load thread (`worker`) for `init`, `delay`, `request` and `response`. Must not be on
+//! the static path's requests.
+
+mod batch;
+mod echo;
+mod stage;
+mod values;
+mod worker;
+mod wrk;
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use mlua::{Function, Lua, Table, Value};
 
 use crate::plan::Plan;
+pub use batch::{Batch, check_batch};
+pub use echo::{Echo, Sink};
+pub use stage::{Stage, ThreadEnd};
+pub use values::Copied;
+pub use worker::{MAX_HEARD_BODY, Made, Seed, Worker};
+pub use wrk::Base;
 
 /// The request a script made of the run's: what it left in the `wrk` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +37,17 @@ pub struct Shaped {
     pub body: Vec<u8>,
 }
 
-/// Why a script cannot shape the run.
+impl Shaped {
+    /// `plan` with this request.
+    pub fn apply(&self, plan: &mut Plan) {
+        plan.method.clone_from(&self.method);
+        plan.target.path.clone_from(&self.path);
+        plan.headers.clone_from(&self.headers);
+        plan.body.clone_from(&self.body);
+    }
+}
+
+/// Why a script cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
     #[error("--script {0}: {1}")]
@@ -29,126 +55,136 @@ pub enum ScriptError {
     /// Lua's own message, with the file and line it names.
     #[error("--script: {0}")]
     Lua(String),
-    #[error(
-        "--script {0}: not supported yet: {1}; spate runs scripts that set wrk.method, wrk.path, wrk.headers and wrk.body (in the script or in init)"
-    )]
-    Unsupported(String, String),
     #[error("--script {0}: wrk.{1} must be a string")]
     NotText(String, &'static str),
 }
 
-/// The globals wrk calls per request or around the run, which this step does not run.
-const PER_REQUEST: [&str; 5] = ["request", "response", "delay", "setup", "done"];
-
-/// Runs the script `file` as wrk's threads would before their first request (its body, then
-/// `init(args)` with the URL as `args[0]`), against a `wrk` table made from `plan`, and returns
-/// the request it leaves there.
-pub fn shape(file: &Path, args: &[String], plan: &Plan) -> Result<Shaped, ScriptError> {
-    let name = file.display().to_string();
-    let source = std::fs::read(file).map_err(|e| ScriptError::Read(name.clone(), e.to_string()))?;
-    let lua = Lua::new();
-    let wrk = wrk_table(&lua, plan).map_err(lua_error)?;
-    lua.globals().set("wrk", wrk.clone()).map_err(lua_error)?;
-    lua.load(&source[..])
-        .set_name(format!("@{name}"))
-        .exec()
-        .map_err(lua_error)?;
-    let globals = lua.globals();
-    let defined: Vec<&str> = PER_REQUEST
-        .into_iter()
-        .filter(|g| matches!(globals.get::<Value>(*g), Ok(Value::Function(_))))
-        .collect();
-    if !defined.is_empty() {
-        let list: Vec<String> = defined.iter().map(|g| format!("{g}()")).collect();
-        return Err(ScriptError::Unsupported(name, list.join(", ")));
-    }
-    if let Ok(Value::Function(init)) = globals.get::<Value>("init") {
-        let argv = lua.create_table().map_err(lua_error)?;
-        argv.raw_set(0, plan.target.url.as_str())
-            .map_err(lua_error)?;
-        for (i, a) in args.iter().enumerate() {
-            argv.raw_set(i + 1, a.as_str()).map_err(lua_error)?;
-        }
-        init.call::<()>(argv).map_err(lua_error)?;
-    }
-    read_back(&name, &wrk, plan)
+/// The functions wrk calls, as a script defines them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Defines {
+    pub setup: bool,
+    pub init: bool,
+    pub delay: bool,
+    pub request: bool,
+    pub response: bool,
+    pub done: bool,
 }
 
-/// `wrk` as the script sees it: the URL's parts and the request the flags made.
-fn wrk_table(lua: &Lua, plan: &Plan) -> mlua::Result<Table> {
-    let t = &plan.target;
-    let wrk = lua.create_table()?;
-    wrk.set("scheme", if t.tls { "https" } else { "http" })?;
-    wrk.set("host", t.host.as_str())?;
-    wrk.set("port", t.port)?;
-    wrk.set("method", plan.method.as_str())?;
-    wrk.set("path", t.path.as_str())?;
-    let headers = lua.create_table()?;
-    for (n, v) in &plan.headers {
-        headers.set(n.as_str(), v.as_str())?;
-    }
-    wrk.set("headers", headers)?;
-    match plan.body.is_empty() {
-        true => wrk.set("body", Value::Nil)?,
-        false => wrk.set("body", lua.create_string(&plan.body)?)?,
-    }
-    wrk.set("format", format_fn(lua, t.authority())?)?;
-    Ok(wrk)
+/// A script, read and checked, with what a run needs to start its states.
+#[derive(Debug)]
+pub struct Script {
+    pub name: String,
+    source: Vec<u8>,
+    /// The words after `--`: `args[1]` on.
+    pub args: Vec<String>,
+    pub base: Base,
+    /// Where `print` and `io.write` go, from every state.
+    pub echo: Arc<Echo>,
+    pub defines: Defines,
+    /// The request the `wrk` table holds after the body (and `init`, without `setup`).
+    pub shaped: Shaped,
 }
 
-/// `wrk.format(method, path, headers, body)`: a request as bytes, each part defaulting to the
-/// `wrk` table's, with the URL's Host (`authority`) unless a header names one, and
-/// Content-Length when there is a body.
-fn format_fn(lua: &Lua, authority: String) -> mlua::Result<Function> {
-    type Args = (
-        Option<String>,
-        Option<String>,
-        Option<Table>,
-        Option<mlua::String>,
-    );
-    lua.create_function(move |lua, (method, path, headers, body): Args| {
-        let wrk: Table = lua.globals().get("wrk")?;
-        let method = method.unwrap_or(wrk.get("method")?);
-        let path = path.unwrap_or(wrk.get("path")?);
-        let body = match body {
-            Some(b) => Some(b.as_bytes().to_vec()),
-            None => wrk
-                .get::<Option<mlua::String>>("body")?
-                .map(|b| b.as_bytes().to_vec()),
+impl Script {
+    /// Reads `file` and runs it once, as wrk's threads would before their first request, to
+    /// learn what it defines and the request it shapes from `plan`'s. What it prints here is
+    /// not shown: each thread's state prints it again.
+    pub fn load(file: &Path, args: &[String], plan: &Plan) -> Result<Script, ScriptError> {
+        let name = file.display().to_string();
+        let source =
+            std::fs::read(file).map_err(|e| ScriptError::Read(name.clone(), e.to_string()))?;
+        let base = Base::of(plan);
+        let lua = Lua::new();
+        let quiet = Echo::new(Sink::Held);
+        quiet.install(&lua).map_err(lua_error)?;
+        let wrk = wrk::table(&lua, &base, true).map_err(lua_error)?;
+        let me = worker::Me {
+            addr: None,
+            stopped: Default::default(),
         };
-        let mut all: BTreeMap<String, String> = BTreeMap::new();
-        for table in [Some(wrk.get::<Table>("headers")?), headers]
-            .into_iter()
-            .flatten()
-        {
-            for pair in table.pairs::<String, String>() {
-                let (n, v) = pair?;
-                all.insert(n, v);
+        wrk.set("thread", me).map_err(lua_error)?;
+        lua.globals().set("wrk", wrk.clone()).map_err(lua_error)?;
+        lua.load(&source[..])
+            .set_name(format!("@{name}"))
+            .exec()
+            .map_err(lua_error)?;
+        let globals = lua.globals();
+        let has = |g: &str| matches!(globals.get::<Value>(g), Ok(Value::Function(_)));
+        let mut defines = Defines {
+            setup: has("setup"),
+            init: has("init"),
+            delay: has("delay"),
+            request: has("request"),
+            response: has("response"),
+            done: has("done"),
+        };
+        // With setup(), init may read what setup gives each thread, which this state lacks.
+        if let (Ok(Value::Function(init)), false) = (globals.get::<Value>("init"), defines.setup) {
+            let argv = lua.create_table().map_err(lua_error)?;
+            argv.raw_set(0, base.url.as_str()).map_err(lua_error)?;
+            for (i, a) in args.iter().enumerate() {
+                argv.raw_set(i + 1, a.as_str()).map_err(lua_error)?;
             }
+            init.call::<()>(argv).map_err(lua_error)?;
+            // wrk looks for these after init: init may define them.
+            defines.delay = has("delay");
+            defines.request = has("request");
+            defines.response = has("response");
         }
-        let mut out = format!("{method} {path} HTTP/1.1\r\n").into_bytes();
-        if !all.keys().any(|n| n.eq_ignore_ascii_case("host")) {
-            out.extend(format!("Host: {authority}\r\n").bytes());
-        }
-        for (n, v) in &all {
-            out.extend(format!("{n}: {v}\r\n").bytes());
-        }
-        if let Some(b) = &body
-            && !all.keys().any(|n| n.eq_ignore_ascii_case("content-length"))
-        {
-            out.extend(format!("Content-Length: {}\r\n", b.len()).bytes());
-        }
-        out.extend_from_slice(b"\r\n");
-        if let Some(b) = body {
-            out.extend(b);
-        }
-        lua.create_string(out)
-    })
+        let shaped = read_back(&name, &wrk, &base)?;
+        Ok(Script {
+            name,
+            source,
+            args: args.to_vec(),
+            base,
+            echo: Echo::new(Sink::Stdout),
+            defines,
+            shaped,
+        })
+    }
+
+    /// Lua runs around requests: the connections go through the scripted lane.
+    pub fn per_request(&self) -> bool {
+        self.defines.request || self.defines.response || self.defines.delay
+    }
+
+    /// Each load thread needs a state of its own (to run `init`, or what `setup` gave it).
+    pub fn per_thread(&self) -> bool {
+        self.per_request() || self.defines.init || self.defines.setup
+    }
+}
+
+/// A loaded script as a plan holds it: plans compare equal when they hold the same one.
+#[derive(Debug, Clone)]
+pub struct Loaded(pub Arc<Script>);
+
+impl PartialEq for Loaded {
+    fn eq(&self, other: &Loaded) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Loaded {}
+
+impl std::ops::Deref for Loaded {
+    type Target = Script;
+
+    fn deref(&self) -> &Script {
+        &self.0
+    }
+}
+
+/// A function the script defines, if it is one.
+fn function(globals: &Table, name: &str) -> Option<Function> {
+    match globals.get::<Value>(name) {
+        Ok(Value::Function(f)) => Some(f),
+        _ => None,
+    }
 }
 
 /// The request the `wrk` table holds once the script has run. Headers keep the flags' order;
 /// those the script added follow, by name.
-fn read_back(name: &str, wrk: &Table, plan: &Plan) -> Result<Shaped, ScriptError> {
+pub(crate) fn read_back(name: &str, wrk: &Table, base: &Base) -> Result<Shaped, ScriptError> {
     let text = |field: &'static str| -> Result<String, ScriptError> {
         match wrk.get::<Value>(field) {
             Ok(Value::String(s)) => Ok(s.to_string_lossy()),
@@ -185,8 +221,12 @@ fn read_back(name: &str, wrk: &Table, plan: &Plan) -> Result<Shaped, ScriptError
             }
         }
     }
+    // The Host the URL implies is wrk's, not the script's.
+    if set.get("Host") == Some(&base.authority) {
+        set.remove("Host");
+    }
     let mut headers: Vec<(String, String)> = Vec::new();
-    for (n, _) in &plan.headers {
+    for (n, _) in &base.headers {
         if let Some(v) = set.remove(n) {
             headers.push((n.clone(), v));
         }
@@ -227,6 +267,10 @@ mod tests {
         crate::scratch::ScratchFile::new(name, text)
     }
 
+    fn shape(f: &Path, args: &[String], plan: &Plan) -> Result<Shaped, ScriptError> {
+        Script::load(f, args, plan).map(|s| s.shaped)
+    }
+
     #[test]
     fn the_wrk_table_becomes_the_request() {
         let f = script(
@@ -238,7 +282,8 @@ mod tests {
         assert_eq!(s.method, "POST");
         assert_eq!(s.path, "/a?b=1");
         assert_eq!(s.body, b"a=1");
-        // The flags' headers keep their order; the script's own follow.
+        // The flags' headers keep their order; the script's own follow; the URL's Host is not
+        // the script's.
         assert_eq!(
             s.headers,
             [
@@ -264,18 +309,20 @@ mod tests {
     }
 
     #[test]
-    fn wrk_format_builds_a_request_from_the_table() {
-        let f = script(
-            "format.lua",
-            "wrk.method = 'PUT'\nwrk.body = 'xyz'\n\
-             wrk.headers['X-Req'] = wrk.format(nil, '/f', {['X-B'] = '2'}):gsub('\\r\\n', '|')",
-        );
-        let s = shape(&f, &[], &plan()).unwrap();
-        let req = &s.headers.iter().find(|(n, _)| n == "X-Req").unwrap().1;
-        assert_eq!(
-            req,
-            "PUT /f HTTP/1.1|Host: h:8080|Accept: x/y|X-B: 2|X-Keep: 1|Content-Length: 3||xyz"
-        );
+    fn what_a_script_defines_decides_where_it_runs() {
+        for (text, per_request, per_thread) in [
+            ("wrk.method = 'PUT'", false, false),
+            ("function init() end", false, true),
+            ("function setup() end function done() end", false, true),
+            ("function request() return wrk.format() end", true, true),
+            ("function init() function response() end end", true, true),
+            ("function delay() return 1 end", true, true),
+        ] {
+            let f = script("d.lua", text);
+            let s = Script::load(&f, &[], &plan()).unwrap();
+            assert_eq!(s.per_request(), per_request, "{text}");
+            assert_eq!(s.per_thread(), per_thread, "{text}");
+        }
     }
 
     #[test]
@@ -285,11 +332,6 @@ mod tests {
             ("local x = nil\nx.y = 1", "bad.lua:2: attempt to index"),
             ("function init() error('no') end", "bad.lua:1: no"),
             ("wrk.method = {}", "wrk.method must be a string"),
-            (
-                "function request() return '' end",
-                "not supported yet: request()",
-            ),
-            ("function done() end\nfunction delay() end", "done()"),
         ] {
             let f = script("bad.lua", text);
             let e = shape(&f, &[], &plan()).unwrap_err().to_string();

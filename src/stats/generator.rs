@@ -33,6 +33,13 @@ pub struct Generator {
     /// late by that much; about a millisecond is normal.
     pub longest_stall_ms: Option<f64>,
     pub longest_stall_at_s: Option<f64>,
+    /// -s: time the script's Lua took around requests (`delay`, `request`, `response`), in µs
+    /// per completed response, and as a share of the load threads' CPU time in %; `None`
+    /// without Lua per request. Absent from results saved before scripts ran per request.
+    #[serde(default)]
+    pub script_us_per_request: Option<f64>,
+    #[serde(default)]
+    pub script_cpu_percent: Option<f64>,
 }
 
 /// Busy connections by Little's law, only where it must hold: a duration run without failures,
@@ -85,5 +92,10 @@ pub(super) fn generator(plan: &Plan, run: &RunOutput, mean_s: Option<f64>) -> Ge
         longest_stall_ms: stall.map(|(_, d)| d.as_secs_f64() * 1e3),
         longest_stall_at_s: stall
             .map(|(at, _)| at.saturating_duration_since(run.window_start).as_secs_f64()),
+        script_us_per_request: (run.stats.lua_calls > 0 && run.stats.completed > 0)
+            .then(|| run.stats.lua_ns as f64 / 1e3 / run.stats.completed as f64),
+        script_cpu_percent: cpu_s
+            .filter(|&c| c > 0.0 && run.stats.lua_calls > 0)
+            .map(|c| 100.0 * run.stats.lua_ns as f64 / 1e9 / c),
     }
 }

@@ -108,6 +108,9 @@ pub struct Stats {
     pub seconds: Vec<timeline::Second>,
     /// --stream: what the measured streams did (boxed: absent, it costs a word).
     pub stream: Option<Box<StreamStats>>,
+    /// -s: time spent in the script's Lua calls around requests, ns, and the calls.
+    pub lua_ns: u64,
+    pub lua_calls: u64,
 }
 
 /// What a finished run measured: the merged stats and the clocks around them.
@@ -135,6 +138,8 @@ pub struct RunOutput {
     pub cpu: Option<Duration>,
     /// The run was stopped early from outside (Ctrl-C, SIGTERM).
     pub interrupted: bool,
+    /// -s: what each load thread's script state left, in thread order (empty without one).
+    pub script_ends: Vec<crate::script::ThreadEnd>,
     /// The soft limit on open file descriptors, where there is one.
     pub nofile_limit: Option<u64>,
     /// Cores the process may run on, where known.
@@ -156,6 +161,7 @@ impl RunOutput {
             start_unix_ms: unix_ms(std::time::SystemTime::now()),
             cpu: None,
             interrupted: false,
+            script_ends: Vec::new(),
             nofile_limit: None,
             cores: None,
         }
@@ -251,6 +257,8 @@ impl Default for Stats {
             per_thread: Vec::new(),
             seconds: Vec::new(),
             stream: None,
+            lua_ns: 0,
+            lua_calls: 0,
         }
     }
 }
@@ -358,6 +366,8 @@ impl AddAssign<&Stats> for Stats {
         self.per_client.extend_from_slice(&o.per_client);
         self.per_connection += &o.per_connection;
         self.per_thread.extend_from_slice(&o.per_thread);
+        self.lua_ns += o.lua_ns;
+        self.lua_calls += o.lua_calls;
         timeline::add(&mut self.seconds, &o.seconds);
         if let Some(o) = &o.stream {
             **self.stream.get_or_insert_with(Box::default) += o;

@@ -78,6 +78,7 @@ fn fixed_run() -> (Plan, RunOutput) {
         start_unix_ms: 1_790_000_000_000,
         cpu: Some(Duration::from_secs(4)),
         interrupted: false,
+        script_ends: Vec::new(),
         nofile_limit: Some(20_000),
         cores: Some(8),
     };

@@ -297,6 +297,10 @@ fn every_finding_kind_matches_the_schema() {
             cpu_busy: 40.0,
         },
         F::CpuUnknown,
+        F::ScriptCost {
+            us_per_request: 1.5,
+            cpu_share: None,
+        },
         F::ConnectionsLoaded { busy: 99.0 },
         F::PortsExhausted { connects: 12 },
         F::SpateLimited { limits },
@@ -304,7 +308,7 @@ fn every_finding_kind_matches_the_schema() {
     ];
     let kinds = findings.iter().map(covered).collect::<Vec<_>>();
     let distinct: std::collections::BTreeSet<_> = kinds.iter().collect();
-    assert_eq!(distinct.len(), 36, "one of each kind: {kinds:?}");
+    assert_eq!(distinct.len(), 37, "one of each kind: {kinds:?}");
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/output-schema.json");
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();
@@ -357,6 +361,7 @@ fn covered(f: &spate::analysis::Finding) -> &'static str {
         F::BusyPolled { .. } => "busy_polled",
         F::CpuUse { .. } => "cpu_use",
         F::CpuUnknown => "cpu_unknown",
+        F::ScriptCost { .. } => "script_cost",
         F::ConnectionsLoaded { .. } => "connections_loaded",
         F::PortsExhausted { .. } => "ports_exhausted",
         F::SpateLimited { limits } => {

@@ -1,26 +1,31 @@
 //! `--script` against Debian's wrk, which no one here wrote, running the example scripts its
-//! package installs: both send their requests to one recording server, which must see the same
-//! request from each (method, path, body and the headers the script set). wrk is required in CI
-//! (SPATE_REQUIRE_TOOLS=1).
+//! package installs: each is run by wrk and by spate against one recording server, which must
+//! see the same shape of traffic from both, and what the scripts print must have the same form.
+//! wrk is required in CI (SPATE_REQUIRE_TOOLS=1).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::support::{Peer, Scripted, have, spate_json, usage_error};
+use crate::support::{Peer, Scripted, have, spate, spate_json, succeeded, usage_error};
 
 const SCRIPTS: &str = "/usr/share/doc/wrk/examples/scripts";
 
 /// What a recording server was sent: each request's head and body.
 type Seen = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
 
-/// A server that answers every request with 200 and keeps what it was sent.
+/// A server that keeps what it was sent and answers 200 (`/authenticate` with an X-Token).
 fn recorder() -> (Scripted, Seen) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let keep = seen.clone();
     let server = Scripted::start(move |peer: &mut Peer| {
         while let Some(r) = peer.read_request() {
+            let auth = r.head.starts_with("GET /authenticate ");
             keep.lock().unwrap().push((r.head, r.body));
-            if !peer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok") {
+            let answer: &[u8] = match auth {
+                true => b"HTTP/1.1 200 OK\r\nX-Token: t0k3n\r\ncontent-length: 2\r\n\r\nok",
+                false => b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok",
+            };
+            if !peer.write(answer) {
                 return;
             }
         }
@@ -28,45 +33,127 @@ fn recorder() -> (Scripted, Seen) {
     (server, seen)
 }
 
+/// Debian's wrk (when it is here: required in CI), and a recording server with its URL.
+fn with_wrk() -> Option<(Scripted, Seen, String)> {
+    if !have("wrk") {
+        return None;
+    }
+    let (server, seen) = recorder();
+    let url = server.url();
+    Some((server, seen, url))
+}
+
+fn example(name: &str) -> String {
+    Path::new(SCRIPTS).join(name).to_str().unwrap().to_owned()
+}
+
+/// Runs Debian's wrk with `args`; its stdout.
+fn wrk(args: &[&str]) -> String {
+    let out = std::process::Command::new("wrk")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "wrk {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `flags` split at spaces, then `rest`.
+fn words<'a>(flags: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    flags
+        .split_whitespace()
+        .chain(rest.iter().copied())
+        .collect()
+}
+
+/// spate's JSON for `flags` (words split at spaces) with `script` at `url`.
+fn scripted_json(flags: &str, script: &str, url: &str) -> serde_json::Value {
+    let mut args: Vec<&str> = flags.split_whitespace().collect();
+    args.extend(["-s", script, url]);
+    spate_json(&args)
+}
+
+/// spate's text report and the script's output, for `flags` with `script` at `url`.
+fn scripted_text(flags: &str, script: &str, url: &str) -> String {
+    let mut args = vec!["--no-progress"];
+    args.extend(flags.split_whitespace());
+    args.extend(["-s", script, url]);
+    let out = spate(&args);
+    succeeded(&out);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Takes what the server recorded so far.
+fn take(seen: &Seen) -> Vec<(String, Vec<u8>)> {
+    std::mem::take(&mut *seen.lock().unwrap())
+}
+
+/// The request line of a recorded head.
+fn line(head: &str) -> &str {
+    head.lines().next().unwrap_or_default()
+}
+
+/// The value of header `name` in a recorded head.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(n, _)| n.trim().eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.trim())
+}
+
 /// The request line and the headers named `names` (lower case) of a recorded head.
 fn shape_of(head: &str, names: &[&str]) -> (String, Vec<String>) {
-    let mut lines = head.lines();
-    let line = lines.next().unwrap_or_default().to_owned();
-    let mut picked: Vec<String> = lines
-        .filter_map(|l| l.split_once(':'))
-        .filter(|(n, _)| names.contains(&n.trim().to_ascii_lowercase().as_str()))
-        .map(|(n, v)| format!("{}: {}", n.trim().to_ascii_lowercase(), v.trim()))
+    let mut picked: Vec<String> = names
+        .iter()
+        .filter_map(|n| header(head, n).map(|v| format!("{n}: {v}")))
         .collect();
     picked.sort();
-    (line, picked)
+    (line(head).to_owned(), picked)
+}
+
+/// A script of the test's own, in a directory removed when the test is done.
+struct Own(PathBuf);
+
+impl Own {
+    fn new(name: &str, text: &str) -> Own {
+        let dir =
+            std::env::temp_dir().join(format!("spate-it-script-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        Own(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for Own {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 #[test]
 fn post_lua_sends_what_wrk_sends() {
-    let script = Path::new(SCRIPTS).join("post.lua");
     if !have("wrk") {
         return;
     }
     let (server, seen) = recorder();
     let url = format!("http://{}/form?x=1", server.addr);
-    let out = std::process::Command::new("wrk")
-        .args(["-t1", "-c1", "-d1s", "-s", script.to_str().unwrap(), &url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let from_wrk = seen
-        .lock()
-        .unwrap()
-        .drain(..)
-        .next()
-        .expect("wrk sent a request");
-    let doc = spate_json(&["-c", "1", "-n", "5", "-s", script.to_str().unwrap(), &url]);
+    wrk(&["-t1", "-c1", "-d1s", "-s", &example("post.lua"), &url]);
+    let from_wrk = take(&seen).into_iter().next().expect("wrk sent a request");
+    let doc = scripted_json("-c 1 -n 5", &example("post.lua"), &url);
     assert_eq!(doc["requests"]["successful"], 5, "{}", doc["requests"]);
-    let got = seen.lock().unwrap().clone();
+    // Built once: no Lua ran per request, and the report says none.
+    assert!(doc["generator"]["script_us_per_request"].is_null());
+    let got = take(&seen);
     assert_eq!(got.len(), 5);
     let names = ["content-type", "content-length", "host"];
     for (head, body) in &got {
@@ -85,64 +172,373 @@ fn post_lua_sends_what_wrk_sends() {
     assert_eq!(from_wrk.1, b"foo=bar&baz=quux");
 }
 
-#[test]
-fn init_args_come_after_the_double_dash() {
-    let (server, seen) = recorder();
-    let dir = std::env::temp_dir().join(format!("spate-it-script-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let script = dir.join("init.lua");
-    std::fs::write(
-        &script,
-        "function init(args)\n  wrk.path = '/' .. args[1]\n  wrk.headers['X-Second'] = args[2]\nend\n",
-    )
-    .unwrap();
-    let url = format!("http://{}/", server.addr);
-    let doc = spate_json(&[
-        "-c",
-        "1",
-        "-n",
-        "2",
-        "-s",
-        script.to_str().unwrap(),
-        &url,
-        "--",
-        "first",
-        "two words",
-    ]);
-    assert_eq!(doc["requests"]["successful"], 2);
-    for (head, _) in seen.lock().unwrap().iter() {
-        assert!(head.starts_with("GET /first HTTP/1.1"), "{head}");
-        assert!(head.contains("X-Second: two words"), "{head}");
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+/// Paths and X-Counter values of counter.lua's requests, in the order the server got them.
+fn counted(got: &[(String, Vec<u8>)]) -> Vec<(u64, u64)> {
+    got.iter()
+        .map(|(head, _)| {
+            let path = line(head).split(' ').nth(1).unwrap();
+            let n = path.trim_start_matches('/').parse().expect(path);
+            let c = header(head, "x-counter").expect(head).parse().unwrap();
+            (n, c)
+        })
+        .collect()
 }
 
 #[test]
-fn scripts_spate_cannot_run_yet_and_script_errors_are_one_line_exit_2() {
-    let dir = std::env::temp_dir().join(format!("spate-it-script-err-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let broken = dir.join("broken.lua");
-    std::fs::write(&broken, "wrk.method = 'GET'\nwrk.path = \n").unwrap();
-    let dynamic = dir.join("counter.lua");
-    std::fs::write(
-        &dynamic,
-        "counter = 0\nrequest = function() return wrk.format() end\n",
-    )
-    .unwrap();
-    let url = "http://127.0.0.1:9/";
-    for (args, needle) in [
-        (vec!["-s", broken.to_str().unwrap(), url], "broken.lua:3:"),
-        (
-            vec!["-s", dynamic.to_str().unwrap(), url],
-            "not supported yet: request()",
-        ),
-        (vec!["-s", "/nonexistent/x.lua", url], "/nonexistent/x.lua"),
-        (vec![url, "--", "a"], "there is no --script"),
-    ] {
-        let mut all = vec!["-n", "1"];
-        all.extend(args);
-        let err = usage_error(&all);
-        assert!(err.contains(needle), "{all:?}: {err}");
+fn counter_lua_counts_its_paths_as_wrk_does() {
+    let Some((_server, seen, url)) = with_wrk() else {
+        return;
+    };
+    wrk(&["-t1", "-c1", "-d1s", "-s", &example("counter.lua"), &url]);
+    let from_wrk = counted(&take(&seen));
+    assert!(from_wrk.len() > 10, "{}", from_wrk.len());
+    let doc = scripted_json("-c 1 --threads 1 -n 40", &example("counter.lua"), &url);
+    assert_eq!(doc["requests"]["successful"], 40);
+    crate::schema::validate(&doc);
+    // request() ran per request, and the report says what it cost.
+    assert!(doc["generator"]["script_us_per_request"].as_f64().unwrap() > 0.0);
+    assert!(
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "script_cost"),
+        "{}",
+        doc["findings"]
+    );
+    let from_spate = counted(&take(&seen));
+    // One connection: consecutive paths, each with its counter, as wrk's. wrk calls
+    // request() once before its first request and drops what it returns, so its first is /1;
+    // spate's is /0.
+    let first = from_wrk[0].0;
+    assert_eq!(first, 1, "wrk's first counter");
+    for (who, got, from) in [("wrk", &from_wrk[..40], first), ("spate", &from_spate[..], 0)] {
+        let want: Vec<(u64, u64)> = (from..from + 40).map(|n| (n, n)).collect();
+        assert_eq!(got, want, "{who}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    // Two threads, two connections each: a counter per thread, every value once per thread.
+    scripted_json("-c 4 --threads 2 -n 40", &example("counter.lua"), &url);
+    let mut got: Vec<u64> = counted(&take(&seen)).into_iter().map(|(n, _)| n).collect();
+    got.sort_unstable();
+    let mut want: Vec<u64> = (0..20).chain(0..20).collect();
+    want.sort_unstable();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn pipeline_lua_sends_its_three_paths_in_equal_numbers_and_counts_each_response() {
+    let Some((_server, seen, url)) = with_wrk() else {
+        return;
+    };
+    let paths = |got: &[(String, Vec<u8>)]| {
+        let mut n = [0u64; 3];
+        for (head, _) in got {
+            let i = ["GET /?foo ", "GET /?bar ", "GET /?baz "]
+                .iter()
+                .position(|p| head.starts_with(p))
+                .expect(head);
+            n[i] += 1;
+        }
+        n
+    };
+    wrk(&["-t1", "-c2", "-d1s", "-s", &example("pipeline.lua"), &url]);
+    let n = paths(&take(&seen));
+    assert!(n[0] > 0 && n[0].abs_diff(n[2]) <= 2, "wrk: {n:?}");
+    let doc = scripted_json("-c 2 -n 30", &example("pipeline.lua"), &url);
+    assert_eq!(doc["requests"]["completed"], 30);
+    assert_eq!(paths(&take(&seen)), [10, 10, 10]);
+    // A count that ends inside a batch sends only the requests it admits: the server answers
+    // exactly as many as spate counts.
+    let doc = scripted_json("-c 1 -n 31", &example("pipeline.lua"), &url);
+    assert_eq!(doc["requests"]["completed"], 31);
+    assert_eq!(paths(&take(&seen)), [11, 10, 10]);
+}
+
+#[test]
+fn auth_lua_authenticates_once_per_thread_then_sends_the_token() {
+    let Some((_server, seen, url)) = with_wrk() else {
+        return;
+    };
+    let check = |got: Vec<(String, Vec<u8>)>, who: &str| {
+        let auth = got
+            .iter()
+            .filter(|(h, _)| h.starts_with("GET /authenticate "))
+            .count();
+        assert_eq!(auth, 2, "{who}: one /authenticate per thread");
+        let rest: Vec<_> = got
+            .iter()
+            .filter(|(h, _)| !h.starts_with("GET /authenticate "))
+            .collect();
+        assert!(!rest.is_empty(), "{who}");
+        for (head, _) in rest {
+            assert!(head.starts_with("GET /resource "), "{who}: {head}");
+            assert_eq!(header(head, "x-token"), Some("t0k3n"), "{who}: {head}");
+        }
+    };
+    wrk(&["-t2", "-c2", "-d1s", "-s", &example("auth.lua"), &url]);
+    check(take(&seen), "wrk");
+    scripted_json("-c 2 --threads 2 -n 20", &example("auth.lua"), &url);
+    check(take(&seen), "spate");
+}
+
+/// The count in wrk's "N requests in" line.
+fn wrk_requests(out: &str) -> u64 {
+    out.lines()
+        .find_map(|l| l.trim().split_once(" requests in "))
+        .and_then(|(n, _)| n.parse().ok())
+        .expect(out)
+}
+
+#[test]
+fn stop_lua_stops_each_thread_after_its_hundredth_response() {
+    let Some((_server, _, url)) = with_wrk() else {
+        return;
+    };
+    let out = wrk(&["-t2", "-c4", "-d2s", "-s", &example("stop.lua"), &url]);
+    // wrk may count a response that completes in the same turn of its loop as the stop.
+    assert!((200..=204).contains(&wrk_requests(&out)), "{out}");
+    // A duration long enough that only the script can end the run this soon.
+    let doc = scripted_json("-c 4 --threads 2 -z 60s", &example("stop.lua"), &url);
+    assert_eq!(doc["requests"]["completed"], 200, "{}", doc["requests"]);
+    // The run ended when its threads stopped, and its rate is over that time.
+    let elapsed = doc["totals"]["elapsed_s"].as_f64().unwrap();
+    assert!(elapsed < 30.0, "{elapsed}");
+    let rate = doc["totals"]["requests_per_sec"].as_f64().unwrap();
+    assert!((rate * elapsed - 200.0).abs() < 1.0, "{rate} x {elapsed}");
+}
+
+#[test]
+fn delay_lua_paces_requests_as_its_delays_imply() {
+    let Some((_server, _, url)) = with_wrk() else {
+        return;
+    };
+    // 10-50 ms before each request on each of 2 connections for 2 s: at most 2 x 2 s / 10 ms
+    // requests however fast the server, and at least a quarter of 2 x 2 s / 50 ms.
+    let bounds = 20..=402;
+    let out = wrk(&["-t1", "-c2", "-d2s", "-s", &example("delay.lua"), &url]);
+    assert!(bounds.contains(&wrk_requests(&out)), "wrk: {out}");
+    let doc = scripted_json("-c 2 -z 2s", &example("delay.lua"), &url);
+    let n = doc["requests"]["completed"].as_u64().unwrap();
+    assert!(bounds.contains(&n), "spate: {n}");
+}
+
+/// Lines of `text` that start with `prefix`.
+fn lines_with<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+    text.lines().filter(|l| l.starts_with(prefix)).collect()
+}
+
+#[test]
+fn setup_lua_prints_the_same_lines_as_wrk() {
+    let Some((_server, _, url)) = with_wrk() else {
+        return;
+    };
+    let from_wrk = wrk(&["-t2", "-c2", "-d1s", "-s", &example("setup.lua"), &url]);
+    let text = scripted_text("-c 2 --threads 2 -n 30", &example("setup.lua"), &url);
+    let created = |t: &str| {
+        let mut l: Vec<String> = lines_with(t, "thread ")
+            .into_iter()
+            .filter(|l| l.ends_with(" created"))
+            .map(str::to_owned)
+            .collect();
+        l.sort();
+        l
+    };
+    assert_eq!(created(&text), ["thread 1 created", "thread 2 created"]);
+    assert_eq!(created(&text), created(&from_wrk));
+    // done(): a line per thread, whose requests and responses add up to the run's.
+    let made: Vec<(u64, u64)> = lines_with(&text, "thread ")
+        .iter()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split(' ').collect();
+            (w.get(2) == Some(&"made")).then(|| (w[3].parse().unwrap(), w[7].parse().unwrap()))
+        })
+        .collect();
+    assert_eq!(made.len(), 2, "{text}");
+    assert_eq!(made.iter().map(|m| m.0).sum::<u64>(), 30);
+    assert_eq!(made.iter().map(|m| m.1).sum::<u64>(), 30);
+    assert_eq!(
+        lines_with(&from_wrk, "thread 1 made ").len(),
+        1,
+        "{from_wrk}"
+    );
+}
+
+#[test]
+fn report_lua_prints_spates_own_percentiles() {
+    let Some((_server, _, url)) = with_wrk() else {
+        return;
+    };
+    let from_wrk = wrk(&["-t1", "-c1", "-d1s", "-s", &example("report.lua"), &url]);
+    assert_eq!(lines_with(&from_wrk, "50%,").len(), 1, "{from_wrk}");
+    // With the result on stdout, what the script prints goes to stderr.
+    let out = spate(&words(
+        "--no-progress --format json -c 2 -n 200 -s",
+        &[&example("report.lua"), &url],
+    ));
+    succeeded(&out);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    for (line, key) in [("50%,", "p50"), ("90%,", "p90"), ("99%,", "p99")] {
+        let printed: u64 = lines_with(&err, line)[0][line.len()..].parse().unwrap();
+        let ms = doc["latency"]["percentiles"][key].as_f64().unwrap();
+        assert_eq!(printed, (ms * 1e6).round() as u64 / 1000, "{line} {err}");
+    }
+    assert_eq!(lines_with(&err, "99.999%,").len(), 1, "{err}");
+}
+
+#[test]
+fn addr_lua_prints_each_threads_address_as_wrk_does() {
+    if !have("wrk") {
+        return;
+    }
+    let (server, seen) = recorder();
+    let url = format!("http://localhost:{}/", server.addr.port());
+    let from_wrk = wrk(&["-t2", "-c2", "-d1s", "-s", &example("addr.lua"), &url]);
+    let text = scripted_text("-c 2 --threads 2 -n 10", &example("addr.lua"), &url);
+    let want = format!("thread addr: 127.0.0.1:{}", server.addr.port());
+    assert_eq!(lines_with(&text, "thread addr: "), [&want, &want]);
+    assert_eq!(lines_with(&from_wrk, "thread addr: "), [&want, &want]);
+    assert!(!take(&seen).is_empty());
+}
+
+#[test]
+fn wrk_format_writes_what_wrks_writes() {
+    if !have("wrk") {
+        return;
+    }
+    let (server, _) = recorder();
+    let script = Own::new(
+        "format.lua",
+        "function init(args)\n\
+         for _, r in ipairs({ wrk.format(nil, '/f', { ['X-B'] = '2' }), \
+         wrk.format('POST', nil, nil, 'abc'), wrk.format(nil, nil, { Host = 'x' }) }) do\n\
+         print('req ' .. r:gsub('\\r\\n', '|'))\n end\nend\n",
+    );
+    let url = format!("{}p?q=1", server.url());
+    let from_wrk = wrk(&["-t1", "-c1", "-d1s", "-s", script.path(), &url]);
+    let text = scripted_text("-c 1 -n 1", script.path(), &url);
+    // Header order is the Lua table's, which differs from run to run in wrk: compared as sets.
+    let requests = |t: &str| -> Vec<(String, Vec<String>, String)> {
+        lines_with(t, "req ")
+            .iter()
+            .map(|l| {
+                let (head, body) = l.split_once("||").unwrap();
+                let mut lines = head.split('|');
+                let first = lines.next().unwrap().to_owned();
+                let mut fields: Vec<String> = lines.map(str::to_owned).collect();
+                fields.sort();
+                (first, fields, body.to_owned())
+            })
+            .collect()
+    };
+    assert_eq!(requests(&text).len(), 3, "{text}");
+    assert_eq!(requests(&text), requests(&from_wrk));
+}
+
+#[test]
+fn init_args_come_after_the_double_dash() {
+    let (server, seen) = recorder();
+    let script = Own::new(
+        "init.lua",
+        "function init(args)\n  wrk.path = '/' .. args[1]\n  wrk.headers['X-Second'] = args[2]\nend\n",
+    );
+    let url = server.url();
+    let doc = spate_json(&words(
+        "-c 1 -n 2 -s",
+        &[script.path(), &url, "--", "first", "two words"],
+    ));
+    assert_eq!(doc["requests"]["successful"], 2);
+    for (head, _) in take(&seen) {
+        assert!(head.starts_with("GET /first HTTP/1.1"), "{head}");
+        assert!(head.contains("X-Second: two words"), "{head}");
+    }
+}
+
+#[test]
+fn a_batch_whose_connection_closes_fails_its_unanswered_requests() {
+    // One answer per connection, then a close: of each batch of three, the first is answered
+    // and the two behind it can never be.
+    let server = Scripted::start(|peer: &mut Peer| {
+        if peer.read_request().is_some() {
+            peer.write(b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok");
+        }
+    });
+    let pipeline = example("pipeline.lua");
+    let url = server.url();
+    let out = spate(&words(
+        "--no-progress --format json -c 1 -n 6 -s",
+        &[&pipeline, &url],
+    ));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["requests"];
+    assert_eq!(
+        (r["attempted"].as_u64(), r["completed"].as_u64()),
+        (Some(6), Some(2)),
+        "{r}"
+    );
+    assert_eq!(r["failed"], 4, "{r}");
+    assert_eq!(server.requests(), 2);
+}
+
+#[test]
+fn script_errors_are_one_line_exit_2() {
+    let (server, _) = recorder();
+    let url = server.url();
+    let broken = Own::new("broken.lua", "wrk.method = 'GET'\nwrk.path = \n");
+    let not_http = Own::new("nothttp.lua", "function request() return 'hello' end\n");
+    let not_text = Own::new("number.lua", "function request() return 7 end\n");
+    let in_response = Own::new(
+        "response.lua",
+        "function response(status)\n  local t = nil\n  return t.field\nend\n",
+    );
+    let in_setup = Own::new("setup.lua", "function setup(t)\n  error('no setup')\nend\n");
+    let in_done = Own::new(
+        "done.lua",
+        "function done(s, l, r)\n  error('not done')\nend\n",
+    );
+    let in_init = Own::new(
+        "init.lua",
+        "function setup(t) end\nfunction init()\n  error('no init')\nend\n",
+    );
+    let counter = example("counter.lua");
+    for (args, needle) in [
+        (vec!["-s", broken.path(), &url], "broken.lua:3:"),
+        (
+            vec!["-s", not_http.path(), &url],
+            "did not return an HTTP request",
+        ),
+        (
+            vec!["-s", not_text.path(), &url],
+            "not a string with an HTTP request",
+        ),
+        (
+            vec!["-s", in_response.path(), &url],
+            "response.lua:3: attempt to index",
+        ),
+        (vec!["-s", in_setup.path(), &url], "setup.lua:2: no setup"),
+        (vec!["-s", in_done.path(), &url], "done.lua:2: not done"),
+        (vec!["-s", in_init.path(), &url], "init.lua:3: no init"),
+        (vec!["-s", "/nonexistent/x.lua", &url], "/nonexistent/x.lua"),
+        (vec![&url, "--", "a"], "there is no --script"),
+        (vec!["--http2", "-s", &counter, &url], "HTTP/1.1 only"),
+        (vec!["--redirect", "3", "-s", &counter, &url], "--redirect"),
+    ] {
+        let mut all = vec!["--no-progress", "-n", "4", "-c", "2"];
+        all.extend(args);
+        let out = spate(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
+        assert!(err.contains(needle), "{all:?}: {err}");
+        // done() fails after the report; everything else before any.
+        if !needle.contains("not done") {
+            assert!(
+                out.stdout.is_empty(),
+                "{all:?}: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            assert_eq!(err.lines().count(), 1, "{all:?}: {err}");
+        }
+    }
+    let err = usage_error(&["-n", "1", "-s", broken.path(), &url]);
+    assert!(err.contains("broken.lua:3:"), "{err}");
 }

@@ -26,12 +26,28 @@ pub type Reported = (Option<(u16, Media)>, Vec<u8>);
 #[derive(Debug, Default)]
 struct Seen {
     head: Option<(u16, Media)>,
+    /// The final head's bytes, as `head_bytes` gave them.
+    raw: Option<Vec<u8>>,
     payload: Vec<u8>,
 }
 
 impl Events for Seen {
+    const HEADS: bool = true;
+
+    fn head_bytes(&mut self, head: &[u8]) {
+        assert!(self.raw.is_none(), "a second final head's bytes");
+        self.raw = Some(head.to_vec());
+    }
+
     fn head(&mut self, status: u16, media: Media) {
         assert!(self.head.is_none(), "a second final head");
+        // The bytes handed over are the head itself: they parse, whole, to what is reported.
+        let raw = self.raw.as_deref().expect("a head without its bytes");
+        let parsed = super::parse_head(raw, false)
+            .ok()
+            .flatten()
+            .expect("the head's bytes do not parse");
+        assert_eq!((parsed.len, parsed.status), (raw.len(), status));
         self.head = Some((status, media));
     }
 

@@ -68,11 +68,11 @@ impl ResponseParser {
 
     /// As [`ResponseParser::feed`], reporting the final head and the body's payload to `events`.
     #[inline]
-    pub fn feed_to(
+    pub fn feed_to<E: Events>(
         &mut self,
         buf: &[u8],
         heads: &mut HeadMemo,
-        events: &mut impl Events,
+        events: &mut E,
     ) -> Result<Progress, ParseError> {
         let mut off = 0;
         loop {
@@ -88,6 +88,9 @@ impl ResponseParser {
                     }
                     None => return Ok(Progress::NeedMore { consumed: off }),
                     Some(head) => {
+                        if E::HEADS && !head.is_interim() {
+                            events.head_bytes(&buf[off..off + head.len]);
+                        }
                         off += head.len;
                         if !head.is_interim() {
                             events.head(head.status, head.media);

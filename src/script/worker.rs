@@ -1,0 +1,445 @@
+//! One load thread's script state, made on that thread: the script's body, the values its
+//! `setup()` gave the thread, then `init(args)`; afterwards `delay()`, `request()` and
+//! `response()` as the thread's connections call them. The first error the script raises
+//! stops the thread (the run then ends with it, exit 2); so does `wrk.thread:stop()`. Time
+//! spent in Lua is measured per call. Must not be shared across threads (a Lua state is not),
+//! or touch the engine's state.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::Duration;
+
+use mlua::{Function, Lua, Table, UserData, UserDataFields, UserDataMethods, Value};
+
+use super::batch::Batch;
+use super::values::Copied;
+use super::wrk::Addr;
+use super::{Script, Shaped, function, lua_error, read_back};
+use crate::clock::Tick;
+
+/// What the setup state gave one thread: globals to set before `init`, and the address to
+/// connect to (`thread.addr`).
+#[derive(Debug, Clone, Default)]
+pub struct Seed {
+    pub vars: Vec<(String, Copied)>,
+    pub addr: Option<SocketAddr>,
+}
+
+/// The largest body handed to `response()`; the rest of a longer one is not kept.
+pub const MAX_HEARD_BODY: usize = 16 << 20;
+
+/// A slot's request, as `request()` last made it. The Lua string is held, so that the same
+/// string returned again is known by its address and neither copied nor parsed again.
+#[derive(Debug, Default)]
+pub struct Made {
+    pub batch: Batch,
+    key: Option<mlua::String>,
+}
+
+/// One load thread's script.
+pub struct Worker {
+    lua: Lua,
+    name: String,
+    request: Option<Function>,
+    response: Option<Function>,
+    delay: Option<Function>,
+    /// `wrk.thread:stop()` was called, or the script failed.
+    stopped: Rc<Cell<bool>>,
+    error: RefCell<Option<String>>,
+    /// Nanoseconds spent in `delay`, `request` and `response`, and calls made.
+    spent: Cell<u64>,
+    calls: Cell<u64>,
+    /// Globals the state had before the script ran: not the script's, not exported.
+    standard: HashSet<String>,
+    /// The request the `wrk` table holds after `init`, for a script without `request()`.
+    pub shaped: Shaped,
+}
+
+/// `wrk.thread` in a load thread's state.
+pub(super) struct Me {
+    pub addr: Option<SocketAddr>,
+    pub stopped: Rc<Cell<bool>>,
+}
+
+impl UserData for Me {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("addr", |_, me| Ok(me.addr.map(Addr)));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("get", |lua, _, name: String| {
+            lua.globals().get::<Value>(name)
+        });
+        m.add_method("set", |lua, _, (name, v): (String, Value)| {
+            let copied = Copied::of(&v).to_lua(lua)?;
+            lua.globals().set(name, copied)
+        });
+        m.add_method("stop", |_, me, ()| {
+            me.stopped.set(true);
+            Ok(())
+        });
+    }
+}
+
+impl Worker {
+    /// The state of one load thread that connects to `addr`, `init` called.
+    pub fn new(script: &Script, seed: &Seed, addr: Option<SocketAddr>) -> Result<Worker, String> {
+        // All of LuaJIT's libraries, ffi and jit included, as wrk's scripts expect: the script
+        // is the user's own code, run with the user's rights either way.
+        // SAFETY: a script can crash the process through ffi; that is the user's choice of
+        // script, as with wrk.
+        let lua = unsafe { Lua::unsafe_new() };
+        let err = |e: mlua::Error| lua_error(e).to_string();
+        let standard: HashSet<String> = lua
+            .globals()
+            .pairs::<String, Value>()
+            .filter_map(|p| p.ok().map(|(k, _)| k))
+            .collect();
+        script.echo.install(&lua).map_err(err)?;
+        let stopped = Rc::new(Cell::new(false));
+        let wrk = super::wrk::table(&lua, &script.base, true).map_err(err)?;
+        wrk.set(
+            "thread",
+            Me {
+                addr,
+                stopped: stopped.clone(),
+            },
+        )
+        .map_err(err)?;
+        lua.globals().set("wrk", wrk.clone()).map_err(err)?;
+        lua.load(&script.source[..])
+            .set_name(format!("@{}", script.name))
+            .exec()
+            .map_err(err)?;
+        for (name, v) in &seed.vars {
+            lua.globals()
+                .set(name.as_str(), v.to_lua(&lua).map_err(err)?)
+                .map_err(err)?;
+        }
+        let globals = lua.globals();
+        if let Some(init) = function(&globals, "init") {
+            let args = lua.create_table().map_err(err)?;
+            args.raw_set(0, script.base.url.as_str()).map_err(err)?;
+            for (i, a) in script.args.iter().enumerate() {
+                args.raw_set(i + 1, a.as_str()).map_err(err)?;
+            }
+            init.call::<()>(args).map_err(err)?;
+        }
+        let shaped = read_back(&script.name, &wrk, &script.base).map_err(|e| e.to_string())?;
+        Ok(Worker {
+            request: function(&globals, "request"),
+            response: function(&globals, "response"),
+            delay: function(&globals, "delay"),
+            name: script.name.clone(),
+            lua,
+            stopped,
+            error: RefCell::new(None),
+            spent: Cell::new(0),
+            calls: Cell::new(0),
+            standard,
+            shaped,
+        })
+    }
+
+    /// Lua runs around each request: the thread's connections go through the scripted lane.
+    pub fn runs_per_request(&self) -> bool {
+        self.request.is_some() || self.response.is_some() || self.delay.is_some()
+    }
+
+    /// Gives the script `wrk.request()`: the request the thread sends when the script makes
+    /// none (`prepared`), one Lua string, so that returning it costs no copy.
+    pub fn offer(&self, prepared: &[u8]) -> Result<(), String> {
+        let err = |e: mlua::Error| lua_error(e).to_string();
+        let wrk: Table = self.lua.globals().get("wrk").map_err(err)?;
+        let text = self.lua.create_string(prepared).map_err(err)?;
+        let f = self
+            .lua
+            .create_function(move |_, ()| Ok(text.clone()))
+            .map_err(err)?;
+        wrk.set("request", f).map_err(err)
+    }
+
+    /// The script makes each request (`request()`).
+    pub fn makes_requests(&self) -> bool {
+        self.request.is_some()
+    }
+
+    /// The script reads responses (`response()`).
+    pub fn hears(&self) -> bool {
+        self.response.is_some()
+    }
+
+    /// The script waits before requests (`delay()`).
+    pub fn delays(&self) -> bool {
+        self.delay.is_some()
+    }
+
+    /// The thread must stop: `wrk.thread:stop()` was called, or the script failed.
+    pub fn stopped(&self) -> bool {
+        self.stopped.get()
+    }
+
+    /// The script's first error on this thread, with its file and line.
+    pub fn take_error(&self) -> Option<String> {
+        self.error.borrow_mut().take()
+    }
+
+    /// Nanoseconds spent in Lua per call, and the calls.
+    pub fn cost(&self) -> (u64, u64) {
+        (self.spent.get(), self.calls.get())
+    }
+
+    /// The script failed on this thread.
+    pub fn failed(&self) -> bool {
+        self.error.borrow().is_some()
+    }
+
+    /// Keeps the first error and stops the thread.
+    pub fn fail(&self, what: String) {
+        let mut e = self.error.borrow_mut();
+        if e.is_none() {
+            *e = Some(what);
+        }
+        self.stopped.set(true);
+    }
+
+    fn timed<T>(&self, f: impl FnOnce() -> T) -> T {
+        let t = Tick::now();
+        let r = f();
+        self.spent
+            .set(self.spent.get() + Tick::now().nanos_since(t));
+        self.calls.set(self.calls.get() + 1);
+        r
+    }
+
+    /// `delay()`, in milliseconds as the script returns them; `None` after an error.
+    pub fn delay(&self) -> Option<Duration> {
+        let f = self.delay.as_ref()?;
+        match self.timed(|| f.call::<Value>(())) {
+            Ok(Value::Integer(ms)) => Some(Duration::from_millis(ms.max(0) as u64)),
+            Ok(Value::Number(ms)) if ms.is_finite() => {
+                Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+            }
+            Ok(Value::Nil) => Some(Duration::ZERO),
+            Ok(other) => {
+                self.fail(format!(
+                    "--script {}: delay() returned a {}, not a number of milliseconds",
+                    self.name,
+                    other.type_name()
+                ));
+                None
+            }
+            Err(e) => {
+                self.fail(lua_error(e).to_string());
+                None
+            }
+        }
+    }
+
+    /// `request()` into `made`; false after an error (the thread then stops).
+    pub fn request(&self, made: &mut Made) -> bool {
+        let Some(f) = self.request.as_ref() else {
+            return false;
+        };
+        let s = match self.timed(|| f.call::<Value>(())) {
+            Ok(Value::String(s)) => s,
+            Ok(other) => {
+                self.fail(format!(
+                    "--script {}: request() returned a {}, not a string with an HTTP request",
+                    self.name,
+                    other.type_name()
+                ));
+                return false;
+            }
+            Err(e) => {
+                self.fail(lua_error(e).to_string());
+                return false;
+            }
+        };
+        if made
+            .key
+            .as_ref()
+            .is_some_and(|k| k.to_pointer() == s.to_pointer())
+        {
+            return true;
+        }
+        if let Err(e) = made.batch.fill(&s.as_bytes()) {
+            made.key = None;
+            self.fail(format!("--script {}: {e}", self.name));
+            return false;
+        }
+        made.key = Some(s);
+        true
+    }
+
+    /// `response(status, headers, body)` for a response whose head was `head`.
+    pub fn response(&self, status: u16, head: &[u8], body: &[u8]) {
+        let Some(f) = self.response.as_ref() else {
+            return;
+        };
+        let r = self.timed(|| {
+            let headers = headers(&self.lua, head)?;
+            let body = self.lua.create_string(body)?;
+            f.call::<()>((status, headers, body))
+        });
+        if let Err(e) = r {
+            self.fail(lua_error(e).to_string());
+        }
+    }
+
+    /// The script's own globals as the thread leaves them, for `thread:get` in `done()`.
+    pub fn export(&self) -> Vec<(String, Copied)> {
+        self.lua
+            .globals()
+            .pairs::<String, Value>()
+            .filter_map(Result::ok)
+            .filter(|(k, _)| !self.standard.contains(k) && k != "wrk")
+            .map(|(k, v)| (k, Copied::of(&v)))
+            .filter(|(_, v)| *v != Copied::Nil)
+            .collect()
+    }
+}
+
+/// The header fields of a response head, name to value, as `response()` receives them; a
+/// repeated name keeps its last value.
+fn headers(lua: &Lua, head: &[u8]) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    // The head parsed already; its lines are split again here, only for scripts that read them.
+    for line in head.split(|&b| b == b'\n').skip(1) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            continue;
+        };
+        let name = &line[..colon];
+        let value = line[colon + 1..].trim_ascii();
+        if !name.is_empty() {
+            t.raw_set(lua.create_string(name)?, lua.create_string(value)?)?;
+        }
+    }
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Plan;
+    use std::sync::Arc;
+
+    fn script(text: &str, args: &[&str]) -> (crate::scratch::ScratchFile, Arc<Script>) {
+        let f = crate::scratch::ScratchFile::new("w.lua", text);
+        let plan = Plan::new(crate::target::Target::parse("http://h:8080/a").unwrap());
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let s = Script::load(&f, &args, &plan).unwrap();
+        s.echo.hold();
+        (f, Arc::new(s))
+    }
+
+    fn addr() -> Option<SocketAddr> {
+        "127.0.0.1:8080".parse().ok()
+    }
+
+    #[test]
+    fn a_thread_runs_body_then_its_values_then_init() {
+        let (_f, s) = script(
+            "x = 1 function setup() end function init(a) seen = x .. ' ' .. id .. ' ' .. a[0] .. ' ' .. a[1] \
+             .. ' ' .. tostring(wrk.thread.addr) .. ' ' .. wrk.headers.Host end",
+            &["q"],
+        );
+        let seed = Seed {
+            vars: vec![
+                ("x".into(), Copied::Number(2.0)),
+                ("id".into(), Copied::Text(b"t1".to_vec())),
+            ],
+            addr: None,
+        };
+        let w = Worker::new(&s, &seed, addr()).unwrap();
+        let seen: String = w.lua.globals().get("seen").unwrap();
+        assert_eq!(seen, "2 t1 http://h:8080/a q 127.0.0.1:8080 h:8080");
+        assert!(!w.makes_requests() && !w.hears() && !w.delays());
+        let exported = w.export();
+        assert!(exported.contains(&("seen".into(), Copied::Text(seen.into_bytes()))));
+        assert!(!exported.iter().any(|(k, _)| k == "init" || k == "string"));
+    }
+
+    #[test]
+    fn request_is_parsed_once_while_it_returns_the_same_string() {
+        let (_f, s) = script(
+            "n = 0 req = wrk.format(nil, '/a') .. wrk.format(nil, '/b') \
+             function request() n = n + 1 if n > 2 then return wrk.format(nil, '/c') end return req end",
+            &[],
+        );
+        let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+        let mut made = Made::default();
+        assert!(w.request(&mut made));
+        assert_eq!(made.batch.len(), 2);
+        // Marked, to see that the second call reuses the parsed batch.
+        made.batch.requests[0].1 = true;
+        assert!(w.request(&mut made));
+        assert!(made.batch.requests[0].1, "the same string was parsed again");
+        assert!(w.request(&mut made));
+        assert_eq!(made.batch.len(), 1);
+        assert!(made.batch.bytes.starts_with(b"GET /c HTTP/1.1\r\n"));
+        assert_eq!(w.cost().1, 3);
+    }
+
+    #[test]
+    fn response_gets_status_headers_and_body() {
+        let (_f, s) = script(
+            "function response(status, headers, body) got = status .. ' ' .. headers['X-Token'] \
+             .. ' ' .. body if status == 201 then wrk.thread:stop() end end",
+            &[],
+        );
+        let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+        w.response(200, b"HTTP/1.1 200 OK\r\nX-Token: abc \r\n\r\n", b"hello");
+        let got: String = w.lua.globals().get("got").unwrap();
+        assert_eq!(got, "200 abc hello");
+        assert!(!w.stopped());
+        w.response(201, b"HTTP/1.1 201 Created\r\nX-Token: t\r\n\r\n", b"");
+        assert!(w.stopped(), "wrk.thread:stop() did not stop the thread");
+        assert!(w.take_error().is_none());
+    }
+
+    #[test]
+    fn errors_stop_the_thread_with_the_scripts_message() {
+        for (text, want) in [
+            ("function request() return 42 end", "returned a integer"),
+            (
+                "function request() return 'nope' end",
+                "did not return an HTTP request",
+            ),
+            ("function request() error('boom') end", "w.lua:1: boom"),
+            (
+                "function delay() return {} end",
+                "not a number of milliseconds",
+            ),
+            (
+                "function response() local t = nil; t.x = 1 end",
+                "w.lua:1: attempt to index",
+            ),
+        ] {
+            let (_f, s) = script(text, &[]);
+            let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+            let mut made = Made::default();
+            w.request(&mut made);
+            w.delay();
+            w.response(200, b"HTTP/1.1 200 OK\r\n\r\n", b"");
+            assert!(w.stopped(), "{text}");
+            let e = w.take_error().unwrap();
+            assert!(e.contains(want) && !e.contains('\n'), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn delay_is_in_milliseconds() {
+        let (_f, s) = script("function delay() return 12.5 end", &[]);
+        let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+        assert_eq!(
+            w.delay(),
+            Some(Duration::from_micros(12_500)),
+            "{:?}",
+            w.take_error()
+        );
+    }
+}
