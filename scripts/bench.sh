@@ -16,7 +16,7 @@
 #   scripts/bench.sh instructions    user-space instructions per request under callgrind
 #                                    (spate and wrk, c = INSTR_C, default 50): repeatable, unlike
 #                                    timings; INSTR_C=1 shows the cost of a wake-up, since each
-#                                    then serves one request
+#                                    then serves one request; SCRIPT=file.lua: both run it
 #   scripts/bench.sh display         CPU us per request of spate with the live display drawn on a
 #                                    terminal (a pty from script(1)), in plain mode (stderr not a
 #                                    terminal) and with --no-progress; modes alternate per rep
@@ -30,6 +30,10 @@
 #                                    beside spate, wrk and vastar (FLOOR_TOOLS), alternating, at
 #                                    c = 50 and 1000 (REPS, default 5); then the p99/p50 a
 #                                    first-come-first-served client sees at c = 10000
+#   scripts/bench.sh scripts         wrk's example scripts (WRK_SCRIPTS, default post counter
+#                                    pipeline) run by spate and by wrk, one thread each,
+#                                    alternating (REPS, default 5) at CONCS: CPU and user us per
+#                                    request; post.lua also beside its request sent from flags
 #   BASE=<spate binary> scripts/bench.sh compare
 #                                    before and after a change: CPU and user us per request of
 #                                    BASE, this build and wrk, alternating (REPS, default 5) at
@@ -78,18 +82,24 @@ instructions() { # BIN-runner label -> marginal user-space instructions per requ
   rm -rf "$tmp"
 }
 
+# SCRIPT=file.lua: both tools run the wrk script; LuaJIT's generated code then needs valgrind to
+# watch for code written at run time.
+smc() { [ -n "${SCRIPT:-}" ] && echo --smc-check=all-non-file; true; }
+
 spate_pair() { local d=$1
   for k in a:20000 b:40000; do
-    valgrind -q --tool=callgrind --callgrind-out-file="$d/${k%%:*}.cg" "$SPATE" --threads 1 -c "${INSTR_C:-50}" \
-      -n "${k#*:}" --format json http://127.0.0.1:18081/ > "$d/${k%%:*}.json"
+    # shellcheck disable=SC2046  # smc prints one flag or nothing
+    valgrind -q --tool=callgrind $(smc) --callgrind-out-file="$d/${k%%:*}.cg" "$SPATE" --threads 1 -c "${INSTR_C:-50}" \
+      -n "${k#*:}" --format json ${SCRIPT:+-s "$SCRIPT"} http://127.0.0.1:18081/ > "$d/${k%%:*}.json"
     echo "${k#*:}" > "$d/${k%%:*}.n"
   done
 }
 
 wrk_pair() { local d=$1
   for k in a:4 b:8; do
-    valgrind -q --tool=callgrind --callgrind-out-file="$d/${k%%:*}.cg" wrk -t1 -c"${INSTR_C:-50}" -d"${k#*:}s" \
-      http://127.0.0.1:18081/ > "$d/${k%%:*}.out"
+    # shellcheck disable=SC2046  # smc prints one flag or nothing
+    valgrind -q --tool=callgrind $(smc) --callgrind-out-file="$d/${k%%:*}.cg" wrk -t1 -c"${INSTR_C:-50}" -d"${k#*:}s" \
+      ${SCRIPT:+-s "$SCRIPT"} http://127.0.0.1:18081/ > "$d/${k%%:*}.out"
     awk '/requests in/{print $1; exit}' "$d/${k%%:*}.out" > "$d/${k%%:*}.n"
   done
 }
@@ -282,15 +292,18 @@ cpu_run() { # TOOL C DUR -> "cpu_us_per_req user_us_per_req"
       taskset -c 0 "$FLOOR" "$tool" "$c" "$d" > "$tmp/out"
       sed -n 's/.*cpu_us_per_req=\([0-9.]*\) user_us_per_req=\([0-9.]*\).*/\1 \2/p' "$tmp/out"
       rm -rf "$tmp"; return ;;
-    spate|base)
-      local bin=$SPATE
+    spate|base|static)
+      # SCRIPT: both spate and wrk run it; `static` is spate sending post.lua's request from
+      # flags, the static path the script must cost no more than.
+      local bin=$SPATE flags=(${SCRIPT:+-s "$SCRIPT"})
       [ "$tool" = base ] && bin=$BASE
+      [ "$tool" = static ] && flags=(-m POST -d 'foo=bar&baz=quux' -H 'Content-Type: application/x-www-form-urlencoded')
       /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 "$bin" --threads 1 -c "$c" \
-        -z "${d}s" --no-progress --format json http://127.0.0.1:18081/ > "$tmp/out.json" 2>/dev/null
+        -z "${d}s" --no-progress --format json "${flags[@]}" http://127.0.0.1:18081/ > "$tmp/out.json" 2>/dev/null
       n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"]["completed"])' "$tmp/out.json") ;;
     wrk)
       /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 wrk -t1 -c"$c" -d"${d}s" \
-        http://127.0.0.1:18081/ > "$tmp/out"
+        ${SCRIPT:+-s "$SCRIPT"} http://127.0.0.1:18081/ > "$tmp/out"
       n=$(awk '/requests in/{print $1; exit}' "$tmp/out") ;;
     vastar) # it prints no total that counts every response, so the server's count serves
       before=$(served)
@@ -458,6 +471,20 @@ mode_compare() {
   stop_target
 }
 
+# wrk's example scripts run by spate and by wrk (and post.lua's request from flags, the static
+# path), CPU and user CPU per request, alternating.
+mode_scripts() {
+  local dir=/usr/share/doc/wrk/examples/scripts name tools
+  start_target
+  for name in ${WRK_SCRIPTS:-post counter pipeline}; do
+    tools="spate wrk"
+    [ "$name" = post ] && tools="spate static wrk"
+    echo "$name.lua:"
+    SCRIPT=$dir/$name.lua alternate cpu_run "$tools" 4
+  done
+  stop_target
+}
+
 mode_size() {
   local bytes; bytes=$(stat -c %s "$SPATE")
   python3 -c "print(f'release binary: {$bytes / 1048576:.2f} MiB ({$bytes:,} bytes, TLS and HTTP/2 included)')"
@@ -487,6 +514,7 @@ case "${1:-h1}" in
   floor) mode_floor ;;
   compare) mode_compare ;;
   thread-instructions) mode_thread_instructions ;;
+  scripts) mode_scripts ;;
   tls) mode_tls ;;
   all)
     label=${LABEL:-spate-all-$(date +%Y%m%d-%H%M%S)}

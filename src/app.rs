@@ -196,7 +196,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
     if let Some(s) = script {
         // Script output must not mix into a result that programs read from stdout.
         s.echo.set(match show.output.format {
-            report::Format::Text => crate::script::Sink::Stdout,
+            report::Format::Text | report::Format::Wrk { .. } => crate::script::Sink::Stdout,
             _ => crate::script::Sink::Stderr,
         });
     }
@@ -215,7 +215,13 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
     if let (Some(s), Mode::Terminal) = (script, mode) {
         s.echo.hold();
     }
-    let result = engine::prepare_staged(plan, &control, stage.as_mut()).and_then(|a| a.go());
+    let result = engine::prepare_staged(plan, &control, stage.as_mut()).and_then(|armed| {
+        // wrk says what it runs once its threads are set up, before the clock.
+        if let report::Format::Wrk { .. } = show.output.format {
+            let _ = print_bytes(report::wrk::header(plan).as_bytes());
+        }
+        armed.go()
+    });
     if let Some(p) = progress {
         p.finish();
     }
@@ -247,7 +253,14 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
         }
     };
     let summary = Report::new(plan, &out, &show.summary);
-    let code = emit(&summary, show, exit_code(&summary));
+    let mut code = emit(&summary, show, exit_code(&summary));
+    if let report::Format::Wrk { latency } = show.output.format {
+        let _ = print_bytes(report::wrk::render(&out, latency).as_bytes());
+        // As wrk: a run that ran exits 0 whatever its responses were.
+        if code == EXIT_NO_SUCCESS {
+            code = EXIT_OK;
+        }
+    }
     // After the report, as wrk calls it.
     if let Some(stage) = &stage
         && let Err(e) = stage.done(&out, &out.script_ends)

@@ -100,6 +100,12 @@ pub enum Sub {
     ///
     /// With --vs, a reference URL (the server behind a proxy, say) runs at each level too, and
     /// the table shows the overhead at each.
+    /// Run as wrk runs: wrk's flags and defaults (-c 10, -d 10s, -t 2, --timeout 2s), its Lua
+    /// scripts, and its text layout, for the scripts and jobs that parse wrk's output.
+    ///
+    /// --format json (or csv, --save, --html) gives spate's own report instead. Arguments after
+    /// the URL (after `--` or not) go to the script's init(args).
+    Wrk(Box<WrkArgs>),
     #[command(
         mut_arg("verbose", |a| a.hide(true)),
         mut_arg("connections", |a| a.hide(true)),
@@ -107,6 +113,57 @@ pub enum Sub {
         mut_arg("duration", |a| a.help("Run each level for this long (500ms, 10s, 1m30s) instead of a request count"))
     )]
     Sweep(Box<SweepArgs>),
+}
+
+/// wrk's command line (`wrk --help`), with its defaults.
+#[derive(Debug, Args)]
+pub struct WrkArgs {
+    /// Connections to keep open.
+    #[arg(short = 'c', long = "connections", value_name = "N", default_value = "10", value_parser = values::count)]
+    pub connections: u64,
+
+    /// Duration of test (2s, 2m, 2h; a bare number is seconds).
+    #[arg(short = 'd', long = "duration", value_name = "T", default_value = "10s", value_parser = values::duration)]
+    pub duration: Duration,
+
+    /// Number of threads to use.
+    #[arg(short = 't', long = "threads", value_name = "N", default_value = "2", value_parser = values::count)]
+    pub threads: u64,
+
+    /// Load Lua script file.
+    #[arg(short = 's', long = "script", value_name = "S")]
+    pub script: Option<PathBuf>,
+
+    /// Add header to request.
+    #[arg(short = 'H', long = "header", value_name = "H", value_parser = values::header)]
+    pub headers: Vec<(String, String)>,
+
+    /// Print latency statistics.
+    #[arg(long = "latency")]
+    pub latency: bool,
+
+    /// Socket/request timeout.
+    #[arg(long = "timeout", value_name = "T", default_value = "2s", value_parser = values::duration)]
+    pub timeout: Duration,
+
+    /// Print version details.
+    #[arg(short = 'v', long = "version")]
+    pub version: bool,
+
+    #[command(flatten)]
+    pub forms: Forms,
+
+    /// The URL to load.
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Arguments for the script's init(args), after the URL.
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ mod series_args;
 mod serve;
 mod sweep;
 mod values;
+mod wrk;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -197,6 +198,7 @@ where
         Some(Sub::Report(r)) => report::command(r),
         Some(Sub::Compare(c)) => compare::command(*c, &argv),
         Some(Sub::Sweep(s)) => sweep::command(*s),
+        Some(Sub::Wrk(w)) => wrk::command(*w),
         None => run(cli.run),
     }
 }

@@ -16,6 +16,7 @@ pub mod sweep;
 mod text;
 mod timing;
 pub mod versus;
+pub mod wrk;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -35,6 +36,11 @@ pub enum Format {
     Text,
     Json,
     Csv,
+    /// `spate wrk`: wrk's text layout, which the caller prints from the run itself
+    /// (`wrk::render`: it needs each thread's rates); `latency`: with `--latency`'s lines.
+    Wrk {
+        latency: bool,
+    },
 }
 
 /// The format `--save PATH` writes: CSV for a name ending in `.csv`, JSON otherwise.
@@ -128,6 +134,7 @@ pub fn emit(summary: &Report, output: &Output) -> Vec<OutputError> {
         }
         Format::Json => json,
         Format::Csv => to_csv(summary),
+        Format::Wrk { .. } => return failed,
     };
     let mut stdout = io::stdout().lock();
     if let Err(e) = stdout

@@ -79,6 +79,14 @@ impl Batch {
         Ok(())
     }
 
+    /// Takes `bytes`, already known to be one request (a HEAD if `head`), without parsing.
+    pub fn one(&mut self, bytes: &[u8], head: bool) {
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+        self.requests.clear();
+        self.requests.push((bytes.len(), head));
+    }
+
     /// Requests in the batch.
     pub fn len(&self) -> usize {
         self.requests.len()

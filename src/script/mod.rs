@@ -8,6 +8,7 @@
 
 mod batch;
 mod echo;
+mod raw;
 mod stage;
 mod values;
 mod worker;

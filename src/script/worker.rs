@@ -11,9 +11,10 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Duration;
 
-use mlua::{Function, Lua, Table, UserData, UserDataFields, UserDataMethods, Value};
+use mlua::{Lua, RegistryKey, Table, UserData, UserDataFields, UserDataMethods, Value};
 
-use super::batch::Batch;
+use super::batch::{Batch, NotRequests};
+use super::raw::{Calls, Formatted, Returned};
 use super::values::Copied;
 use super::wrk::Addr;
 use super::{Script, Shaped, function, lua_error, read_back};
@@ -30,21 +31,40 @@ pub struct Seed {
 /// The largest body handed to `response()`; the rest of a longer one is not kept.
 pub const MAX_HEARD_BODY: usize = 16 << 20;
 
-/// A slot's request, as `request()` last made it. The Lua string is held, so that the same
-/// string returned again is known by its address and neither copied nor parsed again.
+/// A slot's request, as `request()` last made it.
 #[derive(Debug, Default)]
 pub struct Made {
     pub batch: Batch,
-    key: Option<mlua::String>,
+}
+
+impl Made {
+    /// Takes `bytes` as the slot's next request: the same bytes as last time are neither copied
+    /// nor parsed again; those `wrk.format` just made (`formatted`) are one request already
+    /// known; anything else is split into its requests.
+    fn take(&mut self, bytes: &[u8], formatted: Option<&Formatted>) -> Result<(), NotRequests> {
+        if !self.batch.is_empty() && self.batch.bytes == bytes {
+            return Ok(());
+        }
+        match formatted {
+            Some(f) if f.trusted && f.bytes == bytes => {
+                self.batch.one(bytes, f.head);
+                Ok(())
+            }
+            _ => self.batch.fill(bytes),
+        }
+    }
 }
 
 /// One load thread's script.
 pub struct Worker {
     lua: Lua,
     name: String,
-    request: Option<Function>,
-    response: Option<Function>,
-    delay: Option<Function>,
+    /// The functions called per request, by registry reference, and the state's C API.
+    request: Option<RegistryKey>,
+    response: Option<RegistryKey>,
+    delay: Option<RegistryKey>,
+    c_api: Calls,
+    formatted: Option<Rc<RefCell<Formatted>>>,
     /// `wrk.thread:stop()` was called, or the script failed.
     stopped: Rc<Cell<bool>>,
     error: RefCell<Option<String>>,
@@ -128,10 +148,17 @@ impl Worker {
             init.call::<()>(args).map_err(err)?;
         }
         let shaped = read_back(&script.name, &wrk, &script.base).map_err(|e| e.to_string())?;
+        let key = |name: &str| -> Result<Option<RegistryKey>, String> {
+            function(&globals, name)
+                .map(|f| lua.create_registry_value(f).map_err(err))
+                .transpose()
+        };
         Ok(Worker {
-            request: function(&globals, "request"),
-            response: function(&globals, "response"),
-            delay: function(&globals, "delay"),
+            request: key("request")?,
+            response: key("response")?,
+            delay: key("delay")?,
+            c_api: Calls::of(&lua),
+            formatted: super::raw::formatted(&lua),
             name: script.name.clone(),
             lua,
             stopped,
@@ -154,9 +181,11 @@ impl Worker {
         let err = |e: mlua::Error| lua_error(e).to_string();
         let wrk: Table = self.lua.globals().get("wrk").map_err(err)?;
         let text = self.lua.create_string(prepared).map_err(err)?;
-        let f = self
+        // Lua, not a Rust callback: scripts call it per request.
+        let f: mlua::Function = self
             .lua
-            .create_function(move |_, ()| Ok(text.clone()))
+            .load("local s = ... return function() return s end")
+            .call(text)
             .map_err(err)?;
         wrk.set("request", f).map_err(err)
     }
@@ -216,23 +245,33 @@ impl Worker {
 
     /// `delay()`, in milliseconds as the script returns them; `None` after an error.
     pub fn delay(&self) -> Option<Duration> {
-        let f = self.delay.as_ref()?;
-        match self.timed(|| f.call::<Value>(())) {
-            Ok(Value::Integer(ms)) => Some(Duration::from_millis(ms.max(0) as u64)),
-            Ok(Value::Number(ms)) if ms.is_finite() => {
-                Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0))
-            }
-            Ok(Value::Nil) => Some(Duration::ZERO),
-            Ok(other) => {
+        let key = self.delay.as_ref()?;
+        let r = self.timed(|| {
+            self.c_api.call(
+                key.id(),
+                |_| 0,
+                |r| match r {
+                    Returned::Number(ms) if ms.is_finite() => {
+                        Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+                    }
+                    Returned::Nil => Ok(Duration::ZERO),
+                    Returned::Text(_) => Err("string"),
+                    Returned::Number(_) => Err("number that is not finite"),
+                    Returned::Other(t) => Err(t),
+                },
+            )
+        });
+        match r {
+            Ok(Ok(d)) => Some(d),
+            Ok(Err(t)) => {
                 self.fail(format!(
-                    "--script {}: delay() returned a {}, not a number of milliseconds",
-                    self.name,
-                    other.type_name()
+                    "--script {}: delay() returned a {t}, not a number of milliseconds",
+                    self.name
                 ));
                 None
             }
             Err(e) => {
-                self.fail(lua_error(e).to_string());
+                self.fail(format!("--script: {e}"));
                 None
             }
         }
@@ -240,52 +279,63 @@ impl Worker {
 
     /// `request()` into `made`; false after an error (the thread then stops).
     pub fn request(&self, made: &mut Made) -> bool {
-        let Some(f) = self.request.as_ref() else {
+        let Some(key) = self.request.as_ref() else {
             return false;
         };
-        let s = match self.timed(|| f.call::<Value>(())) {
-            Ok(Value::String(s)) => s,
-            Ok(other) => {
-                self.fail(format!(
-                    "--script {}: request() returned a {}, not a string with an HTTP request",
-                    self.name,
-                    other.type_name()
-                ));
-                return false;
+        let r = self.timed(|| {
+            self.c_api.call(
+                key.id(),
+                |_| 0,
+                // After the call: wrk.format is not running.
+                |r| match r {
+                    Returned::Text(b) => made
+                        .take(b, self.formatted.as_ref().map(|f| f.borrow()).as_deref())
+                        .map_err(|e| format!("--script {}: {e}", self.name)),
+                    Returned::Number(_) => Err(self.not_a_request("number")),
+                    Returned::Nil => Err(self.not_a_request("nil")),
+                    Returned::Other(t) => Err(self.not_a_request(t)),
+                },
+            )
+        });
+        match r {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                self.fail(e);
+                false
             }
             Err(e) => {
-                self.fail(lua_error(e).to_string());
-                return false;
+                self.fail(format!("--script: {e}"));
+                false
             }
-        };
-        if made
-            .key
-            .as_ref()
-            .is_some_and(|k| k.to_pointer() == s.to_pointer())
-        {
-            return true;
         }
-        if let Err(e) = made.batch.fill(&s.as_bytes()) {
-            made.key = None;
-            self.fail(format!("--script {}: {e}", self.name));
-            return false;
-        }
-        made.key = Some(s);
-        true
+    }
+
+    fn not_a_request(&self, t: &str) -> String {
+        format!(
+            "--script {}: request() returned a {t}, not a string with an HTTP request",
+            self.name
+        )
     }
 
     /// `response(status, headers, body)` for a response whose head was `head`.
     pub fn response(&self, status: u16, head: &[u8], body: &[u8]) {
-        let Some(f) = self.response.as_ref() else {
+        let Some(key) = self.response.as_ref() else {
             return;
         };
         let r = self.timed(|| {
-            let headers = headers(&self.lua, head)?;
-            let body = self.lua.create_string(body)?;
-            f.call::<()>((status, headers, body))
+            self.c_api.call(
+                key.id(),
+                |p| {
+                    p.integer(i64::from(status));
+                    p.header_table(head);
+                    p.bytes(body);
+                    3
+                },
+                |_| (),
+            )
         });
         if let Err(e) = r {
-            self.fail(lua_error(e).to_string());
+            self.fail(format!("--script: {e}"));
         }
     }
 
@@ -300,25 +350,6 @@ impl Worker {
             .filter(|(_, v)| *v != Copied::Nil)
             .collect()
     }
-}
-
-/// The header fields of a response head, name to value, as `response()` receives them; a
-/// repeated name keeps its last value.
-fn headers(lua: &Lua, head: &[u8]) -> mlua::Result<Table> {
-    let t = lua.create_table()?;
-    // The head parsed already; its lines are split again here, only for scripts that read them.
-    for line in head.split(|&b| b == b'\n').skip(1) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
-            continue;
-        };
-        let name = &line[..colon];
-        let value = line[colon + 1..].trim_ascii();
-        if !name.is_empty() {
-            t.raw_set(lua.create_string(name)?, lua.create_string(value)?)?;
-        }
-    }
-    Ok(t)
 }
 
 #[cfg(test)]
@@ -385,6 +416,23 @@ mod tests {
     }
 
     #[test]
+    fn a_request_wrk_format_made_is_one_request_unless_it_carries_another() {
+        let (_f, s) = script(
+            "function request() n = (n or 0) + 1 if n == 1 then return wrk.format('HEAD', '/h') end \
+             return wrk.format(nil, '/a', { X = 'v\\r\\n\\r\\nGET /b HTTP/1.1\\r\\nHost: h' }) end",
+            &[],
+        );
+        let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+        let mut made = Made::default();
+        assert!(w.request(&mut made));
+        assert_eq!(made.batch.requests, [(made.batch.bytes.len(), true)]);
+        // A header value with a blank line in it smuggles a second request: it is parsed, and
+        // the batch has both.
+        assert!(w.request(&mut made), "{:?}", w.take_error());
+        assert_eq!(made.batch.len(), 2);
+    }
+
+    #[test]
     fn response_gets_status_headers_and_body() {
         let (_f, s) = script(
             "function response(status, headers, body) got = status .. ' ' .. headers['X-Token'] \
@@ -404,7 +452,7 @@ mod tests {
     #[test]
     fn errors_stop_the_thread_with_the_scripts_message() {
         for (text, want) in [
-            ("function request() return 42 end", "returned a integer"),
+            ("function request() return 42 end", "returned a number"),
             (
                 "function request() return 'nope' end",
                 "did not return an HTTP request",

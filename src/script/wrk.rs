@@ -1,13 +1,11 @@
 //! The `wrk` table a script sees, in each of its states: the URL's parts and the request the
-//! flags made (`Base`), and `wrk.format`, `wrk.lookup`, `wrk.connect`. Addresses are userdata
-//! (`Addr`) that print as `ip:port`, as wrk's do. Must not run anything per request except
-//! `wrk.format`, which the script calls.
+//! flags made (`Base`), and `wrk.format` (`raw`), `wrk.lookup`, `wrk.connect`. Addresses are
+//! userdata (`Addr`) that print as `ip:port`, as wrk's do. Must not run anything per request.
 
-use std::cell::RefCell;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use mlua::{Function, Lua, MetaMethod, Table, UserData, UserDataMethods, Value};
+use mlua::{Lua, MetaMethod, Table, UserData, UserDataMethods, Value};
 
 use crate::plan::Plan;
 
@@ -77,7 +75,7 @@ pub fn table(lua: &Lua, base: &Base, with_host: bool) -> mlua::Result<Table> {
         None => wrk.set("body", Value::Nil)?,
         Some(b) => wrk.set("body", lua.create_string(b)?)?,
     }
-    wrk.set("format", format_fn(lua)?)?;
+    super::raw::install_format(lua, &wrk)?;
     wrk.set("lookup", lua.create_function(lookup)?)?;
     wrk.set(
         "connect",
@@ -127,96 +125,6 @@ fn lookup(lua: &Lua, (host, service): (String, Value)) -> mlua::Result<Table> {
         out.raw_set(i + 1, Addr(a))?;
     }
     Ok(out)
-}
-
-/// `wrk.format(method, path, headers, body)`: a request as one string. Each part not given is
-/// the `wrk` table's; `headers`, when given, replaces `wrk.headers` (whose Host it still
-/// takes when it has none). Content-Length is the body's, and absent without a body. Written
-/// into one buffer reused call after call: scripts call it per request.
-fn format_fn(lua: &Lua) -> mlua::Result<Function> {
-    type Args = (
-        Option<mlua::String>,
-        Option<mlua::String>,
-        Option<Table>,
-        Option<mlua::String>,
-    );
-    // The request, and its header lines other than Host, which goes first.
-    let bufs = RefCell::new((Vec::<u8>::with_capacity(256), Vec::<u8>::with_capacity(256)));
-    lua.create_function(move |lua, (method, path, headers, body): Args| {
-        let wrk: Table = lua.globals().get("wrk")?;
-        let method = match method {
-            Some(m) => m,
-            None => wrk.get("method")?,
-        };
-        let path = match path {
-            Some(p) => p,
-            None => wrk.get("path")?,
-        };
-        let body = match body {
-            Some(b) => Some(b),
-            None => wrk.get::<Option<mlua::String>>("body")?,
-        };
-        let own: Table = wrk.get("headers")?;
-        let headers = headers.unwrap_or_else(|| own.clone());
-        let mut bufs = bufs.borrow_mut();
-        let (out, rest) = &mut *bufs;
-        out.clear();
-        rest.clear();
-        out.extend_from_slice(&method.as_bytes());
-        out.push(b' ');
-        out.extend_from_slice(&path.as_bytes());
-        out.extend_from_slice(b" HTTP/1.1\r\n");
-        let mut has_host = false;
-        for pair in headers.pairs::<Value, Value>() {
-            let (name, value) = pair?;
-            let Value::String(name) = name else {
-                continue;
-            };
-            let name = name.as_bytes();
-            if name.eq_ignore_ascii_case(b"content-length") {
-                continue;
-            }
-            let is_host = name.eq_ignore_ascii_case(b"host");
-            has_host |= is_host;
-            let to = if is_host { &mut *out } else { &mut *rest };
-            to.extend_from_slice(&name);
-            to.extend_from_slice(b": ");
-            text(&value, to)?;
-            to.extend_from_slice(b"\r\n");
-        }
-        if !has_host && let Some(host) = own.get::<Option<Value>>("Host")? {
-            out.extend_from_slice(b"Host: ");
-            text(&host, out)?;
-            out.extend_from_slice(b"\r\n");
-        }
-        out.extend_from_slice(rest);
-        if let Some(b) = &body {
-            out.extend_from_slice(format!("Content-Length: {}\r\n", b.as_bytes().len()).as_bytes());
-        }
-        out.extend_from_slice(b"\r\n");
-        if let Some(b) = &body {
-            out.extend_from_slice(&b.as_bytes());
-        }
-        lua.create_string(&out[..])
-    })
-}
-
-/// A header value as Lua's `tostring` writes it: strings as they are, numbers as Lua prints
-/// them.
-fn text(v: &Value, out: &mut Vec<u8>) -> mlua::Result<()> {
-    match v {
-        Value::String(s) => out.extend_from_slice(&s.as_bytes()),
-        Value::Integer(i) => out.extend_from_slice(i.to_string().as_bytes()),
-        Value::Number(x) => out.extend_from_slice(number(*x).as_bytes()),
-        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        other => {
-            return Err(mlua::Error::runtime(format!(
-                "wrk.format: a header value must be a string or a number, not a {}",
-                other.type_name()
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// A number as Lua prints it (`%.14g`): integers without a fraction.

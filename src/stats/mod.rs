@@ -104,6 +104,9 @@ pub struct Stats {
     pub per_connection: ConnectionCounts,
     /// Responses each load thread completed within the measured window, in thread order.
     pub per_thread: Vec<u64>,
+    /// Each load thread's rate over intervals of about 100 ms of the measured window, in
+    /// requests per second (wrk's Req/Sec samples), all threads' in one list.
+    pub rate_samples: Vec<f64>,
     /// The measured window second by second (`timeline`).
     pub seconds: Vec<timeline::Second>,
     /// --stream: what the measured streams did (boxed: absent, it costs a word).
@@ -259,6 +262,7 @@ impl Default for Stats {
             stream: None,
             lua_ns: 0,
             lua_calls: 0,
+            rate_samples: Vec::new(),
         }
     }
 }
@@ -366,6 +370,7 @@ impl AddAssign<&Stats> for Stats {
         self.per_client.extend_from_slice(&o.per_client);
         self.per_connection += &o.per_connection;
         self.per_thread.extend_from_slice(&o.per_thread);
+        self.rate_samples.extend_from_slice(&o.rate_samples);
         self.lua_ns += o.lua_ns;
         self.lua_calls += o.lua_calls;
         timeline::add(&mut self.seconds, &o.seconds);

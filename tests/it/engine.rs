@@ -222,6 +222,28 @@ fn server_that_closes_after_n_requests_without_notice() {
 }
 
 #[test]
+fn a_close_in_the_middle_of_an_answer_is_a_failure_not_a_resend() {
+    // The third response on each connection stops inside its head: the server had begun to
+    // answer, so the request is not sent again (RFC 9112 9.3.1) but fails as `closed`.
+    let server = Scripted::start(|p| {
+        for i in 0..3 {
+            if p.read_request().is_none() {
+                return;
+            }
+            match i {
+                2 => p.write(b"HTTP/1.1 200 O"),
+                _ => p.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+            };
+        }
+    });
+    let (out, _) = run(&plan(&server.url(), 1, requests(9)));
+    assert_eq!(out.stats.retried, 0);
+    assert_eq!(out.stats.failures.get(Failure::Closed), 3);
+    assert_eq!(out.stats.completed, 6);
+    assert_eq!(server.requests(), 9);
+}
+
+#[test]
 fn unreachable_port_is_an_error_before_the_clock() {
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

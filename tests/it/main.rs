@@ -36,3 +36,4 @@ mod tls;
 mod tls_trust;
 mod tmux;
 mod u_test;
+mod wrk_cli;

@@ -212,7 +212,10 @@ fn counter_lua_counts_its_paths_as_wrk_does() {
     // spate's is /0.
     let first = from_wrk[0].0;
     assert_eq!(first, 1, "wrk's first counter");
-    for (who, got, from) in [("wrk", &from_wrk[..40], first), ("spate", &from_spate[..], 0)] {
+    for (who, got, from) in [
+        ("wrk", &from_wrk[..40], first),
+        ("spate", &from_spate[..], 0),
+    ] {
         let want: Vec<(u64, u64)> = (from..from + 40).map(|n| (n, n)).collect();
         assert_eq!(got, want, "{who}");
     }

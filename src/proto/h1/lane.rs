@@ -279,6 +279,9 @@ impl<E: Events> On<'_, E> {
             if n == 0 {
                 // A body delimited by the close ends now, not at its last bytes.
                 ex.last_read = None;
+                // What is held (a head cut short) was this response's: no later one follows
+                // the close, and a request whose answer had begun must not be sent again.
+                ex.bytes_in += self.conn.carry.len() as u64;
                 return match ex.parser.finish_at_eof() {
                     true => Read::Complete,
                     false => Read::Failed(Fail::eof()),
