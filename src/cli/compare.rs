@@ -177,6 +177,7 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
         for n in notes {
             eprintln!("{n}");
         }
+        super::load::series_script(&p, "compare")?;
         targets.push((name, p));
     }
     if c.seed.is_some() && c.order != CompareOrder::Random {

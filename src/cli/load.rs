@@ -153,6 +153,23 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
     Ok((plan, notes))
 }
 
+/// A script in a series of runs (`compare`, `sweep`): its states run per request as in any
+/// run, but `setup` and `done` belong to one run, so a script that defines them is refused;
+/// what it prints goes to stderr, away from the series' table.
+pub(super) fn series_script(plan: &Plan, command: &str) -> Result<(), Exit> {
+    let Some(s) = &plan.script else {
+        return Ok(());
+    };
+    if s.defines.setup || s.defines.done {
+        return Err(Exit::usage(format!(
+            "spate {command} runs a script's init, delay, request and response in each run; \
+             setup() and done() belong to a single run (spate, or spate wrk)"
+        )));
+    }
+    s.echo.set(crate::script::Sink::Stderr);
+    Ok(())
+}
+
 /// The standard methods in upper case, as servers expect them (`-m head` is HEAD; nginx answers
 /// a lower-case one with 400); any other method as given, since methods are case-sensitive.
 fn method(m: String) -> String {

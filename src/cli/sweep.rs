@@ -80,6 +80,10 @@ pub fn command(s: SweepArgs) -> Result<Command, Exit> {
     for n in notes.into_iter().chain(vs.iter().flat_map(|v| v.1.clone())) {
         eprintln!("{n}");
     }
+    super::load::series_script(&target, "sweep")?;
+    if let Some((v, _)) = &vs {
+        super::load::series_script(v, "sweep")?;
+    }
     Ok(Command::Sweep(Sweep {
         runs: at_levels(&target, &levels)?,
         vs: match vs {

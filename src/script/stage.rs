@@ -193,7 +193,13 @@ impl Stage {
         // Each thread's rate every 100 ms, as wrk samples it; a run too short for one sample
         // has each thread's rate over the run.
         let elapsed = out.elapsed.as_secs_f64();
-        let over_run = |&n: &u64| if elapsed > 0.0 { n as f64 / elapsed } else { 0.0 };
+        let over_run = |&n: &u64| {
+            if elapsed > 0.0 {
+                n as f64 / elapsed
+            } else {
+                0.0
+            }
+        };
         let rates = match s.rate_samples.is_empty() {
             false => s.rate_samples.clone(),
             true => s.per_thread.iter().map(over_run).collect(),

@@ -545,3 +545,43 @@ fn script_errors_are_one_line_exit_2() {
     let err = usage_error(&["-n", "1", "-s", broken.path(), &url]);
     assert!(err.contains("broken.lua:3:"), "{err}");
 }
+
+#[test]
+fn compare_and_sweep_run_per_request_scripts_and_refuse_setup_and_done() {
+    let (server, seen) = recorder();
+    let url = server.url();
+    let counter = Own::new(
+        "count.lua",
+        "n = 0\nfunction request()\n  n = n + 1\n  return wrk.format(nil, '/' .. n)\nend\n",
+    );
+    let (a, b) = (format!("a={url}"), format!("b={url}"));
+    let out = spate(&words(
+        "compare --no-progress -c 1 -n 10 --rounds 2 -s",
+        &[counter.path(), &a, &b],
+    ));
+    succeeded(&out);
+    // Each run's thread has its own state: its counter starts again, in all four runs.
+    let mut paths: Vec<String> = take(&seen)
+        .iter()
+        .map(|(h, _)| line(h).to_owned())
+        .collect();
+    paths.sort();
+    let mut want: Vec<String> = (1..=10)
+        .flat_map(|n| std::iter::repeat_n(format!("GET /{n} HTTP/1.1"), 4))
+        .collect();
+    want.sort();
+    assert_eq!(paths, want);
+    let staged = Own::new("staged.lua", "function setup(t) end\nfunction done() end\n");
+    for cmd in ["compare", "sweep"] {
+        let mut args = words(cmd, &["-n", "10", "-s", staged.path()]);
+        match cmd {
+            "compare" => args.extend([a.as_str(), b.as_str()]),
+            _ => args.extend(["--conc", "1,2", url.as_str()]),
+        }
+        let err = usage_error(&args);
+        assert!(
+            err.contains("setup() and done() belong to a single run"),
+            "{err}"
+        );
+    }
+}
