@@ -36,6 +36,7 @@ pub mod redact;
 pub mod redirect;
 pub mod report;
 pub mod request;
+pub mod request_list;
 pub mod route;
 #[cfg(test)]
 mod scratch;

@@ -131,6 +131,10 @@ pub struct Plan {
     /// `-s`: the wrk script the run's states run; `None`: no Lua at all.
     #[serde(skip)]
     pub script: Option<crate::script::Loaded>,
+    /// Several URLs or `--urls-from-file`: the requests sent in turn or at random instead of
+    /// one; the target is the first's. `None`: the one request of the flags.
+    #[serde(skip)]
+    pub list: Option<std::sync::Arc<crate::request_list::RequestList>>,
 }
 
 /// How responses are cut into the units a stream is timed by (--stream).
@@ -246,6 +250,8 @@ pub enum PlanError {
         "a script with delay(), request() or response() runs over HTTP/1.1 only, as wrk does: it cannot be combined with {0}"
     )]
     ScriptWith(&'static str),
+    #[error("a request list (several URLs, --urls-from-file) cannot be combined with {0}")]
+    ListWith(&'static str),
 }
 
 /// The shortest timeout that is enforced: the sweeper that cancels late requests looks at them
@@ -291,6 +297,7 @@ impl Plan {
             warmup: Duration::ZERO,
             busy_poll: false,
             script: None,
+            list: None,
         }
     }
 
@@ -344,6 +351,28 @@ impl Plan {
         }
         if self.redirects > 0 && (self.protocol == Protocol::Http2 || self.h2.streams > 1) {
             return Err(PlanError::RedirectH2);
+        }
+        if self.list.is_some() {
+            for (on, flag) in [
+                (
+                    self.script.is_some(),
+                    "--script: the script makes the requests",
+                ),
+                (
+                    self.protocol == Protocol::Http2,
+                    "--http2: lists are sent over HTTP/1.1",
+                ),
+                (
+                    self.h2.streams > 1,
+                    "--streams: lists are sent over HTTP/1.1",
+                ),
+                (self.redirects > 0, "--redirect"),
+                (self.stream.is_some(), "--stream"),
+            ] {
+                if on {
+                    return Err(PlanError::ListWith(flag));
+                }
+            }
         }
         if self.script.as_ref().is_some_and(|s| s.per_request()) {
             for (on, flag) in [
@@ -446,7 +475,10 @@ impl Plan {
     /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
     /// following redirects.
     pub fn may_use_h2(&self) -> bool {
-        if self.redirects > 0 || self.script.as_ref().is_some_and(|s| s.per_request()) {
+        if self.redirects > 0
+            || self.list.is_some()
+            || self.script.as_ref().is_some_and(|s| s.per_request())
+        {
             return false;
         }
         match self.protocol {

@@ -178,9 +178,23 @@ pub struct ReportArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// URL to load, e.g. http://127.0.0.1:8080/
+    /// URL to load, e.g. http://127.0.0.1:8080/; several URLs on one origin are a request list,
+    /// sent in turn (--order) and reported per URL.
     #[arg(value_name = "URL")]
     pub urls: Vec<String>,
+
+    /// A request list from a file: a request a line, `URL` or `METHOD URL [BODY]` (# comments),
+    /// all on one origin; sent in turn (--order) and reported per URL.
+    #[arg(long = "urls-from-file", value_name = "FILE")]
+    pub urls_from_file: Option<PathBuf>,
+
+    /// The order of a request list's requests on each load thread.
+    #[arg(long = "order", value_enum, value_name = "ORDER")]
+    pub order: Option<ListOrder>,
+
+    /// The seed of --order random, for the same sequence again.
+    #[arg(long = "seed", value_name = "N")]
+    pub seed: Option<u64>,
 
     /// Arguments for the --script's init(args), after --.
     #[arg(last = true, value_name = "ARGS")]
@@ -432,6 +446,12 @@ pub struct ConnectionsArg {
     /// Concurrent connections [default: 50, or -n if that is fewer].
     #[arg(short = 'c', long = "connections", value_name = "N")]
     pub connections: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListOrder {
+    RoundRobin,
+    Random,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -133,6 +133,7 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
         warmup: a.warmup,
         busy_poll: a.busy_poll,
         script: None,
+        list: None,
     };
     if let Some(file) = &a_script {
         let script = crate::script::Script::load(file, &a_script_args, &plan)

@@ -270,19 +270,14 @@ fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
 }
 
 fn run(r: RunArgs) -> Result<Command, Exit> {
-    let url = match r.urls.as_slice() {
-        [] => {
+    let list = request_list(&r)?;
+    let url = match (&list, r.urls.as_slice()) {
+        (Some(l), _) => l.entries[0].target.url.clone(),
+        (None, [url]) => url.clone(),
+        (None, _) => {
             return Err(Exit::usage(
                 "a URL is required, e.g. spate -c 50 -z 10s http://127.0.0.1:8080/ (see spate --help)",
             ));
-        }
-        [url] => url.clone(),
-        more => {
-            return Err(Exit::usage(format!(
-                "one URL at a time ({} given); to compare servers, run spate once per URL with the \
-                 same flags (docs/USAGE.md, Comparing servers)",
-                more.len()
-            )));
         }
     };
     let verbose = r.load.verbose;
@@ -293,7 +288,11 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
     }
     let mut load = r.load;
     load.script_args = r.script_args;
-    let (plan, notes) = load::plan(load, &url)?;
+    let (mut plan, notes) = load::plan(load, &url)?;
+    if let Some(l) = list {
+        plan.list = Some(std::sync::Arc::new(l));
+        plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
+    }
     let mut show = show(r.output)?;
     show.notes = notes;
     show.verbose = verbose;
@@ -301,6 +300,61 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
         plan: Box::new(plan),
         show,
     })
+}
+
+/// The request list of several URLs or of `--urls-from-file`; `None` for one URL.
+fn request_list(r: &RunArgs) -> Result<Option<crate::request_list::RequestList>, Exit> {
+    use crate::request_list::{Entry, Order, RequestList};
+    let order = match (r.order, r.seed) {
+        (Some(args::ListOrder::Random), seed) => Order::Random(seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        })),
+        (_, Some(_)) => {
+            return Err(Exit::usage(
+                "--seed is for --order random; add it, or drop --seed",
+            ));
+        }
+        _ => Order::RoundRobin,
+    };
+    let list = match (&r.urls_from_file, r.urls.len()) {
+        (Some(_), 1..) => {
+            return Err(Exit::usage(
+                "give the URLs on the command line or in --urls-from-file, not both",
+            ));
+        }
+        (Some(path), 0) => {
+            let name = format!("--urls-from-file {}", path.display());
+            let bytes =
+                files::read("--urls-from-file", path, files::BODY_LIMIT).map_err(Exit::usage)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| Exit::usage(format!("{name}: not UTF-8 text")))?;
+            RequestList::parse(&name, &text, order)
+        }
+        (None, 0 | 1) => {
+            if r.order.is_some() {
+                return Err(Exit::usage(
+                    "--order is for a request list: give several URLs or --urls-from-file",
+                ));
+            }
+            return Ok(None);
+        }
+        (None, _) => {
+            let mut entries = Vec::new();
+            for url in &r.urls {
+                let target =
+                    crate::target::Target::parse(url).map_err(|e| Exit::usage(e.to_string()))?;
+                entries.push(Entry {
+                    method: None,
+                    target,
+                    body: None,
+                });
+            }
+            RequestList::new(entries, order)
+        }
+    };
+    list.map(Some).map_err(|e| Exit::usage(e.to_string()))
 }
 
 #[cfg(test)]
@@ -665,9 +719,10 @@ mod tests {
         assert_eq!(plan(&["-n", "1k", "http://h/"]).connections, 50);
         assert_eq!(plan(&["-z", "1s", "http://h/"]).connections, 50);
         assert!(error(&["-n", "10", "-c", "20", "http://h/"]).contains("smaller than"));
-        // Two URLs: one at a time.
+        // Two URLs are a request list, which must stay on one origin.
         let e = error(&["http://a/", "http://b/"]);
-        assert!(e.contains("one URL at a time (2 given)"), "{e}");
+        assert!(e.contains("is not on the origin"), "{e}");
+        assert!(plan(&["http://a/x", "http://a/y"]).list.is_some());
         // curl: -k on http:// is harmless and said so.
         match parse(["spate", "-k", "http://u:p@h/"]) {
             Err(e) => assert!(e.message.contains("credentials"), "{e:?}"),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::shared::{LaneChoice, Limit, ScriptSetup, Setup};
+use super::shared::{LaneChoice, Limit, ListSetup, Listed, ScriptSetup, Setup};
 use super::thread::{self, Finished, Go, Paced, Ready};
 use super::{
     CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, follow, join, lane_choice,
@@ -58,6 +58,35 @@ pub(super) fn shape_requests(setup: &mut Setup, plan: &Plan) -> Result<(), Strin
     Ok(())
 }
 
+/// The requests of the list `l`, each built once as `plan` with its method, URL and body.
+fn listed(plan: &Plan, l: &crate::request_list::RequestList) -> ListSetup {
+    let requests = l
+        .entries
+        .iter()
+        .map(|e| {
+            let p = Plan {
+                method: e.method.clone().unwrap_or_else(|| plan.method.clone()),
+                target: e.target.clone(),
+                body: e.body.clone().unwrap_or_else(|| plan.body.clone()),
+                ..plan.clone()
+            };
+            Listed {
+                request: request::h1_bytes(&p),
+                request_close: request::h1_bytes(&Plan {
+                    keep_alive: false,
+                    ..p.clone()
+                }),
+                head_request: p.is_head(),
+                retry_safe: p.is_idempotent(),
+            }
+        })
+        .collect();
+    ListSetup {
+        requests,
+        order: l.order,
+    }
+}
+
 /// As [`prepare`], with the script's setup state `stage`, whose `setup(thread)` is called for
 /// each load thread once the target is resolved and before the thread starts.
 pub fn prepare_staged<'a>(
@@ -84,7 +113,8 @@ pub fn prepare_staged<'a>(
             ..plan.clone()
         }),
         tunnel: request::tunnel_bytes(plan),
-        retry_safe: plan.is_idempotent(),
+        // A list's own requests say whether they may go again (`ListLane::again`).
+        retry_safe: plan.is_idempotent() || plan.list.is_some(),
         // Only where HTTP/2 may be spoken: HTTP/1.1 accepts requests HTTP/2 cannot carry.
         h2_request: if plan.may_use_h2() {
             request::h2_prepared(plan).map_err(RunError::Request)?
@@ -119,6 +149,8 @@ pub fn prepare_staged<'a>(
         live: None,
         follow: follow(plan),
         script: None,
+        list: plan.list.as_ref().map(|l| Arc::new(listed(plan, l))),
+        thread: 0,
     };
     let seeds = match (&plan.script, stage) {
         (Some(s), _) if !s.per_thread() => None,
@@ -148,6 +180,7 @@ pub fn prepare_staged<'a>(
         let seed = seeds.as_ref().map(|s| s[i].clone());
         let setup = Setup {
             connections: n as usize,
+            thread: i,
             live: control.live().get(i).cloned(),
             // `thread.addr`: this thread connects there.
             endpoint: match seed.as_ref().and_then(|s| s.addr) {

@@ -241,6 +241,36 @@ pub fn start_back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Ba
     true
 }
 
+/// A request list: how the attempt `adm`, which sent the list's request `entry`, ended, by
+/// that request's place (warm-up attempts are not recorded).
+pub fn record_entry(
+    ctx: &Shared,
+    adm: Admitted,
+    ended: Ended,
+    res: Option<&Response>,
+    entry: usize,
+) {
+    if adm.warmup {
+        return;
+    }
+    let i = entry.min(crate::request_list::MAX_TRACKED);
+    let mut s = ctx.rec.stats.borrow_mut();
+    if s.per_entry.len() <= i {
+        s.per_entry.resize_with(i + 1, Default::default);
+    }
+    let e = &mut s.per_entry[i];
+    match (ended, res) {
+        (Ended::Completed { .. }, Some(r)) => {
+            e.completed(
+                r.status,
+                r.done.nanos_since(adm.intended.unwrap_or(adm.start)),
+            );
+        }
+        (Ended::Failed(_), _) => e.failed += 1,
+        _ => {}
+    }
+}
+
 /// --stream: what a completed, recorded response did as a stream (`None`: it was not watched
 /// as one). Nothing without --stream: the static path never gets here with a stream.
 #[inline]

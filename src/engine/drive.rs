@@ -11,6 +11,7 @@ use std::task::{Context, Poll};
 use super::h1_lane::H1Lane;
 use super::h2_lane::{Group, H2Lane};
 use super::link::Link;
+use super::list_lane::ListLane;
 use super::script_lane::ScriptLane;
 use super::shared::{Connected, H2Handle, Shared};
 use super::slot::{Cancel, Slot, guarded};
@@ -96,6 +97,12 @@ impl Iterator for Links {
                     first,
                     c,
                 ))))
+            }
+            // A request list: off the static path, boxed.
+            Connected::H1(c) if ctx.setup.list.is_some() => {
+                self.left -= 1;
+                let lane = ListLane::new(ctx, c);
+                Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
             }
             // A script that runs around requests: off the static path, boxed.
             Connected::H1(c) if ctx.script.as_ref().is_some_and(|w| w.runs_per_request()) => {

@@ -77,6 +77,12 @@ impl<E: Observe> H1Lane<E> {
         )
     }
 
+    /// The current attempt is the last of its connection (--rpc): it goes with
+    /// `Connection: close`.
+    pub fn closing(&self) -> bool {
+        self.last
+    }
+
     /// What the response's receiver holds.
     pub fn events(&self) -> &E {
         &self.events

@@ -77,6 +77,16 @@ pub trait Lane {
         None
     }
 
+    /// Whether the lane sends the requests of a request list: the loop then records each
+    /// attempt by the place of its request (`entry`). Without, it skips that at compile time.
+    const ENTRIES: bool = false;
+
+    /// The place in the request list of the current attempt's request.
+    #[inline(always)]
+    fn entry(&self) -> usize {
+        0
+    }
+
     /// When the request had been handed over in full, if it was.
     fn written(&self) -> Option<Tick>;
 

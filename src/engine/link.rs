@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 
-use super::attempt::{BackOff, Ended, account, record_stream, start_back_off};
+use super::attempt::{BackOff, Ended, account, record_entry, record_stream, start_back_off};
 use super::lane::{Again, Lane, Outcome, Ready};
 use super::shared::{Admitted, Connected, Shared};
 use crate::clock::Tick;
@@ -215,6 +215,11 @@ impl<L: Lane> State<L> {
                 }
             }
         }
+        // A request list: what the attempt's request did, recorded once it is accounted.
+        let listed = match (L::ENTRIES, &outcome) {
+            (true, Ok(Ok(r))) => Some(*r),
+            _ => None,
+        };
         let again = self.lane.again(ctx, self.adm, fresh, &outcome);
         if again != Again::No {
             // The same attempt, with its start: its latency covers the new connection.
@@ -246,6 +251,9 @@ impl<L: Lane> State<L> {
             && let (Ended::Completed { .. }, Some(res), false) = (ended, res, self.adm.warmup)
         {
             record_stream(ctx, self.adm, &res, streamed.as_ref());
+        }
+        if L::ENTRIES {
+            record_entry(ctx, self.adm, ended, listed.as_ref(), self.lane.entry());
         }
         if !self.adm.warmup {
             let mut s = ctx.rec.stats.borrow_mut();

@@ -16,6 +16,7 @@ mod hops;
 mod lane;
 mod limits;
 mod link;
+mod list_lane;
 mod open;
 mod pace;
 mod record;
@@ -102,6 +103,7 @@ pub fn lane_choice(plan: &Plan) -> LaneChoice {
         // Redirects are followed over HTTP/1.1 only; so are scripts that run per request.
         _ if plan.redirects > 0 => LaneChoice::Http1,
         _ if plan.script.as_ref().is_some_and(|s| s.per_request()) => LaneChoice::Http1,
+        _ if plan.list.is_some() => LaneChoice::Http1,
         (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
         (Protocol::Http2, _) => LaneChoice::Http2,
         (Protocol::Auto, true) => LaneChoice::Alpn,

@@ -89,6 +89,27 @@ pub struct Setup {
     pub follow: Option<Arc<Follow>>,
     /// -s: the script, when the thread needs a state of its own for it.
     pub script: Option<ScriptSetup>,
+    /// A request list's requests, built once; `None`: the one request above.
+    pub list: Option<Arc<ListSetup>>,
+    /// The thread's index among the run's load threads.
+    pub thread: usize,
+}
+
+/// One request of a list, as the HTTP/1.1 lane sends it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub request: Bytes,
+    /// The same with `Connection: close` (--rpc).
+    pub request_close: Bytes,
+    pub head_request: bool,
+    pub retry_safe: bool,
+}
+
+/// A request list's requests and their order.
+#[derive(Debug)]
+pub struct ListSetup {
+    pub requests: Vec<Listed>,
+    pub order: crate::request_list::Order,
 }
 
 /// What a thread needs to make its script's state.
@@ -158,6 +179,8 @@ pub struct Shared {
     pub hops: Option<RefCell<Hops>>,
     /// -s: the thread's script state, when it has one.
     pub script: Option<Rc<crate::script::Worker>>,
+    /// A request list: the thread's choice of the next request.
+    pub picker: Option<RefCell<crate::request_list::Picker>>,
 }
 
 /// What opening connections keeps between connections.
@@ -184,6 +207,13 @@ impl Shared {
             dial: Dial::default(),
             tasks: Spawner::default(),
             hops: setup.follow.clone().map(|f| RefCell::new(Hops::new(f))),
+            picker: setup.list.as_ref().map(|l| {
+                RefCell::new(crate::request_list::Picker::new(
+                    l.requests.len(),
+                    l.order,
+                    setup.thread,
+                ))
+            }),
             setup,
             script,
         }

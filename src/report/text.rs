@@ -36,6 +36,7 @@ fn write_report(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     histogram(o, s, pal)?;
     legend(o, s, pal)?;
     statuses_and_errors(o, s)?;
+    per_url(o, s)?;
     phases_and_connections(o, s)?;
     super::streaming::section(o, s)?;
     insight(o, s, pal)?;
@@ -92,6 +93,9 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
     }
     if s.generator.stopped_by_signal {
         extras.push("stopped early by Ctrl-C/SIGTERM/SIGHUP".into());
+    }
+    if !s.per_url.is_empty() {
+        extras.push("a request list, Per URL below".into());
     }
     let extras = if extras.is_empty() {
         String::new()
@@ -273,6 +277,32 @@ fn statuses_and_errors(o: &mut String, s: &Report) -> std::fmt::Result {
             "  {:<8} {:>9}  (answered with an error status; see Status codes)",
             "status>=400",
             count(statuses)
+        )?;
+    }
+    Ok(())
+}
+
+/// A request list: a line per request, in the list's order.
+fn per_url(o: &mut String, s: &Report) -> std::fmt::Result {
+    if s.per_url.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        o,
+        "\nPer URL (completed, failed, status >= 400, p50, p99, max)"
+    )?;
+    for r in &s.per_url {
+        let t = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.3} ms"));
+        writeln!(
+            o,
+            "  {:>9} {:>6} {:>6} {:>11} {:>11} {:>11}  {}",
+            count(r.completed),
+            count(r.failed),
+            count(r.error_status),
+            t(r.p50_ms),
+            t(r.p99_ms),
+            t(r.max_ms),
+            r.request
         )?;
     }
     Ok(())

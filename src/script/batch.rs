@@ -234,6 +234,22 @@ mod tests {
     }
 
     #[test]
+    fn a_runaway_string_is_refused_by_its_size_or_its_count() {
+        let mut b = Batch::default();
+        let big = vec![b'x'; MAX_BATCH_BYTES + 1];
+        assert!(b.fill(&big).unwrap_err().0.contains("16 MiB"));
+        let many = GET.repeat(MAX_BATCH_REQUESTS + 1);
+        assert!(
+            b.fill(&many)
+                .unwrap_err()
+                .0
+                .contains("more than 1024 requests")
+        );
+        b.fill(&GET.repeat(MAX_BATCH_REQUESTS)).unwrap();
+        assert_eq!(b.len(), MAX_BATCH_REQUESTS);
+    }
+
+    #[test]
     fn the_fuzzed_property_holds_for_batches_and_junk() {
         for data in [
             &[GET, POST, HEAD].concat()[..],

@@ -3,6 +3,7 @@
 
 mod config;
 mod connections;
+mod entries;
 mod failure;
 mod fairness;
 mod generator;
@@ -15,6 +16,7 @@ pub mod timeline;
 
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
 pub use connections::Connections;
+pub use entries::EntryStats;
 pub use failure::{Failure, FailureCounts, is_fd_exhaustion};
 pub use fairness::{ConnectionCounts, Fairness, PerConnection};
 pub use generator::Generator;
@@ -24,7 +26,7 @@ pub use open_model::OpenModel;
 pub use stream::{END_DONE, END_MAX_EVENTS, END_MAX_TIME, END_SERVER, StreamStats, Streaming};
 pub use summary::{
     Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, RunFailure,
-    SCHEMA_VERSION, StatusRow, Summary, ThreadRates, Totals,
+    SCHEMA_VERSION, StatusRow, Summary, ThreadRates, Totals, UrlRow,
 };
 
 use std::ops::AddAssign;
@@ -107,6 +109,9 @@ pub struct Stats {
     /// Each load thread's rate over intervals of about 100 ms of the measured window, in
     /// requests per second (wrk's Req/Sec samples), all threads' in one list.
     pub rate_samples: Vec<f64>,
+    /// A request list: each request's figures, by its place in the list (the last place
+    /// counts the requests past `request_list::MAX_TRACKED`); empty without a list.
+    pub per_entry: Vec<EntryStats>,
     /// The measured window second by second (`timeline`).
     pub seconds: Vec<timeline::Second>,
     /// --stream: what the measured streams did (boxed: absent, it costs a word).
@@ -263,6 +268,7 @@ impl Default for Stats {
             lua_ns: 0,
             lua_calls: 0,
             rate_samples: Vec::new(),
+            per_entry: Vec::new(),
         }
     }
 }
@@ -371,6 +377,7 @@ impl AddAssign<&Stats> for Stats {
         self.per_connection += &o.per_connection;
         self.per_thread.extend_from_slice(&o.per_thread);
         self.rate_samples.extend_from_slice(&o.rate_samples);
+        entries::merge(&mut self.per_entry, &o.per_entry);
         self.lua_ns += o.lua_ns;
         self.lua_calls += o.lua_calls;
         timeline::add(&mut self.seconds, &o.seconds);

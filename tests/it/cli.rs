@@ -42,7 +42,7 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["-t", "100us", u], "--timeout must be at least 1ms"),
         (&["-t4", "-c200", "-d10s", u], "--threads 4"),
         (&["-c200", "-d10s", u], "spate's is -z 10s"),
-        (&[u, u], "one URL at a time (2 given)"),
+        (&[u, "http://127.0.0.2:1/"], "is not on the origin"),
         (&["--connect-timeout", "0.5ms", u], "at least 1ms"),
         (&["-z", "1e19", u], "too long"),
         (&["-z", "18446744073709551615s", u], "too long"),

@@ -15,6 +15,7 @@ mod html;
 mod install;
 mod layers;
 mod limits;
+mod list;
 mod nginx;
 mod open;
 mod pki;

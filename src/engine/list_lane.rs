@@ -1,0 +1,113 @@
+//! A request list (several URLs, `--urls-from-file`): HTTP/1.1 as `H1Lane`, each attempt
+//! sending the request the thread's picker chooses (the same one again when a keep-alive close
+//! crossed it), from bytes built once. The loop records each attempt by its place in the list
+//! (`Lane::ENTRIES`). Off the static path (boxed); must not build or allocate per request.
+
+use std::task::{Context, Poll};
+
+use super::attempt::Ended;
+use super::h1_lane::H1Lane;
+use super::lane::{Again, Lane, Outcome, Ready};
+use super::shared::{Admitted, Connected, Listed, OpenConn, Shared};
+use super::slot::Slot;
+use crate::clock::Tick;
+use crate::proto::{Fail, Response};
+
+pub struct ListLane {
+    inner: H1Lane<()>,
+    /// The place in the list of the current attempt's request.
+    entry: usize,
+}
+
+impl ListLane {
+    pub fn new(ctx: &Shared, conn: OpenConn) -> ListLane {
+        ListLane {
+            inner: H1Lane::new(ctx, conn, ()),
+            entry: 0,
+        }
+    }
+
+    fn listed<'c>(&self, ctx: &'c Shared) -> &'c Listed {
+        let Some(list) = &ctx.setup.list else {
+            unreachable!("a list lane in a run without a list");
+        };
+        &list.requests[self.entry]
+    }
+
+    fn bytes<'c>(&self, ctx: &'c Shared) -> &'c [u8] {
+        let l = self.listed(ctx);
+        match self.inner.closing() {
+            true => &l.request_close,
+            false => &l.request,
+        }
+    }
+}
+
+impl Lane for ListLane {
+    const ENTRIES: bool = true;
+
+    fn poll_ready(&mut self, _: &Shared, _: usize, _: &mut Context<'_>) -> Poll<Ready> {
+        Poll::Ready(Ready::Go)
+    }
+
+    fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
+        // A request sent again after a crossed close is the same request.
+        if adm.retries == 0
+            && let Some(p) = &ctx.picker
+        {
+            self.entry = p.borrow_mut().pick();
+        }
+        let head = self.listed(ctx).head_request;
+        self.inner.start(ctx, adm, head)
+    }
+
+    fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail> {
+        self.inner.adopt(ctx, opened, adm)
+    }
+
+    fn poll_exchange(
+        &mut self,
+        ctx: &Shared,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Response, Fail>> {
+        let bytes = self.bytes(ctx);
+        self.inner.exchange_with(ctx, cx, bytes)
+    }
+
+    fn waiting(&self, slot: &Slot) {
+        self.inner.waiting(slot);
+    }
+
+    fn entry(&self) -> usize {
+        self.entry
+    }
+
+    fn written(&self) -> Option<Tick> {
+        self.inner.written()
+    }
+
+    fn bytes_out(&self, ctx: &Shared) -> u64 {
+        self.bytes(ctx).len() as u64
+    }
+
+    fn bytes_in(&self) -> u64 {
+        self.inner.bytes_in()
+    }
+
+    /// Only a request whose method may be repeated goes again (the run's own check is for
+    /// the run's method, not the list's).
+    fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
+        match self.listed(ctx).retry_safe {
+            true => self.inner.again(ctx, adm, fresh, outcome),
+            false => Again::No,
+        }
+    }
+
+    fn ended(&mut self, ctx: &Shared, ended: Ended) {
+        self.inner.ended(ctx, ended);
+    }
+
+    fn finish(&mut self, ctx: &Shared, index: usize) {
+        self.inner.finish(ctx, index);
+    }
+}
