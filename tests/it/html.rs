@@ -588,3 +588,41 @@ fn a_streaming_run_shows_its_streams_on_the_page() {
     check_page(&page, &doc);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_request_list_shows_each_url_on_the_page() {
+    let server = builtin(ServeConfig::default());
+    let dir = scratch("list");
+    let (page, json) = (dir.join("list.html"), dir.join("list.json"));
+    let base = server.url();
+    let (a, b) = (format!("{base}a"), format!("{base}b"));
+    let out = spate(&[
+        "--no-progress",
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--html",
+        page.to_str().unwrap(),
+        "--save",
+        json.to_str().unwrap(),
+        &a,
+        &b,
+    ]);
+    crate::support::succeeded(&out);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(html.contains("<section id=\"per-url\">"));
+    let keys: Vec<String> = cells(&html).into_iter().map(|(k, _)| k).collect();
+    for key in [
+        "per_url.0.completed",
+        "per_url.1.p99_ms",
+        "per_url.1.error_status",
+    ] {
+        assert!(keys.iter().any(|k| k == key), "{key} not on the page");
+    }
+    assert_eq!(doc["per_url"][1]["completed"], 20);
+    figures_match(&html, &doc);
+    check_page(&page, &doc);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -251,6 +251,15 @@ pub fn to_html(r: &Report) -> String {
         codes.push_str(&f);
     }
     section(&mut o, "statuses", "Status codes and failures", &codes, "");
+    if let Some(body) = tables::per_url(r) {
+        section(
+            &mut o,
+            "per-url",
+            "Per URL",
+            &body,
+            "Each request of the list. Its percentiles come from a histogram with two significant digits.",
+        );
+    }
     section(
         &mut o,
         "connections",

@@ -255,6 +255,42 @@ pub fn statuses(r: &Report) -> String {
     tb.finish()
 }
 
+/// A request list: a row per request, its figures named by their `per_url` fields.
+pub fn per_url(r: &Report) -> Option<String> {
+    if r.per_url.is_empty() {
+        return None;
+    }
+    let mut tb = Table::new(
+        "num",
+        &[
+            "request",
+            "completed",
+            "failed",
+            "status >= 400",
+            "p50",
+            "p90",
+            "p99",
+            "max",
+        ],
+    );
+    for (i, u) in r.per_url.iter().enumerate() {
+        let k = |field: &str| format!("per_url.{i}.{field}");
+        tb.row(
+            &u.request,
+            &[
+                count_val(&k("completed"), u.completed),
+                count_val(&k("failed"), u.failed),
+                count_val(&k("error_status"), u.error_status),
+                ms_val(&k("p50_ms"), u.p50_ms),
+                ms_val(&k("p90_ms"), u.p90_ms),
+                ms_val(&k("p99_ms"), u.p99_ms),
+                ms_val(&k("max_ms"), u.max_ms),
+            ],
+        );
+    }
+    Some(tb.finish())
+}
+
 pub fn failures(r: &Report) -> Option<String> {
     if r.errors.is_empty() {
         return None;
