@@ -169,9 +169,12 @@ impl<E: Observe> Lane for H1Lane<E> {
     /// again at once on a new connection (RFC 9112 9.3.1).
     #[inline]
     fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
+        // A head cut short by the close is held, not counted: the server had begun to answer,
+        // and such a request must not be sent again.
         let crossed = matches!(outcome, Ok(Err(f)) if f.class == Failure::Closed)
             && !fresh
             && self.exchange.bytes_in() == 0
+            && !self.conn.as_ref().is_some_and(|c| c.conn.holds_bytes())
             && ctx.setup.retry_safe
             && adm.retries < MAX_RETRIES;
         if !crossed {

@@ -54,6 +54,12 @@ impl Conn {
             carry: Vec::new(),
         }
     }
+
+    /// Whether bytes of a response are held unconsumed (a head cut short by a close, or the
+    /// start of a later response).
+    pub fn holds_bytes(&self) -> bool {
+        !self.carry.is_empty()
+    }
 }
 
 /// One request and its response on an open connection: write the prepared bytes, then read
@@ -279,9 +285,6 @@ impl<E: Events> On<'_, E> {
             if n == 0 {
                 // A body delimited by the close ends now, not at its last bytes.
                 ex.last_read = None;
-                // What is held (a head cut short) was this response's: no later one follows
-                // the close, and a request whose answer had begun must not be sent again.
-                ex.bytes_in += self.conn.carry.len() as u64;
                 return match ex.parser.finish_at_eof() {
                     true => Read::Complete,
                     false => Read::Failed(Fail::eof()),
