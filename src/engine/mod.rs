@@ -19,6 +19,7 @@ mod link;
 mod list_lane;
 mod open;
 mod pace;
+mod rates;
 mod record;
 mod script_lane;
 mod shared;

@@ -461,7 +461,7 @@ fn end_setup(ctx: &Shared, now: Instant) {
 /// itself did not run: it then wakes late by that much.
 async fn sweep(ctx: Rc<Shared>, mut timer: Timer) {
     let tick = tick(&ctx);
-    let mut rates = Rates::default();
+    let mut rates = super::rates::Rates::default();
     // When the timer was set to wake the sweeper, if it did.
     let mut due: Option<Instant> = None;
     let mut scan_at = Instant::now();
@@ -502,40 +502,6 @@ async fn sweep(ctx: Rc<Shared>, mut timer: Timer) {
             .sleep_until(Tick::of(next), timer.sleep_until(next))
             .await;
         due = fired.then_some(next);
-    }
-}
-
-/// wrk's Req/Sec: the thread's rate over each interval of at least `RATE_INTERVAL` of the
-/// measured window, sampled by the sweeper (whose tick is at most that long).
-#[derive(Default)]
-struct Rates {
-    /// When the current interval began, and the responses completed by then.
-    from: Option<(Instant, u64)>,
-}
-
-const RATE_INTERVAL: Duration = Duration::from_millis(100);
-
-impl Rates {
-    fn sample(&mut self, ctx: &Shared, now: Instant) {
-        let measuring = ctx.gate.started.get().is_some()
-            && ctx.gate.warmup_end.get().is_none_or(|w| Tick::of(now) >= w)
-            && ctx.gate.window_end.get().is_none_or(|w| Tick::of(now) <= w)
-            && !ctx.gate.stop.get();
-        if !measuring {
-            self.from = None;
-            return;
-        }
-        let mut s = ctx.rec.stats.borrow_mut();
-        let done = s.completed;
-        match self.from {
-            Some((t, n)) if now.duration_since(t) >= RATE_INTERVAL => {
-                let rate = (done - n) as f64 / now.duration_since(t).as_secs_f64();
-                s.rate_samples.push(rate);
-                self.from = Some((now, done));
-            }
-            Some(_) => {}
-            None => self.from = Some((now, done)),
-        }
     }
 }
 

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::plan::{Plan, Stop};
-use crate::stats::{Failure, RunOutput};
+use crate::stats::RunOutput;
 
 /// The lines wrk prints before its run starts.
 pub fn header(plan: &Plan) -> String {
@@ -69,24 +69,7 @@ pub fn render(run: &RunOutput, latency: bool) -> String {
         scaled(elapsed, &TIME_S, 2),
         scaled(s.bytes_in as f64, &BINARY, 2)
     );
-    let f = |c: &[Failure]| c.iter().map(|&c| s.failures.get(c)).sum::<u64>();
-    let socket = [
-        f(&[Failure::Connect, Failure::Ports, Failure::Tls])
-            + s.not_opened.timed_out
-            + s.not_opened.failed,
-        f(&[
-            Failure::Read,
-            Failure::Closed,
-            Failure::Parse,
-            Failure::Reset,
-            Failure::H2,
-            Failure::Redirect,
-            Failure::StreamTruncated,
-            Failure::StreamIdle,
-        ]),
-        f(&[Failure::Write]),
-        f(&[Failure::Timeout]),
-    ];
+    let socket = s.wrk_errors();
     if socket.iter().any(|&n| n > 0) {
         let _ = writeln!(
             out,
@@ -209,6 +192,7 @@ fn scaled(x: f64, u: &Units, places: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::Failure;
 
     #[test]
     fn units_climb_as_wrks_do() {

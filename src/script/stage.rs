@@ -13,7 +13,7 @@ use super::values::Copied;
 use super::worker::Seed;
 use super::wrk::Addr;
 use super::{Script, ScriptError, function, lua_error};
-use crate::stats::{Failure, RunOutput};
+use crate::stats::RunOutput;
 
 /// What one load thread's state left when the run ended: its globals, for `thread:get`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -160,31 +160,13 @@ impl Stage {
         let s = &out.stats;
         let summary = lua.create_table().map_err(lua_error)?;
         let errors = lua.create_table().map_err(lua_error)?;
-        let f = |c: &[Failure]| c.iter().map(|&c| s.failures.get(c)).sum::<u64>();
-        let not_opened = s.not_opened.timed_out + s.not_opened.failed;
         let set = |t: &mlua::Table, k: &str, v: u64| t.set(k, v).map_err(lua_error);
-        set(
-            &errors,
-            "connect",
-            f(&[Failure::Connect, Failure::Ports, Failure::Tls]) + not_opened,
-        )?;
-        set(
-            &errors,
-            "read",
-            f(&[
-                Failure::Read,
-                Failure::Closed,
-                Failure::Parse,
-                Failure::Reset,
-                Failure::H2,
-                Failure::Redirect,
-                Failure::StreamTruncated,
-                Failure::StreamIdle,
-            ]),
-        )?;
-        set(&errors, "write", f(&[Failure::Write]))?;
+        let [connect, read, write, timeout] = s.wrk_errors();
+        set(&errors, "connect", connect)?;
+        set(&errors, "read", read)?;
+        set(&errors, "write", write)?;
+        set(&errors, "timeout", timeout)?;
         set(&errors, "status", s.completed - s.successful())?;
-        set(&errors, "timeout", f(&[Failure::Timeout]))?;
         set(&summary, "duration", out.elapsed.as_micros() as u64)?;
         set(&summary, "requests", s.completed)?;
         set(&summary, "bytes", s.bytes_in)?;

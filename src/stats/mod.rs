@@ -13,6 +13,7 @@ mod open_model;
 mod stream;
 mod summary;
 pub mod timeline;
+mod url_row;
 
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
 pub use connections::Connections;
@@ -26,8 +27,9 @@ pub use open_model::OpenModel;
 pub use stream::{END_DONE, END_MAX_EVENTS, END_MAX_TIME, END_SERVER, StreamStats, Streaming};
 pub use summary::{
     Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, RunFailure,
-    SCHEMA_VERSION, StatusRow, Summary, ThreadRates, Totals, UrlRow,
+    SCHEMA_VERSION, StatusRow, Summary, ThreadRates, Totals,
 };
+pub use url_row::UrlRow;
 
 use std::ops::AddAssign;
 use std::time::{Duration, Instant};
@@ -296,6 +298,30 @@ impl Stats {
         {
             self.stall = Some(p);
         }
+    }
+
+    /// Failures in wrk's four socket-error classes: connect (connects, ports, TLS, and the
+    /// connections that never opened), read (reads, closes, resets, malformed or cut responses),
+    /// write, timeout. What `spate wrk` prints and a script's `done()` receives.
+    pub fn wrk_errors(&self) -> [u64; 4] {
+        let f = |c: &[Failure]| c.iter().map(|&c| self.failures.get(c)).sum::<u64>();
+        [
+            f(&[Failure::Connect, Failure::Ports, Failure::Tls])
+                + self.not_opened.timed_out
+                + self.not_opened.failed,
+            f(&[
+                Failure::Read,
+                Failure::Closed,
+                Failure::Parse,
+                Failure::Reset,
+                Failure::H2,
+                Failure::Redirect,
+                Failure::StreamTruncated,
+                Failure::StreamIdle,
+            ]),
+            f(&[Failure::Write]),
+            f(&[Failure::Timeout]),
+        ]
     }
 
     /// Completed responses with a status below 400.

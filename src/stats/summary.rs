@@ -44,7 +44,7 @@ pub struct Summary {
     /// A request list: each request's figures, in the list's order (the requests past the
     /// first `request_list::MAX_TRACKED` together, last); empty without a list.
     #[serde(default)]
-    pub per_url: Vec<UrlRow>,
+    pub per_url: Vec<super::UrlRow>,
     /// When the measured window began, in ms since the Unix epoch.
     pub start_unix_ms: u64,
     /// The measured window second by second.
@@ -55,77 +55,6 @@ pub struct Summary {
     /// Why nothing was measured (the target was unreachable, the setup failed); null when the
     /// run ran. Every other field then holds the zeros of a run that did not start.
     pub error: Option<RunFailure>,
-}
-
-/// One request of a request list (or the rest of them): what became of it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct UrlRow {
-    /// Method and URL, or "other (N requests)" for the rest of a long list.
-    pub request: String,
-    pub completed: u64,
-    pub failed: u64,
-    /// Completed with a status of 400 or above.
-    pub error_status: u64,
-    pub p50_ms: Option<f64>,
-    pub p90_ms: Option<f64>,
-    pub p99_ms: Option<f64>,
-    pub max_ms: Option<f64>,
-    pub status_codes: Vec<StatusRow>,
-}
-
-impl UrlRow {
-    /// The rows of `list` from what its requests did (`per_entry`, by place).
-    fn of(
-        plan: &Plan,
-        list: &crate::request_list::RequestList,
-        per_entry: &[super::EntryStats],
-    ) -> Vec<UrlRow> {
-        use crate::request_list::MAX_TRACKED;
-        let none = super::EntryStats::default();
-        let shown = list.entries.len().min(MAX_TRACKED);
-        let mut rows: Vec<UrlRow> = (0..shown)
-            .map(|i| {
-                let e = &list.entries[i];
-                let method = e.method.as_deref().unwrap_or(&plan.method);
-                let label = format!("{method} {}", crate::redact::url(&e.target.url));
-                UrlRow::from(label, per_entry.get(i).unwrap_or(&none))
-            })
-            .collect();
-        if list.entries.len() > MAX_TRACKED {
-            let label = format!("other ({} requests)", list.entries.len() - MAX_TRACKED);
-            rows.push(UrlRow::from(
-                label,
-                per_entry.get(MAX_TRACKED).unwrap_or(&none),
-            ));
-        }
-        rows
-    }
-
-    fn from(request: String, e: &super::EntryStats) -> UrlRow {
-        let q = |p: f64| (!e.latency.is_empty()).then(|| ms(e.latency.value_at_quantile(p)));
-        let mut status_codes: Vec<StatusRow> = e
-            .status
-            .iter()
-            .map(|&(code, count)| StatusRow { code, count })
-            .collect();
-        status_codes.sort_by_key(|r| r.code);
-        UrlRow {
-            request,
-            completed: e.completed,
-            failed: e.failed,
-            error_status: e
-                .status
-                .iter()
-                .filter(|(c, _)| *c >= 400)
-                .map(|(_, n)| n)
-                .sum(),
-            p50_ms: q(0.5),
-            p90_ms: q(0.9),
-            p99_ms: q(0.99),
-            max_ms: (!e.latency.is_empty()).then(|| ms(e.latency.max())),
-            status_codes,
-        }
-    }
 }
 
 /// Why a run did not start, for programs that read the result.
@@ -460,7 +389,7 @@ impl Summary {
             per_url: plan
                 .list
                 .as_ref()
-                .map_or_else(Vec::new, |l| UrlRow::of(plan, l, &s.per_entry)),
+                .map_or_else(Vec::new, |l| super::UrlRow::of(plan, l, &s.per_entry)),
             start_unix_ms: run.start_unix_ms,
             timeline: s
                 .seconds
