@@ -200,3 +200,24 @@ fn wrks_rules_for_its_flags_are_kept() {
     succeeded(&out);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("spate "));
 }
+
+#[test]
+fn a_request_with_no_answer_within_the_timeout_is_a_socket_timeout() {
+    // Reads every request and answers none.
+    let srv = Scripted::start(|peer: &mut Peer| while peer.read_request().is_some() {});
+    let url = srv.url();
+    let out = spate(&["wrk", "-t1", "-c2", "-d3s", "--timeout", "1", &url]);
+    succeeded(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let errors = Regex::new(PATTERNS[6].1).unwrap();
+    let line = text
+        .lines()
+        .find_map(|l| errors.captures(l))
+        .unwrap_or_else(|| panic!("no Socket errors line:\n{text}"));
+    let n = |i: usize| line[i].parse::<u64>().unwrap();
+    // Each connection's request times out at 1 s and its second at 2 s, a second before the
+    // window ends; wrk's default timeout (2 s) would give 2.
+    assert!(n(4) >= 4, "{text}");
+    assert_eq!((n(1), n(2), n(3)), (0, 0, 0), "{text}");
+    assert!(text.contains("  0 requests in"), "{text}");
+}
