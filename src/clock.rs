@@ -8,7 +8,6 @@
 mod tsc;
 
 use std::num::NonZeroU64;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// A point on the monotonic clock, in nanoseconds since an arbitrary origin (plus one, so that
@@ -83,7 +82,7 @@ pub fn init() {
 fn raw_nanos() -> u64 {
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     {
-        static SCALE: OnceLock<Option<tsc::Scale>> = OnceLock::new();
+        static SCALE: std::sync::OnceLock<Option<tsc::Scale>> = std::sync::OnceLock::new();
         if let Some(scale) = SCALE.get_or_init(|| tsc::Scale::calibrate(os_nanos)) {
             return scale.nanos();
         }
@@ -112,7 +111,7 @@ fn os_nanos() -> u64 {
 
 #[cfg(not(unix))]
 fn os_nanos() -> u64 {
-    static START: OnceLock<Instant> = OnceLock::new();
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     // Not zero at the start, so that a tick before the origin still has room below it.
     nanos(START.get_or_init(Instant::now).elapsed()) + (1 << 40)
 }
