@@ -9,4 +9,5 @@ venv="$root/target/test-venv"
 "$venv/bin/pip" install -q --disable-pip-version-check \
   hdrhistogram==0.10.8 \
   numpy==2.4.6 scipy==1.17.1 \
-  llmock==0.2.2 fastapi==0.165.0 uvicorn==0.54.0
+  llmock==0.2.2 fastapi==0.165.0 uvicorn==0.54.0 \
+  mcp==2.3.0

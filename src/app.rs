@@ -41,6 +41,7 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
         Command::Report { summary, output } => show_again(&summary, &output),
         Command::Compare(c) => crate::compare::run(&c),
         Command::Sweep(s) => crate::sweep::run(&s),
+        Command::Mcp(m) => mcp_test(&m),
         Command::Serve(config) => match Server::start(&config) {
             Ok(server) => serve_until_interrupted(&server),
             Err(e) => {
@@ -160,6 +161,54 @@ fn display_mode(show: &Show) -> Mode {
 }
 
 /// One load test, start to exit code.
+/// `spate mcp`: asks the server for its tools, then prints them (`--list`) or runs the calls.
+fn mcp_test(m: &cli::McpRun) -> u8 {
+    let url = crate::redact::url(&m.plan.target.url);
+    // As a run that could not start: one line, and a document for programs reading the JSON.
+    let refuse = |kind: &str, message: String, code: u8| {
+        say(&format!("spate: mcp: {message}"));
+        let failure = RunFailure {
+            kind: kind.into(),
+            message,
+        };
+        emit(
+            &Report::not_run(&m.plan, failure, &m.show.summary),
+            &m.show,
+            code,
+        )
+    };
+    let listing = match crate::mcp::probe::list_tools(&m.plan) {
+        Ok(l) => l,
+        Err(e) => {
+            let kind = match e {
+                crate::mcp::probe::ProbeError::Unreachable(_) => "unreachable",
+                crate::mcp::probe::ProbeError::NotMcp(_) => "not_mcp",
+            };
+            return refuse(kind, format!("{url}: {e}"), EXIT_NO_SUCCESS);
+        }
+    };
+    if m.list_only {
+        let text = match m.show.output.format {
+            report::Format::Json => crate::mcp::plan::tools_json(&listing, &url),
+            _ => crate::mcp::plan::tools_text(&listing, &url),
+        };
+        return print_bytes(text.as_bytes());
+    }
+    let order = crate::request_list::Order::RoundRobin;
+    let list = match crate::mcp::plan::list(&m.calls, &listing, &m.plan.target, order, m.progress) {
+        Ok(l) => l,
+        Err(e) => return refuse("plan", e, EXIT_USAGE),
+    };
+    let plan = Plan {
+        list: Some(Arc::new(list)),
+        ..m.plan.clone()
+    };
+    if let Err(e) = plan.validate() {
+        return refuse("plan", e.to_string(), EXIT_USAGE);
+    }
+    load_test(&plan, &m.show)
+}
+
 pub fn load_test(plan: &Plan, show: &Show) -> u8 {
     for note in &show.notes {
         say(note);

@@ -38,6 +38,8 @@ pub enum Order {
 pub struct RequestList {
     pub entries: Vec<Entry>,
     pub order: Order,
+    /// `spate mcp`: each request's own headers, its row in the report and the calls' weights.
+    pub mcp: Option<std::sync::Arc<crate::mcp::Prepared>>,
 }
 
 /// Why a list cannot be used; says where.
@@ -71,7 +73,11 @@ impl RequestList {
                 first.target.authority()
             )));
         }
-        Ok(RequestList { entries, order })
+        Ok(RequestList {
+            entries,
+            order,
+            mcp: None,
+        })
     }
 
     /// The list of `--urls-from-file`: a request a line, `URL` or `METHOD URL [BODY]` (the body
@@ -164,6 +170,8 @@ pub struct Picker {
     next: usize,
     /// Random order: xorshift64* state.
     random: Option<u64>,
+    /// Weighted calls: the order of places that gives each its share; the picker walks it.
+    schedule: Option<std::sync::Arc<[u16]>>,
 }
 
 impl Picker {
@@ -172,6 +180,7 @@ impl Picker {
         Picker {
             len: len.max(1),
             next: 0,
+            schedule: None,
             random: match order {
                 Order::RoundRobin => None,
                 // Never zero, and another sequence per thread.
@@ -186,9 +195,27 @@ impl Picker {
         }
     }
 
+    /// As [`Picker::new`], walking `schedule` (places of the list, each as often as its
+    /// weight) in `order` instead of the list itself.
+    pub fn scheduled(schedule: std::sync::Arc<[u16]>, order: Order, thread: usize) -> Picker {
+        Picker {
+            schedule: Some(schedule.clone()),
+            ..Picker::new(schedule.len(), order, thread)
+        }
+    }
+
     /// The index of the next request.
     #[inline]
     pub fn pick(&mut self) -> usize {
+        let i = self.step();
+        match &self.schedule {
+            None => i,
+            Some(s) => usize::from(s[i]),
+        }
+    }
+
+    #[inline]
+    fn step(&mut self) -> usize {
         match &mut self.random {
             None => {
                 let i = self.next;
@@ -297,5 +324,16 @@ mod tests {
         }
         // A seed of zero still moves.
         assert_ne!(seq(0, usize::MAX)[..10], [0; 10]);
+    }
+
+    #[test]
+    fn a_schedule_gives_places_their_shares() {
+        let s: std::sync::Arc<[u16]> = vec![0, 0, 1, 0].into();
+        let mut p = Picker::scheduled(s.clone(), Order::RoundRobin, 0);
+        let got: Vec<usize> = (0..8).map(|_| p.pick()).collect();
+        assert_eq!(got, [0, 0, 1, 0, 0, 0, 1, 0]);
+        let mut p = Picker::scheduled(s, Order::Random(3), 0);
+        let ones = (0..4000).filter(|_| p.pick() == 1).count();
+        assert!((800..1200).contains(&ones), "{ones}");
     }
 }

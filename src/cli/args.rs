@@ -113,6 +113,70 @@ pub enum Sub {
         mut_arg("duration", |a| a.help("Run each level for this long (500ms, 10s, 1m30s) instead of a request count"))
     )]
     Sweep(Box<SweepArgs>),
+    /// Benchmark an MCP server's tools over Streamable HTTP: each call timed to the JSON-RPC
+    /// response with its id, judged (a tool's isError and a JSON-RPC error are failures, not
+    /// successes), and reported per tool.
+    ///
+    /// Name the calls with --tool (and --args), --args-file, --resource, --prompt or
+    /// --tools-list; spate does not guess. `spate mcp --list URL` prints the server's tools and
+    /// their input schemas. The load flags are a run's (-c, -n, -z, -q, --slo, --format...).
+    #[command(
+        mut_arg("method", |a| a.hide(true)),
+        mut_arg("body", |a| a.hide(true)),
+        mut_arg("body_file", |a| a.hide(true)),
+        mut_arg("script", |a| a.hide(true)),
+        mut_arg("content_type", |a| a.hide(true)),
+        mut_arg("accept", |a| a.hide(true))
+    )]
+    Mcp(Box<McpArgs>),
+}
+
+/// `spate mcp`: the server, the calls, and a run's load and output flags.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// The server's MCP endpoint, e.g. http://127.0.0.1:8000/mcp.
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Print the server's tools with their input schemas, and run nothing.
+    #[arg(long = "list")]
+    pub list: bool,
+
+    /// A tool to call, with its share of the calls: NAME or NAME:WEIGHT. Repeat for several.
+    #[arg(long = "tool", value_name = "NAME[:WEIGHT]")]
+    pub tools: Vec<String>,
+
+    /// The arguments of a --tool or --prompt: NAME='{"a":2}' (a JSON object).
+    #[arg(long = "args", value_name = "NAME=JSON")]
+    pub args: Vec<String>,
+
+    /// Calls from a JSON-lines file, one a line: {"tool": NAME, "arguments": {...},
+    /// "weight": N}, or "resource": URI, or "prompt": NAME.
+    #[arg(long = "args-file", value_name = "FILE")]
+    pub args_file: Option<PathBuf>,
+
+    /// A resource to read (resources/read) as a measured call. Repeat for several.
+    #[arg(long = "resource", value_name = "URI")]
+    pub resources: Vec<String>,
+
+    /// A prompt to get (prompts/get) as a measured call: NAME or NAME:WEIGHT.
+    #[arg(long = "prompt", value_name = "NAME[:WEIGHT]")]
+    pub prompts: Vec<String>,
+
+    /// Ask for progress notifications on each call (a progressToken in its _meta); the report
+    /// counts the notifications before each answer.
+    #[arg(long = "progress")]
+    pub progress: bool,
+
+    /// Measure tools/list itself, with this weight among the calls.
+    #[arg(long = "tools-list", value_name = "WEIGHT", num_args = 0..=1, default_missing_value = "1")]
+    pub tools_list: Option<u32>,
+
+    #[command(flatten)]
+    pub load: LoadArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// wrk's command line (`wrk --help`), with its defaults.

@@ -6,6 +6,7 @@ mod compare;
 mod files;
 mod generate;
 mod load;
+mod mcp;
 mod report;
 mod series_args;
 mod serve;
@@ -25,6 +26,7 @@ use crate::report::ReportOptions;
 use crate::report::{Format, Output, save};
 use crate::serve::ServeConfig;
 use args::{Cli, FormatArg, Forms, OutputArgs, RunArgs, Sub};
+pub use mcp::McpRun;
 
 /// Exit code for usage and input errors.
 pub const EXIT_USAGE: u8 = 2;
@@ -61,6 +63,8 @@ pub enum Command {
     Compare(Compare),
     /// `spate sweep`: one URL at several concurrency levels.
     Sweep(Sweep),
+    /// `spate mcp`: an MCP server's tools, listed or measured.
+    Mcp(Box<McpRun>),
 }
 
 /// What `spate sweep` runs and how it shows the result.
@@ -199,6 +203,7 @@ where
         Some(Sub::Compare(c)) => compare::command(*c, &argv),
         Some(Sub::Sweep(s)) => sweep::command(*s),
         Some(Sub::Wrk(w)) => wrk::command(*w),
+        Some(Sub::Mcp(m)) => mcp::command(*m),
         None => run(cli.run),
     }
 }

@@ -63,11 +63,17 @@ fn listed(plan: &Plan, l: &crate::request_list::RequestList) -> ListSetup {
     let requests = l
         .entries
         .iter()
-        .map(|e| {
+        .enumerate()
+        .map(|(i, e)| {
+            let mut headers = plan.headers.clone();
+            if let Some(m) = &l.mcp {
+                headers.extend(m.headers[i].iter().cloned());
+            }
             let p = Plan {
                 method: e.method.clone().unwrap_or_else(|| plan.method.clone()),
                 target: e.target.clone(),
                 body: e.body.clone().unwrap_or_else(|| plan.body.clone()),
+                headers,
                 ..plan.clone()
             };
             Listed {
@@ -84,6 +90,7 @@ fn listed(plan: &Plan, l: &crate::request_list::RequestList) -> ListSetup {
     ListSetup {
         requests,
         order: l.order,
+        mcp: l.mcp.clone(),
     }
 }
 

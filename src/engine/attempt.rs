@@ -266,7 +266,7 @@ pub fn record_entry(
                 r.done.nanos_since(adm.intended.unwrap_or(adm.start)),
             );
         }
-        (Ended::Failed(_), _) => e.failed += 1,
+        (Ended::Failed(class), _) => e.failed(class),
         _ => {}
     }
 }

@@ -8,10 +8,11 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
+use super::answering::Answering;
 use super::h1_lane::H1Lane;
 use super::h2_lane::{Group, H2Lane};
 use super::link::Link;
-use super::list_lane::ListLane;
+use super::list_lane::{ListLane, Listing};
 use super::script_lane::ScriptLane;
 use super::shared::{Connected, H2Handle, Shared};
 use super::slot::{Cancel, Slot, guarded};
@@ -99,9 +100,14 @@ impl Iterator for Links {
                 ))))
             }
             // A request list: off the static path, boxed.
+            Connected::H1(c) if ctx.setup.list.as_ref().is_some_and(|l| l.mcp.is_some()) => {
+                self.left -= 1;
+                let lane = ListLane::new(ctx, c, Answering::default());
+                Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
+            }
             Connected::H1(c) if ctx.setup.list.is_some() => {
                 self.left -= 1;
-                let lane = ListLane::new(ctx, c);
+                let lane = ListLane::new(ctx, c, Listing);
                 Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
             }
             // A script that runs around requests: off the static path, boxed.

@@ -193,6 +193,7 @@ async fn chain<'a>(
             hop.head_request,
             space,
             reached,
+            &mut (),
         )
         .await;
         let res = match outcome {

@@ -88,6 +88,10 @@ impl<E: Observe> H1Lane<E> {
         &self.events
     }
 
+    pub fn events_mut(&mut self) -> &mut E {
+        &mut self.events
+    }
+
     /// Drops the connection, if one is open, counting the responses it carried.
     fn close(&mut self, ctx: &Shared) {
         if self.conn.take().is_some() {

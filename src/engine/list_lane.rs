@@ -1,9 +1,11 @@
-//! A request list (several URLs, `--urls-from-file`): HTTP/1.1 as `H1Lane`, each attempt
-//! sending the request the thread's picker chooses (the same one again when a keep-alive close
-//! crossed it), from bytes built once. The loop records each attempt by its place in the list
-//! (`Lane::ENTRIES`). Off the static path (boxed); must not build or allocate per request.
+//! A request list (several URLs, `--urls-from-file`, `spate mcp`'s calls): HTTP/1.1 as
+//! `H1Lane`, each attempt sending the request the thread's picker chooses (the same one again
+//! when a keep-alive close crossed it), from bytes built once. What the responses are told to
+//! (`Answers`) may judge them: an MCP answer can fail a call on a response that came whole. The
+//! loop records each attempt by its row (`Lane::ENTRIES`). Off the static path (boxed); must not
+//! build or allocate per request.
 
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use super::attempt::Ended;
 use super::h1_lane::H1Lane;
@@ -29,17 +31,44 @@ impl Observe for Listing {
     }
 }
 
-pub struct ListLane {
-    inner: H1Lane<Listing>,
-    /// The place in the list of the current attempt's request.
-    entry: usize,
+impl Answers for Listing {}
+
+/// What a list's responses are told to, and what becomes of them.
+pub trait Answers: Observe + Sized {
+    /// An attempt of the list's request `i` begins.
+    #[inline(always)]
+    fn start(&mut self, _ctx: &Shared, _i: usize) {}
+    /// The response came whole: what it says of its request. `Err` fails the request though
+    /// its connection is sound.
+    #[inline(always)]
+    fn judge(&mut self, _ctx: &Shared, r: Response) -> Result<Response, Fail> {
+        Ok(r)
+    }
+    /// The row the list's request `i` is counted in.
+    #[inline(always)]
+    fn row(_ctx: &Shared, i: usize) -> usize {
+        i
+    }
 }
 
-impl ListLane {
-    pub fn new(ctx: &Shared, conn: OpenConn) -> ListLane {
+pub struct ListLane<E> {
+    inner: H1Lane<E>,
+    /// The place in the list of the current attempt's request.
+    place: usize,
+    /// The row it is counted in.
+    row: usize,
+    /// The current attempt's response came whole and was judged a failure: whether its
+    /// connection may carry the next.
+    judged: Option<bool>,
+}
+
+impl<E: Answers> ListLane<E> {
+    pub fn new(ctx: &Shared, conn: OpenConn, events: E) -> ListLane<E> {
         ListLane {
-            inner: H1Lane::new(ctx, conn, Listing),
-            entry: 0,
+            inner: H1Lane::new(ctx, conn, events),
+            place: 0,
+            row: 0,
+            judged: None,
         }
     }
 
@@ -47,7 +76,7 @@ impl ListLane {
         let Some(list) = &ctx.setup.list else {
             unreachable!("a list lane in a run without a list");
         };
-        &list.requests[self.entry]
+        &list.requests[self.place]
     }
 
     fn bytes<'c>(&self, ctx: &'c Shared) -> &'c [u8] {
@@ -59,7 +88,7 @@ impl ListLane {
     }
 }
 
-impl Lane for ListLane {
+impl<E: Answers> Lane for ListLane<E> {
     const ENTRIES: bool = true;
 
     fn poll_ready(&mut self, _: &Shared, _: usize, _: &mut Context<'_>) -> Poll<Ready> {
@@ -71,10 +100,14 @@ impl Lane for ListLane {
         if adm.retries == 0
             && let Some(p) = &ctx.picker
         {
-            self.entry = p.borrow_mut().pick();
+            self.place = p.borrow_mut().pick();
         }
+        self.judged = None;
+        self.row = E::row(ctx, self.place);
         let head = self.listed(ctx).head_request;
-        self.inner.start(ctx, adm, head)
+        let fresh = self.inner.start(ctx, adm, head);
+        self.inner.events_mut().start(ctx, self.place);
+        fresh
     }
 
     fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail> {
@@ -87,7 +120,16 @@ impl Lane for ListLane {
         cx: &mut Context<'_>,
     ) -> Poll<Result<Response, Fail>> {
         let bytes = self.bytes(ctx);
-        self.inner.exchange_with(ctx, cx, bytes)
+        let res = match ready!(self.inner.exchange_with(ctx, cx, bytes)) {
+            Ok(r) => r,
+            Err(f) => return Poll::Ready(Err(f)),
+        };
+        Poll::Ready(
+            self.inner
+                .events_mut()
+                .judge(ctx, res)
+                .inspect_err(|_| self.judged = Some(res.keep_alive)),
+        )
     }
 
     fn waiting(&self, slot: &Slot) {
@@ -95,7 +137,7 @@ impl Lane for ListLane {
     }
 
     fn entry(&self) -> usize {
-        self.entry
+        self.row
     }
 
     fn written(&self) -> Option<Tick> {
@@ -120,7 +162,13 @@ impl Lane for ListLane {
     }
 
     fn ended(&mut self, ctx: &Shared, ended: Ended) {
-        self.inner.ended(ctx, ended);
+        match (ended, self.judged.take()) {
+            // The response was whole: its connection goes on as after any other.
+            (Ended::Failed(_), Some(keep_alive)) => {
+                self.inner.ended(ctx, Ended::Completed { keep_alive });
+            }
+            _ => self.inner.ended(ctx, ended),
+        }
     }
 
     fn finish(&mut self, ctx: &Shared, index: usize) {

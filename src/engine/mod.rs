@@ -2,6 +2,7 @@
 //! tokio current-thread runtime), pre-connects every connection before the clock starts, then
 //! releases all threads at once and merges their `Stats` when they finish. Never prints.
 
+mod answering;
 mod armed;
 mod attempt;
 mod backoff;

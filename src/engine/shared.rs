@@ -110,6 +110,8 @@ pub struct Listed {
 pub struct ListSetup {
     pub requests: Vec<Listed>,
     pub order: crate::request_list::Order,
+    /// `spate mcp`: the answers are judged, and counted by row.
+    pub mcp: Option<Arc<crate::mcp::Prepared>>,
 }
 
 /// What a thread needs to make its script's state.
@@ -208,11 +210,16 @@ impl Shared {
             tasks: Spawner::default(),
             hops: setup.follow.clone().map(|f| RefCell::new(Hops::new(f))),
             picker: setup.list.as_ref().map(|l| {
-                RefCell::new(crate::request_list::Picker::new(
-                    l.requests.len(),
-                    l.order,
-                    setup.thread,
-                ))
+                RefCell::new(match &l.mcp {
+                    Some(m) => crate::request_list::Picker::scheduled(
+                        m.schedule.clone(),
+                        l.order,
+                        setup.thread,
+                    ),
+                    None => {
+                        crate::request_list::Picker::new(l.requests.len(), l.order, setup.thread)
+                    }
+                })
             }),
             setup,
             script,

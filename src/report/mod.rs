@@ -10,6 +10,7 @@ mod html;
 mod insight;
 mod json;
 mod latency;
+mod mcp;
 pub mod save;
 mod streaming;
 pub mod sweep;

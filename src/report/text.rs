@@ -37,6 +37,7 @@ fn write_report(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     legend(o, s, pal)?;
     statuses_and_errors(o, s)?;
     per_url(o, s)?;
+    super::mcp::section(o, s)?;
     phases_and_connections(o, s)?;
     super::streaming::section(o, s)?;
     insight(o, s, pal)?;
@@ -96,6 +97,9 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
     }
     if !s.per_url.is_empty() {
         extras.push("a request list, Per URL below".into());
+    }
+    if s.mcp.is_some() {
+        extras.push("MCP calls, Per tool below".into());
     }
     let extras = if extras.is_empty() {
         String::new()

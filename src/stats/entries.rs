@@ -6,7 +6,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::{HIST_HIGH_NS, HIST_LOW_NS};
+use super::{Failure, HIST_HIGH_NS, HIST_LOW_NS};
 
 /// One request's figures (or the others').
 #[derive(Debug, Clone)]
@@ -17,6 +17,11 @@ pub struct EntryStats {
     pub status: Vec<(u16, u64)>,
     /// Latency of completed responses, ns.
     pub latency: Histogram<u64>,
+    /// Failures by class, in the order first seen.
+    pub failures: Vec<(Failure, u64)>,
+    /// MCP: notifications that came before the answers, and how many were progress.
+    pub notifications: u64,
+    pub progress: u64,
 }
 
 impl Default for EntryStats {
@@ -27,6 +32,9 @@ impl Default for EntryStats {
             status: Vec::new(),
             latency: Histogram::new_with_bounds(HIST_LOW_NS, HIST_HIGH_NS, 2)
                 .expect("constant histogram bounds are valid"),
+            failures: Vec::new(),
+            notifications: 0,
+            progress: 0,
         }
     }
 }
@@ -41,9 +49,25 @@ impl EntryStats {
         }
     }
 
+    pub fn failed(&mut self, class: Failure) {
+        self.failed += 1;
+        count(&mut self.failures, class, 1);
+    }
+
+    /// Notifications before an answer: `n`, of which `progress` were progress.
+    pub fn noted(&mut self, n: u32, progress: u32) {
+        self.notifications += u64::from(n);
+        self.progress += u64::from(progress);
+    }
+
     pub fn add(&mut self, o: &EntryStats) {
         self.completed += o.completed;
         self.failed += o.failed;
+        for &(c, n) in &o.failures {
+            count(&mut self.failures, c, n);
+        }
+        self.notifications += o.notifications;
+        self.progress += o.progress;
         for &(code, n) in &o.status {
             match self.status.iter_mut().find(|(c, _)| *c == code) {
                 Some((_, m)) => *m += n,
@@ -52,6 +76,13 @@ impl EntryStats {
         }
         // Same bounds on both sides: adding cannot fail.
         let _ = self.latency.add(&o.latency);
+    }
+}
+
+fn count(into: &mut Vec<(Failure, u64)>, class: Failure, n: u64) {
+    match into.iter_mut().find(|(c, _)| *c == class) {
+        Some((_, m)) => *m += n,
+        None => into.push((class, n)),
     }
 }
 

@@ -36,10 +36,17 @@ pub enum Failure {
     StreamTruncated,
     /// --idle-timeout: a stream received no bytes for that long.
     StreamIdle,
+    /// MCP: the tool ran and reported an error (`isError: true`), or asked for input a load
+    /// test cannot give.
+    ToolError,
+    /// MCP: the server answered the call with a JSON-RPC error object.
+    JsonRpc,
+    /// MCP: the answer broke the protocol: not JSON-RPC, another id, or no answer at all.
+    Protocol,
 }
 
 impl Failure {
-    pub const ALL: [Failure; 13] = [
+    pub const ALL: [Failure; 16] = [
         Failure::Connect,
         Failure::Ports,
         Failure::Tls,
@@ -53,6 +60,9 @@ impl Failure {
         Failure::Redirect,
         Failure::StreamTruncated,
         Failure::StreamIdle,
+        Failure::ToolError,
+        Failure::JsonRpc,
+        Failure::Protocol,
     ];
 
     /// Stable name used in the report and the JSON.
@@ -71,6 +81,9 @@ impl Failure {
             Failure::Redirect => "redirect",
             Failure::StreamTruncated => "stream_truncated",
             Failure::StreamIdle => "stream_idle",
+            Failure::ToolError => "tool_error",
+            Failure::JsonRpc => "jsonrpc_error",
+            Failure::Protocol => "protocol",
         }
     }
 

@@ -13,6 +13,7 @@ mod open_model;
 mod stream;
 mod summary;
 pub mod timeline;
+mod tool_row;
 mod url_row;
 
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
@@ -29,6 +30,7 @@ pub use summary::{
     Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, RunFailure,
     SCHEMA_VERSION, StatusRow, Summary, ThreadRates, Totals,
 };
+pub use tool_row::{McpSummary, ToolRow};
 pub use url_row::UrlRow;
 
 use std::ops::AddAssign;
@@ -318,6 +320,9 @@ impl Stats {
                 Failure::Redirect,
                 Failure::StreamTruncated,
                 Failure::StreamIdle,
+                Failure::ToolError,
+                Failure::JsonRpc,
+                Failure::Protocol,
             ]),
             f(&[Failure::Write]),
             f(&[Failure::Timeout]),

@@ -45,6 +45,9 @@ pub struct Summary {
     /// first `request_list::MAX_TRACKED` together, last); empty without a list.
     #[serde(default)]
     pub per_url: Vec<super::UrlRow>,
+    /// `spate mcp`: the server, the transport and a row per tool; null otherwise.
+    #[serde(default)]
+    pub mcp: Option<super::McpSummary>,
     /// When the measured window began, in ms since the Unix epoch.
     pub start_unix_ms: u64,
     /// The measured window second by second.
@@ -61,7 +64,8 @@ pub struct Summary {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunFailure {
     /// A stable word: `unreachable`, `resolve`, `tls_setup`, `plan`, `request`, `file_limit`,
-    /// `threads`.
+    /// `threads`, `script`; `not_mcp` when `spate mcp`'s server answered but not as an MCP
+    /// server of the revision spate speaks.
     pub kind: String,
     /// The same line spate printed on stderr.
     pub message: String,
@@ -389,7 +393,13 @@ impl Summary {
             per_url: plan
                 .list
                 .as_ref()
+                .filter(|l| l.mcp.is_none())
                 .map_or_else(Vec::new, |l| super::UrlRow::of(plan, l, &s.per_entry)),
+            mcp: plan
+                .list
+                .as_ref()
+                .and_then(|l| l.mcp.as_ref())
+                .map(|m| super::McpSummary::of(m, &s.per_entry, elapsed)),
             start_unix_ms: run.start_unix_ms,
             timeline: s
                 .seconds

@@ -212,7 +212,7 @@ fn shown(text: &str, key: &str) -> Option<(f64, f64)> {
 }
 
 /// The `data-key` cells of a page: (key, text).
-fn cells(dom: &str) -> Vec<(String, String)> {
+pub fn cells(dom: &str) -> Vec<(String, String)> {
     dom.split("data-key=\"")
         .skip(1)
         .map(|rest| {
@@ -247,7 +247,7 @@ fn clean(b: &Browsed, inked: f64) {
 }
 
 /// Checks that every `data-key` figure of `dom` shows its field of `doc`; returns how many.
-fn figures_match(dom: &str, doc: &Value) -> usize {
+pub fn figures_match(dom: &str, doc: &Value) -> usize {
     let cells = cells(dom);
     for (key, text) in &cells {
         let json = at(doc, key);

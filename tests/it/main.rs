@@ -16,6 +16,7 @@ mod install;
 mod layers;
 mod limits;
 mod list;
+mod mcp;
 mod nginx;
 mod open;
 mod pki;

@@ -18,19 +18,9 @@ use spate::proto::{Events, Media};
 use crate::nginx::Nginx;
 use crate::schema::validate;
 use crate::support::{
-    Peer, Scripted, failed_json, free_addr, have, spate, spate_json, spawn_listening, test_python,
-    usage_error,
+    Child, Peer, Scripted, failed_json, free_addr, have, spate, spate_json, spawn_listening,
+    test_python, usage_error,
 };
-
-/// Kills the server when the test ends, whatever happens.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The meter, and what the head said.
 struct Watch<G> {

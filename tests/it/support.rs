@@ -275,6 +275,16 @@ pub fn test_python(module: &str) -> Option<std::path::PathBuf> {
     found.then_some(python)
 }
 
+/// A server process of another project's, killed when the test ends.
+pub struct Child(pub std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `cmd` (a server of another project's) with its output discarded, and waits until it
 /// listens on `addr`, which it was told to use.
 pub fn spawn_listening(cmd: &mut std::process::Command, addr: SocketAddr) -> std::process::Child {

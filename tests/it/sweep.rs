@@ -8,17 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 use spate::serve::ServeConfig;
 
-use crate::support::{builtin, free_addr, have, spate, spawn_listening};
-
-/// Kills the server when the test ends, whatever happens.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::support::{Child, builtin, free_addr, have, spate, spawn_listening};
 
 fn limited(n: u32, delay_ms: u32) -> Option<(Child, String)> {
     if !have("python3") {

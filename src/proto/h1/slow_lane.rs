@@ -14,7 +14,7 @@ use super::ResponseParser;
 use super::lane::{Conn, ReadSpace};
 use super::response::feed_with_carry;
 use crate::clock::Tick;
-use crate::proto::{Fail, Response};
+use crate::proto::{Events, Fail, Response};
 use crate::stats::Failure;
 
 /// How far an exchange got, in cells the caller keeps: they outlive an exchange that is
@@ -33,13 +33,15 @@ impl Reached<'_> {
     }
 }
 
-/// Writes `request` on `conn`, then reads its response (`head_request`: the request was HEAD).
-pub async fn exchange(
+/// Writes `request` on `conn`, then reads its response (`head_request`: the request was HEAD),
+/// telling `events` what it says as it arrives.
+pub async fn exchange<E: Events>(
     conn: &mut Conn,
     request: &[u8],
     head_request: bool,
     space: &mut ReadSpace,
     reached: Reached<'_>,
+    events: &mut E,
 ) -> Result<Response, Fail> {
     reached.written.set(None);
     reached.bytes_in.set(0);
@@ -55,10 +57,11 @@ pub async fn exchange(
             space,
             reached,
             Fail::io(Failure::Write, e),
+            events,
         );
     }
     reached.written.set(Some(Tick::now()));
-    if feed_carry(conn, &mut parser, space, reached)? {
+    if feed_carry(conn, &mut parser, space, reached, events)? {
         return Ok(response(&parser, reached, None, Tick::now()));
     }
     let mut first_byte = None;
@@ -76,40 +79,43 @@ pub async fn exchange(
         }
         let now = Tick::now();
         first_byte.get_or_insert(now);
-        if feed(conn, &mut parser, space, n, reached)? {
+        events.read_at(now);
+        if feed(conn, &mut parser, space, n, reached, events)? {
             return Ok(response(&parser, reached, first_byte, now));
         }
     }
 }
 
 /// The bytes the connection already holds; true if they complete the response.
-fn feed_carry(
+fn feed_carry<E: Events>(
     conn: &mut Conn,
     parser: &mut ResponseParser,
     space: &mut ReadSpace,
     reached: Reached<'_>,
+    events: &mut E,
 ) -> Result<bool, Fail> {
     if conn.carry.is_empty() {
         return Ok(false);
     }
     let before = conn.carry.len();
-    let done = feed_with_carry(parser, &mut conn.carry, &[], &mut space.heads, &mut ())
+    let done = feed_with_carry(parser, &mut conn.carry, &[], &mut space.heads, events)
         .map_err(Fail::parse)?;
     reached.add_in(before - conn.carry.len());
     Ok(done)
 }
 
 /// Parses the `n` bytes just read into the space; true if they complete the response.
-fn feed(
+fn feed<E: Events>(
     conn: &mut Conn,
     parser: &mut ResponseParser,
     space: &mut ReadSpace,
     n: usize,
     reached: Reached<'_>,
+    events: &mut E,
 ) -> Result<bool, Fail> {
     let ReadSpace { buf, heads } = space;
     let before = conn.carry.len();
-    match feed_with_carry(parser, &mut conn.carry, &buf[..n], heads, &mut ()) {
+    match feed_with_carry(parser, &mut conn.carry, &buf[..n], heads, events) {
         Ok(complete) => {
             // Bytes that stay in `carry` for a later response are not this one's.
             reached.add_in((before + n).saturating_sub(conn.carry.len()));
@@ -124,20 +130,21 @@ fn feed(
 
 /// After a write the server's close cut short: what it answered before closing (a 413 to an
 /// upload), if it is whole and already here, is the answer, on a connection not to be reused.
-fn early_answer(
+fn early_answer<E: Events>(
     conn: &mut Conn,
     parser: &mut ResponseParser,
     space: &mut ReadSpace,
     reached: Reached<'_>,
     failed: Fail,
+    events: &mut E,
 ) -> Result<Response, Fail> {
     if failed.class != Failure::Closed {
         return Err(failed);
     }
-    let complete = match feed_carry(conn, parser, space, reached) {
+    let complete = match feed_carry(conn, parser, space, reached, events) {
         Ok(true) => true,
         Ok(false) => match conn.stream.read(&mut space.buf).now_or_never() {
-            Some(Ok(n)) if n > 0 => feed(conn, parser, space, n, reached).unwrap_or(false),
+            Some(Ok(n)) if n > 0 => feed(conn, parser, space, n, reached, events).unwrap_or(false),
             _ => false,
         },
         Err(_) => false,

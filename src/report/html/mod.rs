@@ -5,6 +5,7 @@
 
 mod baseline;
 mod charts;
+mod mcp;
 mod streaming;
 mod svg;
 mod sweep;
@@ -251,6 +252,9 @@ pub fn to_html(r: &Report) -> String {
         codes.push_str(&f);
     }
     section(&mut o, "statuses", "Status codes and failures", &codes, "");
+    if let Some((note, body)) = mcp::section(r) {
+        section(&mut o, "per-tool", "Per tool", &body, &note);
+    }
     if let Some(body) = tables::per_url(r) {
         section(
             &mut o,

@@ -1,0 +1,142 @@
+//! `spate mcp`: the server's URL, the calls to measure (`--tool`, `--args`, `--args-file`,
+//! `--resource`, `--prompt`, `--tools-list`) and a run's load flags, made into a plan and a list
+//! of calls. Refuses flags that would change the requests MCP defines. Reads the calls' file,
+//! runs nothing: asking the server is the app's.
+
+use serde_json::Map;
+
+use super::args::McpArgs;
+use super::{Command, Exit, load, show};
+use crate::mcp::call::{self, Call, Method};
+
+/// What `spate mcp` does once the server has been asked for its tools.
+#[derive(Debug)]
+pub struct McpRun {
+    pub plan: crate::plan::Plan,
+    pub show: super::Show,
+    /// `--list`: print the tools and run nothing.
+    pub list_only: bool,
+    /// The calls, in the order given (empty with `--list`).
+    pub calls: Vec<Call>,
+    /// `--progress`: each call asks for progress notifications.
+    pub progress: bool,
+}
+
+pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
+    let usage = |m: String| Exit::usage(format!("mcp: {m}"));
+    let Some(url) = a.url.clone() else {
+        return Err(usage(
+            "give the server's MCP endpoint, e.g. spate mcp --list http://127.0.0.1:8000/mcp"
+                .into(),
+        ));
+    };
+    for (given, flag) in [
+        (a.load.method != "GET", "-m"),
+        (a.load.body.is_some(), "-d"),
+        (a.load.body_file.is_some(), "-D"),
+        (a.load.content_type.is_some(), "-T"),
+        (a.load.accept.is_some(), "-A"),
+        (a.load.script.is_some(), "--script"),
+        (a.load.stream.is_some(), "--stream"),
+        (a.load.redirect.is_some(), "--redirect"),
+        (a.load.http2, "--http2"),
+        (a.load.streams > 1, "--streams"),
+    ] {
+        if given {
+            return Err(usage(format!(
+                "{flag} does not apply: MCP says how each call is sent (a POST of JSON-RPC over HTTP/1.1)"
+            )));
+        }
+    }
+    let calls = calls(&a).map_err(usage)?;
+    if !a.list && calls.is_empty() {
+        return Err(usage(
+            "name the calls to measure: --tool NAME (with --args NAME='{...}'), --args-file, --resource, --prompt or --tools-list; spate does not guess (spate mcp --list URL shows the tools)".into(),
+        ));
+    }
+    if a.list && !calls.is_empty() {
+        return Err(usage(
+            "--list prints the tools and runs nothing: give it without calls".into(),
+        ));
+    }
+    let verbose = a.load.verbose;
+    let progress = a.progress;
+    let (mut plan, notes) = load::plan(a.load, &url)?;
+    plan.method = "POST".into();
+    // Answers are read as JSON: a compressed one could not be.
+    plan.compression = false;
+    plan.protocol = crate::plan::Protocol::Http1;
+    let mut show = show(a.output)?;
+    show.notes = notes;
+    show.verbose = verbose;
+    Ok(Command::Mcp(Box::new(McpRun {
+        plan,
+        show,
+        list_only: a.list,
+        calls,
+        progress,
+    })))
+}
+
+/// The calls the flags name, in order: tools, prompts, resources, tools/list, then the file's.
+fn calls(a: &McpArgs) -> Result<Vec<Call>, String> {
+    let mut args: Vec<(String, Map<String, serde_json::Value>)> = Vec::new();
+    for s in &a.args {
+        let (name, m) = call::named_arguments(s)?;
+        if args.iter().any(|(n, _)| *n == name) {
+            return Err(format!(
+                "--args {name} is given twice; for several argument sets use --args-file"
+            ));
+        }
+        args.push((name, m));
+    }
+    let mut used = vec![false; args.len()];
+    let mut take = |name: &str| {
+        let i = args.iter().position(|(n, _)| n == name)?;
+        used[i] = true;
+        Some(args[i].1.clone())
+    };
+    let mut calls = Vec::new();
+    for t in &a.tools {
+        let (name, weight) = call::name_and_weight(t).map_err(|e| format!("--tool {e}"))?;
+        let arguments = take(&name).unwrap_or_default();
+        calls.push(Call {
+            method: Method::Tool { name, arguments },
+            weight,
+        });
+    }
+    for p in &a.prompts {
+        let (name, weight) = call::name_and_weight(p).map_err(|e| format!("--prompt {e}"))?;
+        let arguments = take(&name).unwrap_or_default();
+        calls.push(Call {
+            method: Method::Prompt { name, arguments },
+            weight,
+        });
+    }
+    for uri in &a.resources {
+        calls.push(Call {
+            method: Method::Resource { uri: uri.clone() },
+            weight: 1,
+        });
+    }
+    match a.tools_list {
+        Some(0) => return Err("--tools-list: a weight is at least 1".into()),
+        Some(weight) => calls.push(Call {
+            method: Method::ListTools,
+            weight,
+        }),
+        None => {}
+    }
+    if let Some(i) = used.iter().position(|u| !u) {
+        return Err(format!("--args {} names no --tool or --prompt", args[i].0));
+    }
+    if let Some(path) = &a.args_file {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+        calls.extend(call::from_lines(&name, &text)?);
+    }
+    if calls.len() > call::MAX_CALLS {
+        return Err(format!("more than {} calls", call::MAX_CALLS));
+    }
+    Ok(calls)
+}

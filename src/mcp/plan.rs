@@ -1,0 +1,231 @@
+//! From the calls the user named and the tools the server listed to the request list the engine
+//! sends: each call's request built once (headers and body), its row in the report, and the
+//! order that gives each call its weight. Refuses a tool the server does not have, and one whose
+//! definition the transport's rules exclude. Must not know sockets.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::call::{self, Call, Method};
+use super::probe::Listing;
+use super::{Prepared, id_of, wire};
+use crate::request_list::{Entry, Order, RequestList};
+use crate::target::Target;
+
+/// The name of the transport the requests use, as the report gives it.
+pub const STREAMABLE_HTTP: &str = "streamable-http";
+
+/// The request list of `calls` against the server `listing` describes, at `target`;
+/// `progress`: each call asks for progress notifications.
+pub fn list(
+    calls: &[Call],
+    listing: &Listing,
+    target: &Target,
+    order: Order,
+    progress: bool,
+) -> Result<RequestList, String> {
+    let mut entries = Vec::with_capacity(calls.len());
+    let mut headers = Vec::with_capacity(calls.len());
+    let mut rows = Vec::with_capacity(calls.len());
+    let mut labels: Vec<String> = Vec::new();
+    for (i, c) in calls.iter().enumerate() {
+        let schema = match &c.method {
+            Method::Tool { name, .. } => {
+                let Some(tool) = listing.tools.iter().find(|t| t.name == *name) else {
+                    return Err(no_such_tool(name, listing));
+                };
+                if let Err(why) = wire::mirrored(&tool.schema) {
+                    return Err(format!(
+                        "the server's definition of tool {name} breaks the transport's rules \
+                         ({why}), so a client must not call it"
+                    ));
+                }
+                Some(&tool.schema)
+            }
+            _ => None,
+        };
+        let (h, body) = wire::request(c, id_of(i), schema, progress);
+        let label = c.label();
+        let row = match labels.iter().position(|l| *l == label) {
+            Some(r) => r,
+            None => {
+                labels.push(label);
+                labels.len() - 1
+            }
+        };
+        rows.push(row as u16);
+        headers.push(h);
+        entries.push(Entry {
+            method: Some("POST".into()),
+            target: target.clone(),
+            body: Some(body),
+        });
+    }
+    let weights: Vec<u32> = calls.iter().map(|c| c.weight).collect();
+    let schedule = call::schedule(&weights)?;
+    let mut list = RequestList::new(entries, order).map_err(|e| e.0)?;
+    list.mcp = Some(Arc::new(Prepared {
+        headers,
+        rows,
+        labels,
+        schedule: schedule.into(),
+        transport: STREAMABLE_HTTP.into(),
+        version: listing.version.into(),
+        server: listing.server.clone(),
+    }));
+    Ok(list)
+}
+
+fn no_such_tool(name: &str, listing: &Listing) -> String {
+    let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
+    match names.is_empty() {
+        true => format!("the server has no tool named {name:?}: it lists no tools"),
+        false => format!(
+            "the server has no tool named {name:?} (it has: {})",
+            names.join(", ")
+        ),
+    }
+}
+
+/// `spate mcp --list` as text: the server, then each tool with its description and input
+/// schema.
+pub fn tools_text(listing: &Listing, url: &str) -> String {
+    let mut o = format!(
+        "{} at {url} (MCP {}, Streamable HTTP): {} tool{}\n",
+        listing.server.as_deref().unwrap_or("MCP server"),
+        listing.version,
+        listing.tools.len(),
+        if listing.tools.len() == 1 { "" } else { "s" }
+    );
+    for t in &listing.tools {
+        o.push('\n');
+        o.push_str(&t.name);
+        if let Some(d) = t
+            .description
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+        {
+            o.push_str("  ");
+            o.push_str(d.lines().next().unwrap_or_default());
+        }
+        o.push_str("\n  input: ");
+        o.push_str(&t.schema.to_string());
+        o.push('\n');
+    }
+    o
+}
+
+/// `spate mcp --list --format json`: the same as one JSON object.
+pub fn tools_json(listing: &Listing, url: &str) -> String {
+    let tools: Vec<_> = listing
+        .tools
+        .iter()
+        .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.schema}))
+        .collect();
+    let doc = json!({
+        "url": url,
+        "server": listing.server,
+        "transport": STREAMABLE_HTTP,
+        "protocol_version": listing.version,
+        "tools": tools,
+    });
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&doc).expect("JSON serializes")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::probe::Tool;
+    use super::*;
+
+    fn listing() -> Listing {
+        Listing {
+            tools: vec![
+                Tool {
+                    name: "add".into(),
+                    description: Some("Add.".into()),
+                    schema: json!({"type": "object"}),
+                },
+                Tool {
+                    name: "bad".into(),
+                    description: None,
+                    schema: json!({"properties": {"x": {"type": "number", "x-mcp-header": "X"}}}),
+                },
+            ],
+            version: wire::MODERN,
+            server: Some("s 1".into()),
+        }
+    }
+
+    fn tool(name: &str, weight: u32) -> Call {
+        Call {
+            method: Method::Tool {
+                name: name.into(),
+                arguments: Default::default(),
+            },
+            weight,
+        }
+    }
+
+    #[test]
+    fn calls_become_requests_with_rows_and_a_schedule() {
+        let target = Target::parse("http://127.0.0.1:9/mcp").unwrap();
+        let calls = [
+            tool("add", 3),
+            Call {
+                method: Method::ListTools,
+                weight: 1,
+            },
+            tool("add", 1),
+        ];
+        let l = list(&calls, &listing(), &target, Order::RoundRobin, false).unwrap();
+        let m = l.mcp.as_ref().unwrap();
+        assert_eq!(l.entries.len(), 3);
+        assert_eq!(m.rows, [0, 1, 0]);
+        assert_eq!(m.labels, ["add", "tools/list"]);
+        assert_eq!(m.schedule.len(), 5);
+        let body: serde_json::Value =
+            serde_json::from_slice(l.entries[2].body.as_ref().unwrap()).unwrap();
+        assert_eq!(body["id"], id_of(2));
+    }
+
+    #[test]
+    fn unknown_and_invalid_tools_are_refused_by_name() {
+        let target = Target::parse("http://127.0.0.1:9/mcp").unwrap();
+        let e = list(
+            &[tool("sub", 1)],
+            &listing(),
+            &target,
+            Order::RoundRobin,
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("no tool named \"sub\" (it has: add, bad)"),
+            "{e}"
+        );
+        let e = list(
+            &[tool("bad", 1)],
+            &listing(),
+            &target,
+            Order::RoundRobin,
+            false,
+        )
+        .unwrap_err();
+        assert!(e.contains("breaks the transport's rules"), "{e}");
+    }
+
+    #[test]
+    fn the_tool_list_reads_as_text_and_json() {
+        let t = tools_text(&listing(), "http://h/mcp");
+        assert!(t.starts_with("s 1 at http://h/mcp (MCP 2026-07-28, Streamable HTTP): 2 tools\n"));
+        assert!(t.contains("\nadd  Add.\n  input: {\"type\":\"object\"}\n"));
+        let j: serde_json::Value = serde_json::from_str(&tools_json(&listing(), "u")).unwrap();
+        assert_eq!(j["tools"][0]["name"], "add");
+        assert_eq!(j["protocol_version"], "2026-07-28");
+    }
+}

@@ -1,0 +1,337 @@
+//! `spate mcp` against the official MCP Python SDK (PyPI `mcp`), which no one here wrote: a
+//! server of a few lines on the SDK's own server class (tests/it/servers/mcp_server.py) that
+//! writes each tool call it executes to a log. Counts must match the server's, errors must be
+//! told apart from successes, the latency must end at the answer, and the calls must carry
+//! what the SDK checks (the protocol version, the method and name headers, mirrored
+//! arguments). The SDK lives in target/test-venv (scripts/test-venv.sh).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::support::{Child, free_addr, spate, spawn_listening, test_python};
+
+struct Server {
+    _child: Child,
+    url: String,
+    log: PathBuf,
+}
+
+/// The SDK's server on a free port, answering in JSON (`json`) or with event streams where it
+/// has notifications to send; `None` (skipped) without the test virtualenv.
+fn server(name: &str, json: bool) -> Option<Server> {
+    let python = test_python("mcp")?;
+    let addr = free_addr();
+    let log = std::env::temp_dir().join(format!("spate-it-mcp-{}-{name}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/it/servers/mcp_server.py"
+    );
+    let mut cmd = std::process::Command::new(python);
+    cmd.args([
+        script,
+        "streamable-http",
+        &addr.port().to_string(),
+        log.to_str().unwrap(),
+    ]);
+    if json {
+        cmd.arg("json");
+    }
+    Some(Server {
+        _child: Child(spawn_listening(&mut cmd, addr)),
+        url: format!("http://{addr}/mcp"),
+        log,
+    })
+}
+
+impl Server {
+    /// How many times the server executed each tool.
+    fn executed(&self) -> HashMap<String, u64> {
+        let mut n = HashMap::new();
+        for line in std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+        {
+            *n.entry(line.to_string()).or_default() += 1;
+        }
+        n
+    }
+}
+
+/// `spate mcp --no-progress --format json ARGS`: the exit code and the result.
+fn mcp(args: &[&str]) -> (Option<i32>, Value) {
+    let mut all = vec!["mcp", "--no-progress", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = spate(&all);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), doc)
+}
+
+fn row<'a>(doc: &'a Value, tool: &str) -> &'a Value {
+    doc["mcp"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["tool"] == tool)
+        .unwrap_or_else(|| panic!("no row for {tool}: {}", doc["mcp"]))
+}
+
+#[test]
+fn calls_count_as_the_server_executed_them_and_tool_errors_are_not_successes() {
+    let Some(s) = server("counts", true) else {
+        return;
+    };
+    let (code, doc) = mcp(&[
+        "-n",
+        "40",
+        "-c",
+        "4",
+        "--tool",
+        "add:3",
+        "--args",
+        r#"add={"a":2,"b":3}"#,
+        "--tool",
+        "fails",
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0));
+    crate::schema::validate(&doc);
+    let ran = s.executed();
+    assert_eq!(ran.get("add"), Some(&30), "{ran:?}");
+    assert_eq!(ran.get("fails"), Some(&10), "{ran:?}");
+    let add = row(&doc, "add");
+    assert_eq!(
+        (add["calls"].as_u64(), add["succeeded"].as_u64()),
+        (Some(30), Some(30))
+    );
+    let fails = row(&doc, "fails");
+    assert_eq!(fails["succeeded"], 0);
+    assert_eq!(fails["tool_errors"], 10);
+    assert_eq!(doc["requests"]["successful"], 30);
+    assert_eq!(doc["requests"]["failed"], 10);
+    assert_eq!(doc["errors"][0]["class"], "tool_error");
+    assert_eq!(doc["mcp"]["protocol_version"], "2026-07-28");
+    assert_eq!(doc["mcp"]["transport"], "streamable-http");
+    assert_eq!(doc["mcp"]["server"], "spate-test");
+    // Each tool has its own latency.
+    assert!(add["p50_ms"].as_f64().is_some());
+    assert!(fails["p50_ms"].is_null());
+}
+
+#[test]
+fn a_slow_tool_is_timed_to_its_answer() {
+    let Some(s) = server("slow", false) else {
+        return;
+    };
+    let (code, doc) = mcp(&[
+        "-n",
+        "8",
+        "-c",
+        "4",
+        "--tool",
+        "slow",
+        "--args",
+        r#"slow={"ms":300}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0));
+    let p50 = row(&doc, "slow")["p50_ms"].as_f64().unwrap();
+    assert!(p50 >= 300.0, "{p50}");
+    // Just above: the answer, not something later (a generous bound for a loaded machine).
+    assert!(p50 < 1_500.0, "{p50}");
+    assert_eq!(s.executed().get("slow"), Some(&8));
+}
+
+#[test]
+fn calls_without_their_required_arguments_are_tool_errors_and_exit_1() {
+    let Some(s) = server("noargs", true) else {
+        return;
+    };
+    let (code, doc) = mcp(&["-n", "6", "-c", "2", "--tool", "add", &s.url]);
+    assert_eq!(code, Some(1));
+    assert_eq!(row(&doc, "add")["tool_errors"], 6);
+    assert_eq!(doc["requests"]["successful"], 0);
+    // The SDK refused the arguments before the tool ran.
+    assert_eq!(s.executed().get("add"), None);
+}
+
+#[test]
+fn progress_notifications_on_an_event_stream_are_counted_per_call() {
+    let Some(s) = server("progress", false) else {
+        return;
+    };
+    let (code, doc) = mcp(&[
+        "-n",
+        "6",
+        "-c",
+        "2",
+        "--progress",
+        "--tool",
+        "steps",
+        "--args",
+        r#"steps={"n":3}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0));
+    let steps = row(&doc, "steps");
+    assert_eq!(steps["succeeded"], 6);
+    assert_eq!(steps["notifications_per_call"], 3.0);
+    assert_eq!(steps["progress_per_call"], 3.0);
+}
+
+#[test]
+fn arguments_the_schema_mirrors_into_headers_are_sent_there() {
+    let Some(s) = server("headers", true) else {
+        return;
+    };
+    // The SDK answers 400 to a call whose Mcp-Param-Region header is missing.
+    let (code, doc) = mcp(&[
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "--tool",
+        "regional",
+        "--args",
+        r#"regional={"region":"Zürich"}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0), "{}", doc["status_codes"]);
+    assert_eq!(row(&doc, "regional")["succeeded"], 4);
+}
+
+#[test]
+fn the_list_shows_each_tool_and_its_schema() {
+    let Some(s) = server("list", true) else {
+        return;
+    };
+    let out = spate(&["mcp", "--list", &s.url]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("spate-test at "), "{text}");
+    assert!(
+        text.contains("\nadd  Add two numbers.\n  input: {"),
+        "{text}"
+    );
+    let out = spate(&["mcp", "--list", "--format", "json", &s.url]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for t in ["add", "slow", "fails", "crashes", "steps", "regional"] {
+        assert!(names.contains(&t), "{names:?}");
+    }
+    assert_eq!(
+        doc["tools"][0]["input_schema"]["required"],
+        serde_json::json!(["a", "b"])
+    );
+}
+
+#[test]
+fn spate_refuses_to_guess_and_names_what_is_wrong() {
+    let err = crate::support::usage_error(&["mcp", "http://127.0.0.1:9/mcp"]);
+    assert!(err.contains("spate does not guess"), "{err}");
+    let err =
+        crate::support::usage_error(&["mcp", "--tool", "a", "-m", "PUT", "http://127.0.0.1:9/mcp"]);
+    assert!(err.contains("-m does not apply"), "{err}");
+    let err = crate::support::usage_error(&[
+        "mcp",
+        "--tool",
+        "a",
+        "--args",
+        "b={}",
+        "http://127.0.0.1:9/mcp",
+    ]);
+    assert!(err.contains("--args b names no --tool"), "{err}");
+    let Some(s) = server("unknown", true) else {
+        return;
+    };
+    let err = crate::support::usage_error(&["mcp", "--tool", "sub", &s.url]);
+    assert!(
+        err.contains("no tool named \"sub\" (it has: add, slow,"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_server_that_is_not_mcp_is_one_line_and_exit_1() {
+    let srv =
+        crate::support::Scripted::constant(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n");
+    let out = spate(&["mcp", "--tool", "add", &format!("{}mcp", srv.url())]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("answered tools/list with HTTP 404"), "{err}");
+    // Programs reading the JSON still get a document that says why.
+    let out = spate(&[
+        "mcp",
+        "--format",
+        "json",
+        "--tool",
+        "add",
+        &format!("{}mcp", srv.url()),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::schema::validate(&doc);
+    assert_eq!(doc["error"]["kind"], "not_mcp");
+}
+
+#[test]
+fn the_page_has_a_row_per_tool_with_the_jsons_figures() {
+    let Some(s) = server("html", true) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("spate-it-mcp-html-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (page, json) = (dir.join("mcp.html"), dir.join("mcp.json"));
+    let out = spate(&[
+        "mcp",
+        "--no-progress",
+        "-n",
+        "30",
+        "-c",
+        "2",
+        "--tool",
+        "add:2",
+        "--args",
+        r#"add={"a":1,"b":1}"#,
+        "--tool",
+        "fails",
+        "--html",
+        page.to_str().unwrap(),
+        "--save",
+        json.to_str().unwrap(),
+        &s.url,
+    ]);
+    crate::support::succeeded(&out);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(html.contains("<section id=\"per-tool\">"));
+    let keys: Vec<String> = crate::html::cells(&html)
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    for key in [
+        "mcp.tools.0.succeeded",
+        "mcp.tools.1.tool_errors",
+        "mcp.tools.0.p999_ms",
+    ] {
+        assert!(keys.iter().any(|k| k == key), "{key} not on the page");
+    }
+    assert_eq!(doc["mcp"]["tools"][1]["tool_errors"], 10);
+    crate::html::figures_match(&html, &doc);
+    crate::html::check_page(&page, &doc);
+    let _ = std::fs::remove_dir_all(&dir);
+}
