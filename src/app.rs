@@ -177,7 +177,7 @@ fn mcp_test(m: &cli::McpRun) -> u8 {
             code,
         )
     };
-    let listing = match crate::mcp::probe::list_tools(&m.plan) {
+    let listing = match crate::mcp::probe::list_tools(&m.plan, m.era) {
         Ok(l) => l,
         Err(e) => {
             let kind = match e {
@@ -195,7 +195,7 @@ fn mcp_test(m: &cli::McpRun) -> u8 {
         return print_bytes(text.as_bytes());
     }
     let order = crate::request_list::Order::RoundRobin;
-    let list = match crate::mcp::plan::list(&m.calls, &listing, &m.plan.target, order, m.progress) {
+    let list = match crate::mcp::plan::list(&m.calls, &listing, &m.plan, order, m.progress) {
         Ok(l) => l,
         Err(e) => return refuse("plan", e, EXIT_USAGE),
     };

@@ -163,6 +163,13 @@ pub struct McpArgs {
     #[arg(long = "prompt", value_name = "NAME[:WEIGHT]")]
     pub prompts: Vec<String>,
 
+    /// The protocol revision: auto (the stateless 2026-07-28 if the server takes it, else a
+    /// handshake), 2026-07-28, or a revision with a handshake and sessions (2025-11-25,
+    /// 2025-06-18, 2025-03-26).
+    #[arg(long = "protocol-version", value_name = "VERSION", default_value = "auto",
+          value_parser = ["auto", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])]
+    pub protocol_version: String,
+
     /// Ask for progress notifications on each call (a progressToken in its _meta); the report
     /// counts the notifications before each answer.
     #[arg(long = "progress")]

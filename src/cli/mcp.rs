@@ -8,6 +8,7 @@ use serde_json::Map;
 use super::args::McpArgs;
 use super::{Command, Exit, load, show};
 use crate::mcp::call::{self, Call, Method};
+use crate::mcp::probe::Era;
 
 /// What `spate mcp` does once the server has been asked for its tools.
 #[derive(Debug)]
@@ -20,6 +21,8 @@ pub struct McpRun {
     pub calls: Vec<Call>,
     /// `--progress`: each call asks for progress notifications.
     pub progress: bool,
+    /// `--protocol-version`: which revision to speak.
+    pub era: Era,
 }
 
 pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
@@ -61,6 +64,18 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
     }
     let verbose = a.load.verbose;
     let progress = a.progress;
+    let era = match a.protocol_version.as_str() {
+        "auto" => Era::Auto,
+        v if v == crate::mcp::wire::MODERN => Era::Stateless,
+        v => match crate::mcp::session::KNOWN.iter().find(|k| **k == v) {
+            Some(k) => Era::Handshake(k),
+            None => {
+                return Err(usage(format!(
+                    "--protocol-version {v} is not one spate speaks"
+                )));
+            }
+        },
+    };
     let (mut plan, notes) = load::plan(a.load, &url)?;
     plan.method = "POST".into();
     // Answers are read as JSON: a compressed one could not be.
@@ -75,6 +90,7 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
         list_only: a.list,
         calls,
         progress,
+        era,
     })))
 }
 

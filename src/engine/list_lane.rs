@@ -5,16 +5,18 @@
 //! loop records each attempt by its row (`Lane::ENTRIES`). Off the static path (boxed); must not
 //! build or allocate per request.
 
+use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 
 use super::attempt::Ended;
 use super::h1_lane::H1Lane;
 use super::lane::{Again, Lane, Outcome, Ready};
-use super::shared::{Admitted, Connected, Listed, OpenConn, Shared};
+use super::shared::{Admitted, Connected, Conversation, Listed, OpenConn, Shared};
 use super::slot::Slot;
 use super::watch::Observe;
 use crate::clock::Tick;
-use crate::proto::{Events, Fail, Response, h2};
+use crate::proto::{Cause, Events, Fail, Response, h2};
+use crate::stats::Failure;
 
 /// What a list's responses are told to: nothing, as on the static path, but a type of its own,
 /// so that the exchange is compiled once more for this lane. Sharing the static path's `()`
@@ -60,6 +62,10 @@ pub struct ListLane<E> {
     /// The current attempt's response came whole and was judged a failure: whether its
     /// connection may carry the next.
     judged: Option<bool>,
+    /// The slot's place among the thread's slots.
+    index: usize,
+    /// `spate mcp` with sessions: the session of the connection and its requests.
+    session: Option<Rc<Conversation>>,
 }
 
 impl<E: Answers> ListLane<E> {
@@ -69,7 +75,14 @@ impl<E: Answers> ListLane<E> {
             place: 0,
             row: 0,
             judged: None,
+            index: 0,
+            session: None,
         }
+    }
+
+    /// The session the slot's connection opened, if it has one.
+    fn fetch_session(&mut self, ctx: &Shared) {
+        self.session = ctx.sessions.borrow().get(self.index).cloned().flatten();
     }
 
     fn listed<'c>(&self, ctx: &'c Shared) -> &'c Listed {
@@ -91,7 +104,8 @@ impl<E: Answers> ListLane<E> {
 impl<E: Answers> Lane for ListLane<E> {
     const ENTRIES: bool = true;
 
-    fn poll_ready(&mut self, _: &Shared, _: usize, _: &mut Context<'_>) -> Poll<Ready> {
+    fn poll_ready(&mut self, _: &Shared, index: usize, _: &mut Context<'_>) -> Poll<Ready> {
+        self.index = index;
         Poll::Ready(Ready::Go)
     }
 
@@ -105,13 +119,18 @@ impl<E: Answers> Lane for ListLane<E> {
         self.judged = None;
         self.row = E::row(ctx, self.place);
         let head = self.listed(ctx).head_request;
-        let fresh = self.inner.start(ctx, adm, head);
+        let open = self.inner.start(ctx, adm, head);
         self.inner.events_mut().start(ctx, self.place);
-        fresh
+        if open {
+            self.fetch_session(ctx);
+        }
+        open
     }
 
     fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail> {
-        self.inner.adopt(ctx, opened, adm)
+        self.inner.adopt(ctx, opened, adm)?;
+        self.fetch_session(ctx);
+        Ok(())
     }
 
     fn poll_exchange(
@@ -119,11 +138,30 @@ impl<E: Answers> Lane for ListLane<E> {
         ctx: &Shared,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Response, Fail>> {
-        let bytes = self.bytes(ctx);
+        let session = self.session.clone();
+        let bytes = match &session {
+            Some(s) => match self.inner.closing() {
+                true => &s.requests_close[self.place][..],
+                false => &s.requests[self.place][..],
+            },
+            None => self.bytes(ctx),
+        };
         let res = match ready!(self.inner.exchange_with(ctx, cx, bytes)) {
             Ok(r) => r,
             Err(f) => return Poll::Ready(Err(f)),
         };
+        // The server no longer knows the session: the connection is closed, and the next
+        // opens another session.
+        if res.status == 404 && session.is_some() {
+            self.session = None;
+            if let Some(s) = ctx.sessions.borrow_mut().get_mut(self.index) {
+                *s = None;
+            }
+            return Poll::Ready(Err(Fail {
+                class: Failure::SessionExpired,
+                cause: Cause::Other("the server answered 404: it no longer knows the session"),
+            }));
+        }
         Poll::Ready(
             self.inner
                 .events_mut()
@@ -145,7 +183,13 @@ impl<E: Answers> Lane for ListLane<E> {
     }
 
     fn bytes_out(&self, ctx: &Shared) -> u64 {
-        self.bytes(ctx).len() as u64
+        match &self.session {
+            Some(s) => match self.inner.closing() {
+                true => s.requests_close[self.place].len() as u64,
+                false => s.requests[self.place].len() as u64,
+            },
+            None => self.bytes(ctx).len() as u64,
+        }
     }
 
     fn bytes_in(&self) -> u64 {

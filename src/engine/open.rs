@@ -8,11 +8,15 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::shared::{Connected, H2Handle, LaneChoice, OpenConn, OpenGuard, OpenH2, Shared};
+use std::rc::Rc;
+
+use super::shared::{
+    Connected, Conversation, H2Handle, LaneChoice, OpenConn, OpenGuard, OpenH2, Shared,
+};
 use super::slot::{ConnectPhase, Slot};
 use super::watch::Watch;
 use crate::net::{self, Socket, Stream, TlsClient};
-use crate::proto::h1::Conn;
+use crate::proto::h1::{Conn, ReadSpace};
 use crate::proto::h2::{self as lane_h2, Counted};
 use crate::proto::{Cause, Events, Fail};
 use crate::route::Endpoint;
@@ -166,8 +170,19 @@ impl Shared {
                 }
             }
         } else {
+            let mut conn = Conn::new(stream);
+            if let Some(h) = self.handshake() {
+                slot.connect_reached(ConnectPhase::Session);
+                if let Err(fail) = self.open_session(&mut conn, h, slot).await {
+                    self.rec
+                        .stats
+                        .borrow_mut()
+                        .connect_failed(|| fail.to_string());
+                    return Err(fail);
+                }
+            }
             Connected::H1(OpenConn {
-                conn: Conn::new(stream),
+                conn,
                 _open: self.guard(),
             })
         };
@@ -182,6 +197,48 @@ impl Shared {
             Connected::H2(_) => s.conns.h2 += 1,
         }
         Ok(connected)
+    }
+
+    /// `spate mcp` with sessions: the handshake on a new connection, timed, and the session's
+    /// requests kept for the slot's calls.
+    async fn open_session(
+        &self,
+        conn: &mut Conn,
+        h: &crate::mcp::Handshake,
+        slot: &Slot,
+    ) -> Result<(), Fail> {
+        let t = Instant::now();
+        let mut space = ReadSpace::new(16 << 10);
+        let session =
+            crate::mcp::session::handshake(conn, &h.initialize, &h.initialized, &mut space).await?;
+        let took = t.elapsed().as_nanos() as u64;
+        self.rec
+            .stats
+            .borrow_mut()
+            .handshakes
+            .get_or_insert_default()
+            .completed(200, took);
+        let index = self.slot_index(slot);
+        let conversation = match (&session.id, &self.setup.list) {
+            (Some(_), Some(list)) => {
+                let with = |b: &Bytes| crate::mcp::session::with_session(b, &session);
+                Some(Rc::new(Conversation {
+                    requests: list.requests.iter().map(|l| with(&l.request)).collect(),
+                    requests_close: list
+                        .requests
+                        .iter()
+                        .map(|l| with(&l.request_close))
+                        .collect(),
+                }))
+            }
+            _ => None,
+        };
+        let mut sessions = self.sessions.borrow_mut();
+        if sessions.len() < self.slots.len() {
+            sessions.resize(self.slots.len(), None);
+        }
+        sessions[index] = conversation;
+        Ok(())
     }
 
     /// An HTTP/2 connection whose streams' responses go where the run's must: to a `Watch` per

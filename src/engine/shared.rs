@@ -183,6 +183,16 @@ pub struct Shared {
     pub script: Option<Rc<crate::script::Worker>>,
     /// A request list: the thread's choice of the next request.
     pub picker: Option<RefCell<crate::request_list::Picker>>,
+    /// `spate mcp` with sessions: each slot's session and its requests, set when its
+    /// connection's handshake gave the session an id (empty otherwise).
+    pub sessions: RefCell<Vec<Option<Rc<Conversation>>>>,
+}
+
+/// A session's requests: the list's, each with the session's id, built once per session.
+#[derive(Debug)]
+pub struct Conversation {
+    pub requests: Vec<Bytes>,
+    pub requests_close: Vec<Bytes>,
 }
 
 /// What opening connections keeps between connections.
@@ -221,9 +231,20 @@ impl Shared {
                     }
                 })
             }),
+            sessions: RefCell::new(Vec::new()),
             setup,
             script,
         }
+    }
+
+    /// The place of `slot` among the thread's slots.
+    pub fn slot_index(&self, slot: &Slot) -> usize {
+        (std::ptr::from_ref(slot).addr() - self.slots.as_ptr().addr()) / size_of::<Slot>()
+    }
+
+    /// `spate mcp` with sessions: the requests of a handshake each connection makes.
+    pub fn handshake(&self) -> Option<&crate::mcp::Handshake> {
+        self.setup.list.as_ref()?.mcp.as_ref()?.handshake.as_ref()
     }
 
     /// The slots of connection `group`: one per stream.

@@ -33,6 +33,8 @@ pub enum ConnectPhase {
     H2Handshake,
     /// Connected to the proxy; its answer to CONNECT is awaited.
     Proxy,
+    /// `spate mcp`: connected; the answers to the session's handshake are awaited.
+    Session,
 }
 
 impl ConnectPhase {
@@ -45,6 +47,10 @@ impl ConnectPhase {
             ),
             ConnectPhase::Proxy => format!(
                 "the proxy did not open the tunnel (answer CONNECT) within --connect-timeout {t:?}"
+            ),
+            ConnectPhase::Session => format!(
+                "the connection opened, but the server did not answer the MCP handshake \
+                 (initialize) within --connect-timeout {t:?}"
             ),
             ConnectPhase::H2Handshake => format!(
                 "the connection opened, but the server did not complete the HTTP/2 handshake (its \

@@ -9,6 +9,7 @@ pub mod call;
 pub mod plan;
 pub mod probe;
 pub mod rpc;
+pub mod session;
 pub mod wire;
 
 /// What an MCP run adds to its request list: each request's own headers, the report row it
@@ -29,6 +30,16 @@ pub struct Prepared {
     pub version: String,
     /// The server's name and version, when it said.
     pub server: Option<String>,
+    /// A revision with a handshake: each connection opens a session with these requests
+    /// (`notifications/initialized` without the session's id, which each session adds).
+    pub handshake: Option<Handshake>,
+}
+
+/// The requests of a connection's handshake, built once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Handshake {
+    pub initialize: bytes::Bytes,
+    pub initialized: bytes::Bytes,
 }
 
 /// The JSON-RPC id of the list's request `i`: built once, and only one call is in flight on a

@@ -11,7 +11,6 @@ use super::call::{self, Call, Method};
 use super::probe::Listing;
 use super::{Prepared, id_of, wire};
 use crate::request_list::{Entry, Order, RequestList};
-use crate::target::Target;
 
 /// The name of the transport the requests use, as the report gives it.
 pub const STREAMABLE_HTTP: &str = "streamable-http";
@@ -21,10 +20,11 @@ pub const STREAMABLE_HTTP: &str = "streamable-http";
 pub fn list(
     calls: &[Call],
     listing: &Listing,
-    target: &Target,
+    plan: &crate::plan::Plan,
     order: Order,
     progress: bool,
 ) -> Result<RequestList, String> {
+    let target = &plan.target;
     let mut entries = Vec::with_capacity(calls.len());
     let mut headers = Vec::with_capacity(calls.len());
     let mut rows = Vec::with_capacity(calls.len());
@@ -45,7 +45,10 @@ pub fn list(
             }
             _ => None,
         };
-        let (h, body) = wire::request(c, id_of(i), schema, progress);
+        let (h, body) = match listing.sessions {
+            false => wire::request(c, id_of(i), schema, progress),
+            true => wire::with_handshake(c, id_of(i), &listing.version, progress),
+        };
         let label = c.label();
         let row = match labels.iter().position(|l| *l == label) {
             Some(r) => r,
@@ -71,8 +74,12 @@ pub fn list(
         labels,
         schedule: schedule.into(),
         transport: STREAMABLE_HTTP.into(),
-        version: listing.version.into(),
+        version: listing.version.clone(),
         server: listing.server.clone(),
+        handshake: listing.sessions.then(|| super::Handshake {
+            initialize: super::session::initialize_request(plan, &listing.version),
+            initialized: super::session::initialized_request(plan, &listing.version),
+        }),
     }));
     Ok(list)
 }
@@ -156,8 +163,9 @@ mod tests {
                     schema: json!({"properties": {"x": {"type": "number", "x-mcp-header": "X"}}}),
                 },
             ],
-            version: wire::MODERN,
+            version: wire::MODERN.into(),
             server: Some("s 1".into()),
+            sessions: false,
         }
     }
 
@@ -173,7 +181,8 @@ mod tests {
 
     #[test]
     fn calls_become_requests_with_rows_and_a_schedule() {
-        let target = Target::parse("http://127.0.0.1:9/mcp").unwrap();
+        let target =
+            crate::plan::Plan::new(crate::target::Target::parse("http://127.0.0.1:9/mcp").unwrap());
         let calls = [
             tool("add", 3),
             Call {
@@ -195,7 +204,8 @@ mod tests {
 
     #[test]
     fn unknown_and_invalid_tools_are_refused_by_name() {
-        let target = Target::parse("http://127.0.0.1:9/mcp").unwrap();
+        let target =
+            crate::plan::Plan::new(crate::target::Target::parse("http://127.0.0.1:9/mcp").unwrap());
         let e = list(
             &[tool("sub", 1)],
             &listing(),

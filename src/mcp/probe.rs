@@ -29,9 +29,11 @@ pub struct Tool {
 pub struct Listing {
     pub tools: Vec<Tool>,
     /// The protocol revision the requests carried and the server accepted.
-    pub version: &'static str,
-    /// `serverInfo`'s name and version, when it gave them.
+    pub version: String,
+    /// The server's name and version, when it gave them.
     pub server: Option<String>,
+    /// The server speaks a revision with a handshake: each connection opens a session.
+    pub sessions: bool,
 }
 
 /// Why the server's tools could not be listed.
@@ -40,9 +42,19 @@ pub enum ProbeError {
     /// No connection, or no answer in time.
     #[error("{0}")]
     Unreachable(String),
-    /// The server answered, but not as an MCP server of the revision spate speaks.
+    /// The server answered, but not as an MCP server of a revision spate speaks.
     #[error("{0}")]
     NotMcp(String),
+}
+
+/// Which revision to speak: the stateless one, one with a handshake, or the first the server
+/// takes (the stateless one, then a handshake, as the specification's compatibility rules say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    Auto,
+    Stateless,
+    /// A handshake that asks for this revision.
+    Handshake(&'static str),
 }
 
 /// The most pages of `tools/list` followed.
@@ -51,76 +63,211 @@ const MAX_PAGES: u64 = 100;
 /// The largest answer kept.
 const MAX_BODY: usize = 16 << 20;
 
-/// Lists the server's tools, following `nextCursor`.
-pub fn list_tools(plan: &Plan) -> Result<Listing, ProbeError> {
+/// Lists the server's tools in the revision `era` asks for, following `nextCursor`.
+pub fn list_tools(plan: &Plan, era: Era) -> Result<Listing, ProbeError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| ProbeError::Unreachable(format!("cannot start: {e}")))?;
     rt.block_on(async {
-        let mut conn = None;
-        let mut space = ReadSpace::new(64 << 10);
-        let mut tools = Vec::new();
-        let mut cursor: Option<Value> = None;
-        let mut server = None;
-        for page in 1..=MAX_PAGES {
-            let call = Call {
-                method: Method::ListTools,
-                weight: 1,
-            };
-            let (headers, body) = wire::request(&call, page, None, false);
-            let body = match &cursor {
-                None => body,
-                Some(c) => with_cursor(&body, c),
-            };
-            let (result, keep) = ask(plan, &mut conn, &mut space, headers, body, page).await?;
-            if !keep {
-                conn = None;
-            }
-            if server.is_none() {
-                server = server_info(&result);
-            }
-            let Some(list) = result.get("tools").and_then(Value::as_array) else {
-                return Err(ProbeError::NotMcp(
-                    "the answer to tools/list has no tools array".into(),
-                ));
-            };
-            for t in list {
-                let Some(name) = t.get("name").and_then(Value::as_str) else {
-                    continue;
-                };
-                tools.push(Tool {
-                    name: name.to_string(),
-                    description: t
-                        .get("description")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    schema: t.get("inputSchema").cloned().unwrap_or(json!({})),
-                });
-            }
-            match result.get("nextCursor") {
-                Some(c) if !c.is_null() => cursor = Some(c.clone()),
-                _ => break,
+        let mut refused = None;
+        if !matches!(era, Era::Handshake(_)) {
+            match stateless(plan).await {
+                Ok(l) => return Ok(l),
+                Err(Refusal::Other(e)) => return Err(e),
+                Err(Refusal::Older(e)) if era == Era::Stateless => return Err(e),
+                Err(Refusal::Older(e)) => refused = Some(e),
             }
         }
-        Ok(Listing {
-            tools,
-            version: wire::MODERN,
-            server,
-        })
+        let asked = match era {
+            Era::Handshake(v) => v,
+            _ => super::session::ASKED,
+        };
+        // Neither revision: say what each answered.
+        with_handshake(plan, asked)
+            .await
+            .map_err(|e| match (refused, e) {
+                (Some(first), ProbeError::NotMcp(then)) => ProbeError::NotMcp(format!(
+                    "{first}, and {}; not an MCP endpoint of a revision spate speaks (the legacy \
+                 HTTP+SSE transport is not supported yet)",
+                    then.trim_start_matches("the server ")
+                )),
+                (_, e) => e,
+            })
     })
 }
 
-fn with_cursor(body: &[u8], cursor: &Value) -> Vec<u8> {
+/// Why the stateless probe failed: the server may speak an older revision, or not.
+enum Refusal {
+    /// A 400, 404 or 405 without a JSON-RPC error of the stateless revision.
+    Older(ProbeError),
+    Other(ProbeError),
+}
+
+async fn stateless(plan: &Plan) -> Result<Listing, Refusal> {
+    let mut conn = None;
+    let mut space = ReadSpace::new(64 << 10);
+    let mut pages = Pages::default();
+    for page in 1..=MAX_PAGES {
+        let call = Call {
+            method: Method::ListTools,
+            weight: 1,
+        };
+        let (headers, body) = wire::request(&call, page, None, false);
+        let body = with_cursor(&body, pages.cursor.as_ref());
+        let request = super::session::post(plan, headers, body);
+        let (result, keep) = match ask(plan, &mut conn, &mut space, &request, page).await {
+            Ok(r) => r,
+            Err(Asked::Failed(e)) => return Err(Refusal::Other(e)),
+            Err(Asked::Status {
+                status,
+                modern,
+                why,
+            }) => {
+                let e = ProbeError::NotMcp(why);
+                return Err(match [400, 404, 405].contains(&status) && !modern {
+                    true => Refusal::Older(e),
+                    false => Refusal::Other(e),
+                });
+            }
+        };
+        if !keep {
+            conn = None;
+        }
+        pages.server = pages.server.take().or_else(|| {
+            result
+                .get("_meta")
+                .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+                .and_then(name_of)
+        });
+        if !pages.add(&result).map_err(Refusal::Other)? {
+            break;
+        }
+    }
+    Ok(Listing {
+        tools: pages.tools,
+        version: wire::MODERN.into(),
+        server: pages.server,
+        sessions: false,
+    })
+}
+
+/// The revisions with a handshake: one session, its tools listed, then ended (DELETE).
+async fn with_handshake(plan: &Plan, asked: &str) -> Result<Listing, ProbeError> {
+    let mut space = ReadSpace::new(64 << 10);
+    let mut conn = connect(plan).await?;
+    let init = super::session::initialize_request(plan, asked);
+    // The version of its header is the one asked for; a server that chose another keeps the
+    // session all the same (the run's requests carry the chosen one).
+    let initialized = super::session::initialized_request(plan, asked);
+    let session = tokio::time::timeout(
+        plan.timeout.max(Duration::from_secs(1)),
+        super::session::handshake(&mut conn, &init, &initialized, &mut space),
+    )
+    .await
+    .map_err(|_| ProbeError::Unreachable("no answer to initialize in time".into()))?
+    .map_err(|f| ProbeError::NotMcp(f.to_string()))?;
+    let headers = super::session::session_headers(&session);
+    let mut conn = Some(conn);
+    let mut pages = Pages::default();
+    for page in 1..=MAX_PAGES {
+        let mut body = json!({"jsonrpc": "2.0", "id": page, "method": "tools/list", "params": {}});
+        if let Some(c) = &pages.cursor {
+            body["params"]["cursor"] = c.clone();
+        }
+        let request = super::session::post(
+            plan,
+            headers.clone(),
+            serde_json::to_vec(&body).expect("JSON serializes"),
+        );
+        let (result, keep) = match ask(plan, &mut conn, &mut space, &request, page).await {
+            Ok(r) => r,
+            Err(Asked::Failed(e)) => return Err(e),
+            Err(Asked::Status { why, .. }) => return Err(ProbeError::NotMcp(why)),
+        };
+        if !keep {
+            conn = None;
+        }
+        if !pages.add(&result)? {
+            break;
+        }
+    }
+    // The probe's session is not the run's: end it, as a client should. An answer is not
+    // needed.
+    if let Some(c) = conn.as_mut() {
+        let mut delete = crate::request::h1_bytes(&Plan {
+            method: "DELETE".into(),
+            headers: [plan.headers.clone(), headers].concat(),
+            body: Vec::new(),
+            compression: false,
+            keep_alive: false,
+            list: None,
+            ..plan.clone()
+        });
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            let (w, b) = (std::cell::Cell::new(None), std::cell::Cell::new(0));
+            let reached = Reached {
+                written: &w,
+                bytes_in: &b,
+            };
+            slow_lane::exchange(c, &delete, false, &mut space, reached, &mut ()).await
+        })
+        .await;
+        delete.clear();
+    }
+    Ok(Listing {
+        tools: pages.tools,
+        version: session.version,
+        server: session.server,
+        sessions: true,
+    })
+}
+
+/// The tools of the pages so far, the cursor of the next and the server's name.
+#[derive(Default)]
+struct Pages {
+    tools: Vec<Tool>,
+    cursor: Option<Value>,
+    server: Option<String>,
+}
+
+impl Pages {
+    /// Adds a page's tools; true if another page follows.
+    fn add(&mut self, result: &Map<String, Value>) -> Result<bool, ProbeError> {
+        let Some(list) = result.get("tools").and_then(Value::as_array) else {
+            return Err(ProbeError::NotMcp(
+                "the answer to tools/list has no tools array".into(),
+            ));
+        };
+        for t in list {
+            let Some(name) = t.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            self.tools.push(Tool {
+                name: name.to_string(),
+                description: t
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                schema: t.get("inputSchema").cloned().unwrap_or(json!({})),
+            });
+        }
+        self.cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
+        Ok(self.cursor.is_some())
+    }
+}
+
+fn with_cursor(body: &[u8], cursor: Option<&Value>) -> Vec<u8> {
+    let Some(cursor) = cursor else {
+        return body.to_vec();
+    };
     let mut v: Value = serde_json::from_slice(body).expect("spate's own request is JSON");
     v["params"]["cursor"] = cursor.clone();
     serde_json::to_vec(&v).expect("a JSON value serializes")
 }
 
-fn server_info(result: &Map<String, Value>) -> Option<String> {
-    let info = result
-        .get("_meta")
-        .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))?;
+/// "name version" of a `serverInfo` object.
+pub(super) fn name_of(info: &Value) -> Option<String> {
     let name = info.get("name").and_then(Value::as_str)?;
     match info.get("version").and_then(Value::as_str) {
         Some(v) if !v.is_empty() => Some(format!("{name} {v}")),
@@ -128,24 +275,34 @@ fn server_info(result: &Map<String, Value>) -> Option<String> {
     }
 }
 
-/// Sends one request (opening the connection first when there is none) and returns the
-/// result of the response with id `id`, and whether the connection may be used again.
+/// Why a probe request got no result.
+enum Asked {
+    /// No connection or no answer.
+    Failed(ProbeError),
+    /// An answer that is not a result: its status, whether it carried a JSON-RPC error of
+    /// the stateless revision, and why in words.
+    Status {
+        status: u16,
+        modern: bool,
+        why: String,
+    },
+}
+
+/// The JSON-RPC error codes only a server of the stateless revision sends: a version it does
+/// not support, a header that does not match the body, a missing client capability.
+const MODERN_ERRORS: [i64; 3] = [-32022, -32020, -32021];
+
+/// Sends `request` (opening the connection first when there is none) and returns the result
+/// of the response with id `id`, and whether the connection may be used again.
 async fn ask(
     plan: &Plan,
     conn: &mut Option<Conn>,
     space: &mut ReadSpace,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
+    request: &[u8],
     id: u64,
-) -> Result<(Map<String, Value>, bool), ProbeError> {
-    let request = crate::request::h1_bytes(&request_plan(plan, headers, body));
+) -> Result<(Map<String, Value>, bool), Asked> {
     if conn.is_none() {
-        let c = tokio::time::timeout(plan.connect_timeout, open(plan))
-            .await
-            .map_err(|_| {
-                ProbeError::Unreachable(format!("no connection within {:?}", plan.connect_timeout))
-            })??;
-        *conn = Some(c);
+        *conn = Some(connect(plan).await.map_err(Asked::Failed)?);
     }
     let Some(c) = conn.as_mut() else {
         unreachable!("a connection was just opened");
@@ -155,7 +312,7 @@ async fn ask(
     let mut got = Capture::default();
     let exchange = slow_lane::exchange(
         c,
-        &request,
+        request,
         false,
         space,
         Reached {
@@ -166,58 +323,73 @@ async fn ask(
     );
     let res = match tokio::time::timeout(plan.timeout.max(Duration::from_secs(1)), exchange).await {
         Err(_) => {
-            return Err(ProbeError::Unreachable(format!(
+            return Err(Asked::Failed(ProbeError::Unreachable(format!(
                 "no answer to tools/list within {:?}",
                 plan.timeout.max(Duration::from_secs(1))
-            )));
+            ))));
         }
-        Ok(Err(f)) => return Err(ProbeError::Unreachable(format!("tools/list: {f}"))),
+        Ok(Err(f)) => {
+            return Err(Asked::Failed(ProbeError::Unreachable(format!(
+                "tools/list: {f}"
+            ))));
+        }
         Ok(Ok(r)) => r,
     };
-    let message = got.message(id);
+    let message = message_in(got.media, &got.body, id);
+    let error = message.as_ref().and_then(|m| m.get("error")).cloned();
+    let error = error.as_ref();
+    let code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
+    let words = |e: &Value| {
+        format!(
+            "JSON-RPC error {} ({})",
+            e.get("code").unwrap_or(&Value::Null),
+            e.get("message").and_then(Value::as_str).unwrap_or("")
+        )
+    };
     if !(200..300).contains(&res.status) {
-        let why = match message.as_ref().and_then(|m| m.get("error")) {
+        let why = match error {
             Some(e) => format!(
-                "it answered tools/list with {} and JSON-RPC error {} ({})",
+                "it answered tools/list with {} and {}",
                 res.status,
-                e.get("code").unwrap_or(&Value::Null),
-                e.get("message").and_then(Value::as_str).unwrap_or("")
+                words(e)
             ),
             None => format!("it answered tools/list with HTTP {}", res.status),
         };
-        return Err(ProbeError::NotMcp(why));
+        return Err(Asked::Status {
+            status: res.status,
+            modern: code.is_some_and(|c| MODERN_ERRORS.contains(&c) || c == -32601),
+            why,
+        });
     }
     let Some(message) = message else {
-        return Err(ProbeError::NotMcp(
-            "its answer to tools/list is not a JSON-RPC response to the request".into(),
-        ));
+        return Err(Asked::Status {
+            status: res.status,
+            modern: false,
+            why: "its answer to tools/list is not a JSON-RPC response to the request".into(),
+        });
     };
-    match (message.get("result"), message.get("error")) {
+    match (message.get("result"), error) {
         (Some(Value::Object(r)), _) => Ok((r.clone(), res.keep_alive)),
-        (_, Some(e)) => Err(ProbeError::NotMcp(format!(
-            "it answered tools/list with JSON-RPC error {} ({})",
-            e.get("code").unwrap_or(&Value::Null),
-            e.get("message").and_then(Value::as_str).unwrap_or("")
-        ))),
-        _ => Err(ProbeError::NotMcp(
-            "its answer to tools/list has no result".into(),
-        )),
+        (_, Some(e)) => Err(Asked::Status {
+            status: res.status,
+            modern: code.is_some_and(|c| MODERN_ERRORS.contains(&c)),
+            why: format!("it answered tools/list with {}", words(e)),
+        }),
+        _ => Err(Asked::Status {
+            status: res.status,
+            modern: false,
+            why: "its answer to tools/list has no result".into(),
+        }),
     }
 }
 
-/// The run's plan for one probe request: a POST of `body` with `headers` after the user's.
-fn request_plan(plan: &Plan, headers: Vec<(String, String)>, body: Vec<u8>) -> Plan {
-    let mut all = plan.headers.clone();
-    all.extend(headers);
-    Plan {
-        method: "POST".into(),
-        headers: all,
-        body,
-        compression: false,
-        keep_alive: true,
-        list: None,
-        ..plan.clone()
-    }
+/// A connection over the run's route, within the connect timeout.
+async fn connect(plan: &Plan) -> Result<Conn, ProbeError> {
+    tokio::time::timeout(plan.connect_timeout, open(plan))
+        .await
+        .map_err(|_| {
+            ProbeError::Unreachable(format!("no connection within {:?}", plan.connect_timeout))
+        })?
 }
 
 /// A connection over the run's route.
@@ -273,30 +445,28 @@ impl Events for Capture {
     }
 }
 
-impl Capture {
-    /// The JSON-RPC response with id `id` (or an error without one) in the body, however it
-    /// came: one JSON object, or an event of a stream.
-    fn message(&self, id: u64) -> Option<Map<String, Value>> {
-        let answers = |v: &Value| {
-            v.get("result").is_some() && v.get("id").and_then(Value::as_u64) == Some(id)
-                || v.get("error").is_some()
+/// The JSON-RPC response with id `id` (or an error without one) in a body of kind `media`,
+/// however it came: one JSON object, or an event of a stream.
+pub(super) fn message_in(media: Media, body: &[u8], id: u64) -> Option<Map<String, Value>> {
+    let answers = |m: &Map<String, Value>| {
+        m.get("result").is_some() && m.get("id").and_then(Value::as_u64) == Some(id)
+            || m.get("error").is_some()
+    };
+    if media != Media::EventStream {
+        return match serde_json::from_slice::<Value>(body) {
+            Ok(Value::Object(m)) if answers(&m) => Some(m),
+            _ => None,
         };
-        if self.media != Media::EventStream {
-            return match serde_json::from_slice::<Value>(&self.body) {
-                Ok(Value::Object(m)) if answers(&Value::Object(m.clone())) => Some(m),
-                _ => None,
-            };
-        }
-        let mut sse = Sse::new();
-        let mut input = &self.body[..];
-        while let Some(item) = sse.next(&mut input) {
-            if let Item::Event { data, .. } = item
-                && let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(data)
-                && answers(&Value::Object(m.clone()))
-            {
-                return Some(m);
-            }
-        }
-        None
     }
+    let mut sse = Sse::new();
+    let mut input = body;
+    while let Some(item) = sse.next(&mut input) {
+        if let Item::Event { data, .. } = item
+            && let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(data)
+            && answers(&m)
+        {
+            return Some(m);
+        }
+    }
+    None
 }

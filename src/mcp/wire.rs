@@ -65,6 +65,39 @@ pub fn request(
     (headers, body)
 }
 
+/// The request of `call` with id `id` in a session of revision `version` (before 2026-07-28):
+/// the protocol version header (the session's id is added per session), and a body without
+/// the stateless revision's `_meta`.
+pub fn with_handshake(
+    call: &Call,
+    id: u64,
+    version: &str,
+    progress: bool,
+) -> (Vec<(String, String)>, Vec<u8>) {
+    let mut params = call.params();
+    if progress {
+        params.insert("_meta".into(), json!({"progressToken": id}));
+    }
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": call.rpc_method(),
+        "params": Value::Object(params),
+    });
+    let headers = vec![
+        ("Content-Type".to_string(), "application/json".to_string()),
+        (
+            "Accept".to_string(),
+            "application/json, text/event-stream".to_string(),
+        ),
+        ("MCP-Protocol-Version".to_string(), version.to_string()),
+    ];
+    (
+        headers,
+        serde_json::to_vec(&body).expect("a JSON value serializes"),
+    )
+}
+
 /// A header value as the transport carries it: plain when it is visible ASCII and spaces with
 /// none at either end, else `=?base64?...?=` of its UTF-8 (as is a plain value that looks like
 /// that form).

@@ -21,6 +21,19 @@ pub(super) fn section(o: &mut String, s: &Summary) -> std::fmt::Result {
         "\nPer tool (MCP {}, {}{server})",
         m.protocol_version, m.transport
     )?;
+    if m.sessions {
+        let t = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.2} ms"));
+        let expired: u64 = m.tools.iter().map(|r| r.sessions_expired).sum();
+        writeln!(
+            o,
+            "  sessions: {} handshakes (p50 {}, p99 {}, max {}), {} expired",
+            count(m.handshakes),
+            t(m.handshake_p50_ms),
+            t(m.handshake_p99_ms),
+            t(m.handshake_max_ms),
+            count(expired)
+        )?;
+    }
     writeln!(
         o,
         "  {:>8} {:>8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>10} {:>10} {:>10} {:>10} {:>6}  tool",

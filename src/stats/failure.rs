@@ -43,10 +43,12 @@ pub enum Failure {
     JsonRpc,
     /// MCP: the answer broke the protocol: not JSON-RPC, another id, or no answer at all.
     Protocol,
+    /// MCP: the server no longer knows the call's session (404): a new one is opened.
+    SessionExpired,
 }
 
 impl Failure {
-    pub const ALL: [Failure; 16] = [
+    pub const ALL: [Failure; 17] = [
         Failure::Connect,
         Failure::Ports,
         Failure::Tls,
@@ -63,6 +65,7 @@ impl Failure {
         Failure::ToolError,
         Failure::JsonRpc,
         Failure::Protocol,
+        Failure::SessionExpired,
     ];
 
     /// Stable name used in the report and the JSON.
@@ -84,6 +87,7 @@ impl Failure {
             Failure::ToolError => "tool_error",
             Failure::JsonRpc => "jsonrpc_error",
             Failure::Protocol => "protocol",
+            Failure::SessionExpired => "session_expired",
         }
     }
 

@@ -116,6 +116,9 @@ pub struct Stats {
     /// A request list: each request's figures, by its place in the list (the last place
     /// counts the requests past `request_list::MAX_TRACKED`); empty without a list.
     pub per_entry: Vec<EntryStats>,
+    /// `spate mcp` with sessions: how long each connection's handshake took (an
+    /// `EntryStats`, whose latency is the handshakes'; none until the first).
+    pub handshakes: Option<Box<EntryStats>>,
     /// The measured window second by second (`timeline`).
     pub seconds: Vec<timeline::Second>,
     /// --stream: what the measured streams did (boxed: absent, it costs a word).
@@ -273,6 +276,7 @@ impl Default for Stats {
             lua_calls: 0,
             rate_samples: Vec::new(),
             per_entry: Vec::new(),
+            handshakes: None,
         }
     }
 }
@@ -323,6 +327,7 @@ impl Stats {
                 Failure::ToolError,
                 Failure::JsonRpc,
                 Failure::Protocol,
+                Failure::SessionExpired,
             ]),
             f(&[Failure::Write]),
             f(&[Failure::Timeout]),
@@ -409,6 +414,9 @@ impl AddAssign<&Stats> for Stats {
         self.per_thread.extend_from_slice(&o.per_thread);
         self.rate_samples.extend_from_slice(&o.rate_samples);
         entries::merge(&mut self.per_entry, &o.per_entry);
+        if let Some(h) = &o.handshakes {
+            self.handshakes.get_or_insert_default().add(h);
+        }
         self.lua_ns += o.lua_ns;
         self.lua_calls += o.lua_calls;
         timeline::add(&mut self.seconds, &o.seconds);

@@ -399,7 +399,7 @@ impl Summary {
                 .list
                 .as_ref()
                 .and_then(|l| l.mcp.as_ref())
-                .map(|m| super::McpSummary::of(m, &s.per_entry, elapsed)),
+                .map(|m| super::McpSummary::of(m, &s.per_entry, s.handshakes.as_deref(), elapsed)),
             start_unix_ms: run.start_unix_ms,
             timeline: s
                 .seconds

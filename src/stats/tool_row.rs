@@ -21,6 +21,14 @@ pub struct McpSummary {
     pub protocol_version: String,
     /// The server's name and version, as it gave them.
     pub server: Option<String>,
+    /// Each connection opened a session with a handshake (revisions before 2026-07-28).
+    pub sessions: bool,
+    /// Handshakes made (one per connection opened, and one after each expired session), and
+    /// how long they took, ms: `initialize` sent to `notifications/initialized` answered.
+    pub handshakes: u64,
+    pub handshake_p50_ms: Option<f64>,
+    pub handshake_p99_ms: Option<f64>,
+    pub handshake_max_ms: Option<f64>,
     pub tools: Vec<ToolRow>,
 }
 
@@ -41,6 +49,8 @@ pub struct ToolRow {
     pub protocol_errors: u64,
     /// A response with a status of 400 or above.
     pub http_errors: u64,
+    /// The server no longer knew the call's session (404); a new one was opened.
+    pub sessions_expired: u64,
     /// Failures of any other class (timeouts, closes, connects).
     pub other_failures: u64,
     /// Calls per second over the measured window.
@@ -59,7 +69,12 @@ pub struct ToolRow {
 }
 
 impl McpSummary {
-    pub(super) fn of(m: &Prepared, per_entry: &[EntryStats], elapsed_s: f64) -> McpSummary {
+    pub(super) fn of(
+        m: &Prepared,
+        per_entry: &[EntryStats],
+        handshakes: Option<&EntryStats>,
+        elapsed_s: f64,
+    ) -> McpSummary {
         use crate::request_list::MAX_TRACKED;
         let none = EntryStats::default();
         let shown = m.labels.len().min(MAX_TRACKED);
@@ -80,10 +95,18 @@ impl McpSummary {
                 elapsed_s,
             ));
         }
+        let none = EntryStats::default();
+        let h = handshakes.unwrap_or(&none);
+        let q = |p: f64| (!h.latency.is_empty()).then(|| ms(h.latency.value_at_quantile(p)));
         McpSummary {
             transport: m.transport.clone(),
             protocol_version: m.version.clone(),
             server: m.server.clone(),
+            sessions: m.handshake.is_some(),
+            handshakes: h.completed,
+            handshake_p50_ms: q(0.5),
+            handshake_p99_ms: q(0.99),
+            handshake_max_ms: (!h.latency.is_empty()).then(|| ms(h.latency.max())),
             tools,
         }
     }
@@ -103,10 +126,11 @@ impl ToolRow {
             .filter(|(c, _)| *c >= 400)
             .map(|(_, n)| n)
             .sum();
-        let (tool_errors, jsonrpc_errors, protocol_errors) = (
+        let (tool_errors, jsonrpc_errors, protocol_errors, sessions_expired) = (
             class(Failure::ToolError),
             class(Failure::JsonRpc),
             class(Failure::Protocol),
+            class(Failure::SessionExpired),
         );
         let calls = e.completed + e.failed;
         let answered = e.completed + tool_errors + jsonrpc_errors + protocol_errors;
@@ -120,7 +144,12 @@ impl ToolRow {
             jsonrpc_errors,
             protocol_errors,
             http_errors,
-            other_failures: e.failed - tool_errors - jsonrpc_errors - protocol_errors,
+            sessions_expired,
+            other_failures: e.failed
+                - tool_errors
+                - jsonrpc_errors
+                - protocol_errors
+                - sessions_expired,
             calls_per_s: match elapsed_s > 0.0 {
                 true => calls as f64 / elapsed_s,
                 false => 0.0,
@@ -154,7 +183,7 @@ mod tests {
             labels: vec!["add".into()],
             ..Default::default()
         };
-        let s = McpSummary::of(&m, &[e], 2.0);
+        let s = McpSummary::of(&m, &[e], None, 2.0);
         let r = &s.tools[0];
         assert_eq!(r.tool, "add");
         assert_eq!((r.calls, r.succeeded, r.http_errors), (6, 2, 1));

@@ -21,6 +21,11 @@ struct Server {
 /// The SDK's server on a free port, answering in JSON (`json`) or with event streams where it
 /// has notifications to send; `None` (skipped) without the test virtualenv.
 fn server(name: &str, json: bool) -> Option<Server> {
+    server_with(name, json, &[])
+}
+
+/// As [`server`], with more of the script's options (`idle=SECONDS`).
+fn server_with(name: &str, json: bool, options: &[&str]) -> Option<Server> {
     let python = test_python("mcp")?;
     let addr = free_addr();
     let log = std::env::temp_dir().join(format!("spate-it-mcp-{}-{name}.log", std::process::id()));
@@ -30,15 +35,11 @@ fn server(name: &str, json: bool) -> Option<Server> {
         "/tests/it/servers/mcp_server.py"
     );
     let mut cmd = std::process::Command::new(python);
-    cmd.args([
-        script,
-        "streamable-http",
-        &addr.port().to_string(),
-        log.to_str().unwrap(),
-    ]);
+    cmd.args([script, &addr.port().to_string(), log.to_str().unwrap()]);
     if json {
         cmd.arg("json");
     }
+    cmd.args(options);
     Some(Server {
         _child: Child(spawn_listening(&mut cmd, addr)),
         url: format!("http://{addr}/mcp"),
@@ -47,7 +48,8 @@ fn server(name: &str, json: bool) -> Option<Server> {
 }
 
 impl Server {
-    /// How many times the server executed each tool.
+    /// How many times the server executed each tool, and received each JSON-RPC method
+    /// ("rpc METHOD").
     fn executed(&self) -> HashMap<String, u64> {
         let mut n = HashMap::new();
         for line in std::fs::read_to_string(&self.log)
@@ -273,6 +275,7 @@ fn a_server_that_is_not_mcp_is_one_line_and_exit_1() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("answered tools/list with HTTP 404"), "{err}");
+    assert!(err.contains("initialize with HTTP 404"), "{err}");
     // Programs reading the JSON still get a document that says why.
     let out = spate(&[
         "mcp",
@@ -334,4 +337,143 @@ fn the_page_has_a_row_per_tool_with_the_jsons_figures() {
     crate::html::figures_match(&html, &doc);
     crate::html::check_page(&page, &doc);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_revision_with_sessions_initializes_once_per_connection() {
+    let Some(s) = server("sessions", false) else {
+        return;
+    };
+    let (code, doc) = mcp(&[
+        "-n",
+        "30",
+        "-c",
+        "3",
+        "--protocol-version",
+        "2025-11-25",
+        "--tool",
+        "add",
+        "--args",
+        r#"add={"a":2,"b":3}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0));
+    crate::schema::validate(&doc);
+    let got = s.executed();
+    // The probe's session, then one per connection.
+    assert_eq!(got.get("rpc initialize"), Some(&4), "{got:?}");
+    assert_eq!(
+        got.get("rpc notifications/initialized"),
+        Some(&4),
+        "{got:?}"
+    );
+    assert_eq!(got.get("rpc tools/call"), Some(&30), "{got:?}");
+    assert_eq!(got.get("add"), Some(&30), "{got:?}");
+    let m = &doc["mcp"];
+    assert_eq!(m["protocol_version"], "2025-11-25");
+    assert_eq!(m["sessions"], true);
+    assert_eq!(m["handshakes"], 3);
+    assert!(m["handshake_p50_ms"].as_f64().is_some());
+    assert_eq!(row(&doc, "add")["succeeded"], 30);
+}
+
+#[test]
+fn auto_falls_back_to_a_handshake_where_the_stateless_revision_is_refused() {
+    // The SDK's server behind a filter that answers the stateless revision as a server of an
+    // earlier one does: 400 without a JSON-RPC error of that revision.
+    let Some(s) = server_with("fallback", true, &["refuse-stateless"]) else {
+        return;
+    };
+    let args = [
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "--tool",
+        "add",
+        "--args",
+        r#"add={"a":2,"b":3}"#,
+    ];
+    let (code, doc) = mcp(&[&args[..], &[s.url.as_str()]].concat());
+    assert_eq!(code, Some(0));
+    assert_eq!(doc["mcp"]["sessions"], true);
+    assert_eq!(doc["mcp"]["protocol_version"], "2025-11-25");
+    assert_eq!(row(&doc, "add")["succeeded"], 4);
+    let got = s.executed();
+    assert_eq!(got.get("refused stateless"), Some(&1), "{got:?}");
+    // Forced, the stateless revision is not given up: one line, exit 1.
+    let out = spate(
+        &[
+            &["mcp", "--protocol-version", "2026-07-28"][..],
+            &args[..],
+            &[s.url.as_str()],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("HTTP 400"));
+}
+
+#[test]
+fn the_stateless_revision_makes_no_handshake() {
+    let Some(s) = server("stateless", true) else {
+        return;
+    };
+    let (code, doc) = mcp(&[
+        "-n",
+        "4",
+        "-c",
+        "2",
+        "--tool",
+        "add",
+        "--args",
+        r#"add={"a":2,"b":3}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0));
+    assert_eq!(doc["mcp"]["sessions"], false);
+    assert_eq!(doc["mcp"]["handshakes"], 0);
+    let got = s.executed();
+    assert_eq!(got.get("rpc initialize"), None, "{got:?}");
+    assert_eq!(got.get("rpc tools/call"), Some(&4), "{got:?}");
+}
+
+#[test]
+fn an_expired_session_is_counted_and_the_next_call_opens_another() {
+    // The SDK forgets a session idle for 0.3 s; calls come every 0.5 s on one connection.
+    let Some(s) = server_with("expiry", true, &["idle=0.3"]) else {
+        return;
+    };
+    let (code, doc) = mcp(&[
+        "-q",
+        "2",
+        "-n",
+        "6",
+        "-c",
+        "1",
+        "--protocol-version",
+        "2025-11-25",
+        "--tool",
+        "add",
+        "--args",
+        r#"add={"a":2,"b":3}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0));
+    let add = row(&doc, "add");
+    let (ok, expired) = (
+        add["succeeded"].as_u64().unwrap(),
+        add["sessions_expired"].as_u64().unwrap(),
+    );
+    assert!(expired >= 1, "{add}");
+    assert!(ok >= 1, "{add}");
+    assert_eq!(ok + expired, 6, "{add}");
+    assert_eq!(doc["errors"][0]["class"], "session_expired");
+    // The first session, and a new one after each expiry that another call followed.
+    let h = doc["mcp"]["handshakes"].as_u64().unwrap();
+    assert!(
+        h == expired || h == expired + 1,
+        "{h} handshakes, {expired} expired"
+    );
+    assert_eq!(s.executed().get("add"), Some(&ok));
 }

@@ -19,6 +19,7 @@ pub fn section(r: &Report) -> Option<(String, String)> {
             "JSON-RPC errors",
             "protocol",
             "status >= 400",
+            "sessions expired",
             "other failures",
             "calls/s",
             "p50",
@@ -39,6 +40,7 @@ pub fn section(r: &Report) -> Option<(String, String)> {
                 count_val(&k("jsonrpc_errors"), t.jsonrpc_errors),
                 count_val(&k("protocol_errors"), t.protocol_errors),
                 count_val(&k("http_errors"), t.http_errors),
+                count_val(&k("sessions_expired"), t.sessions_expired),
                 count_val(&k("other_failures"), t.other_failures),
                 val(&k("calls_per_s"), per_second(t.calls_per_s)),
                 ms_val(&k("p50_ms"), t.p50_ms),
@@ -53,8 +55,17 @@ pub fn section(r: &Report) -> Option<(String, String)> {
             ],
         );
     }
+    let sessions = match m.sessions {
+        true => format!(
+            " Each connection opened a session: {} handshakes, p50 {}.",
+            m.handshakes,
+            m.handshake_p50_ms
+                .map_or_else(|| "-".into(), crate::numbers::millis)
+        ),
+        false => String::new(),
+    };
     let note = format!(
-        "MCP {} over {}{}. A call succeeds with a result without isError; its latency ends at \
+        "MCP {} over {}{}.{sessions} A call succeeds with a result without isError; its latency ends at \
          the read that brought its JSON-RPC response. Percentiles come from a histogram with two \
          significant digits.",
         m.protocol_version,

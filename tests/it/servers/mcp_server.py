@@ -1,10 +1,15 @@
 """An MCP server made with the official Python SDK's own server class, for tests/it/mcp.rs.
 
-python mcp_server.py TRANSPORT PORT LOG [json]: TRANSPORT is streamable-http (or sse); each
-tool call the server executes appends the tool's name to LOG, so the test can count them.
+python mcp_server.py PORT LOG [json] [idle=SECONDS]: Streamable HTTP on 127.0.0.1:PORT. Each
+tool call the server executes appends the tool's name to LOG, and each JSON-RPC method posted
+appends "rpc METHOD", so the test can count them. `json`: answers in JSON where the SDK may;
+`idle=S`: sessions idle for S seconds are forgotten (the SDK's session_idle_timeout).
+`refuse-stateless`: a request of the 2026-07-28 revision gets 400 with no body, as from a
+server of an earlier revision.
 """
 
 import asyncio
+import json
 import sys
 from typing import Annotated
 
@@ -13,7 +18,8 @@ from pydantic import Field
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-transport, port, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+port, log = int(sys.argv[1]), sys.argv[2]
+options = sys.argv[3:]
 app = MCPServer("spate-test")
 
 
@@ -67,7 +73,47 @@ def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Re
     return region
 
 
-kw = {}
-if transport == "streamable-http":
-    kw = {"json_response": "json" in sys.argv[4:]}
-app.run(transport, host="127.0.0.1", port=port, **kw)
+
+
+def logged(inner):
+    """ASGI middleware: logs the JSON-RPC method of each POST, then passes the request on."""
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await inner(scope, receive, send)
+        version = dict(scope["headers"]).get(b"mcp-protocol-version", b"")
+        if "refuse-stateless" in options and version == b"2026-07-28":
+            executed("refused stateless")
+            await send({"type": "http.response.start", "status": 400, "headers": []})
+            return await send({"type": "http.response.body", "body": b""})
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            executed("rpc " + json.loads(body).get("method", "?"))
+        except (ValueError, AttributeError):
+            executed("rpc ?")
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await inner(scope, replay, send)
+
+    return app
+
+
+idle = [float(o.split("=", 1)[1]) for o in options if o.startswith("idle=")]
+kw = {"json_response": "json" in options}
+if idle:
+    kw["session_idle_timeout"] = idle[0]
+import uvicorn  # noqa: E402
+
+uvicorn.run(logged(app.streamable_http_app(**kw)), host="127.0.0.1", port=port, log_level="warning")

@@ -1,0 +1,278 @@
+//! MCP sessions of the revisions before 2026-07-28 (2025-03-26 to 2025-11-25): the handshake a
+//! connection makes before its first call (`initialize`, then `notifications/initialized`), the
+//! session it yields (the server's `Mcp-Session-Id`, the negotiated version) and each call's
+//! request with the session's header, built once per session. Runs on a connection the caller
+//! opened, one exchange at a time; must not count anything of the run.
+
+use std::cell::Cell;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::wire::client_info;
+use crate::plan::Plan;
+use crate::proto::h1::slow_lane::{self, Reached};
+use crate::proto::h1::{Conn, ReadSpace};
+use crate::proto::{Cause, Events, Fail, Media};
+use crate::stats::Failure;
+
+/// The revision spate asks for in `initialize`.
+pub const ASKED: &str = "2025-11-25";
+
+/// Revisions with a handshake that spate speaks.
+pub const KNOWN: [&str; 3] = ["2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// What a handshake settled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The server's `Mcp-Session-Id`, if it gave one.
+    pub id: Option<String>,
+    /// The protocol revision the server chose.
+    pub version: String,
+    /// `serverInfo`'s name and version.
+    pub server: Option<String>,
+}
+
+/// The bytes of `initialize` asking for revision `asked`, for `plan`'s URL and headers.
+pub fn initialize_request(plan: &Plan, asked: &str) -> Bytes {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": asked,
+            "capabilities": {},
+            "clientInfo": client_info(),
+        },
+    });
+    post(
+        plan,
+        Vec::new(),
+        serde_json::to_vec(&body).expect("JSON serializes"),
+    )
+}
+
+/// The bytes of `notifications/initialized` in a session of revision `version`, without the
+/// session's id (`with_session` adds it).
+pub fn initialized_request(plan: &Plan, version: &str) -> Bytes {
+    let body = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(
+        plan,
+        vec![("MCP-Protocol-Version".into(), version.into())],
+        serde_json::to_vec(&body).expect("JSON serializes"),
+    )
+}
+
+/// The headers every request of `session` after `initialize` carries.
+pub fn session_headers(session: &Session) -> Vec<(String, String)> {
+    let mut h = vec![("MCP-Protocol-Version".to_string(), session.version.clone())];
+    if let Some(id) = &session.id {
+        h.push(("Mcp-Session-Id".to_string(), id.clone()));
+    }
+    h
+}
+
+/// A POST of `body` to `plan`'s URL with MCP's content headers, then `extra`.
+pub fn post(plan: &Plan, extra: Vec<(String, String)>, body: Vec<u8>) -> Bytes {
+    let mut headers = plan.headers.clone();
+    headers.push(("Content-Type".into(), "application/json".into()));
+    headers.push((
+        "Accept".into(),
+        "application/json, text/event-stream".into(),
+    ));
+    headers.extend(extra);
+    crate::request::h1_bytes(&Plan {
+        method: "POST".into(),
+        headers,
+        body,
+        compression: false,
+        keep_alive: true,
+        list: None,
+        ..plan.clone()
+    })
+}
+
+/// `request` (a request spate built, head and body) with the session's id in its head: each
+/// call's bytes for one session. Unchanged when the server gave no id.
+pub fn with_session(request: &[u8], session: &Session) -> Bytes {
+    let Some(id) = &session.id else {
+        return Bytes::copy_from_slice(request);
+    };
+    let end = request
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a request spate built has a head");
+    let mut out = Vec::with_capacity(request.len() + id.len() + 20);
+    out.extend_from_slice(&request[..end + 2]);
+    out.extend_from_slice(b"Mcp-Session-Id: ");
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(&request[end + 2..]);
+    Bytes::from(out)
+}
+
+/// The handshake on `conn`: `initialize` (the bytes of [`initialize_request`]), then
+/// `notifications/initialized` (of [`initialized_request`]) in the session it opened.
+pub async fn handshake(
+    conn: &mut Conn,
+    initialize: &[u8],
+    initialized: &[u8],
+    space: &mut ReadSpace,
+) -> Result<Session, Fail> {
+    let mut got = Heard::default();
+    let (res, open) = exchange(conn, initialize, space, &mut got).await?;
+    if !(200..300).contains(&res) {
+        return Err(refused(format!(
+            "the server answered initialize with HTTP {res}"
+        )));
+    }
+    if !open {
+        return Err(refused(
+            "the server closed the connection after answering initialize".into(),
+        ));
+    }
+    let result = got.result(0).map_err(refused)?;
+    let version = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if !KNOWN.contains(&version.as_str()) {
+        return Err(refused(format!(
+            "the server chose protocol version {version:?} in initialize, which spate does not speak"
+        )));
+    }
+    let server = result.get("serverInfo").and_then(super::probe::name_of);
+    let session = Session {
+        id: got.session.take(),
+        version,
+        server,
+    };
+    let mut ack = Heard::default();
+    let (status, open) =
+        exchange(conn, &with_session(initialized, &session), space, &mut ack).await?;
+    if !open {
+        return Err(refused(
+            "the server closed the connection after the handshake".into(),
+        ));
+    }
+    if !(200..300).contains(&status) {
+        return Err(refused(format!(
+            "the server answered notifications/initialized with HTTP {status}"
+        )));
+    }
+    Ok(session)
+}
+
+fn refused(why: String) -> Fail {
+    Fail {
+        class: Failure::Protocol,
+        cause: Cause::Message(why),
+    }
+}
+
+/// One exchange on `conn`: the status, and whether the connection stays open.
+async fn exchange(
+    conn: &mut Conn,
+    request: &[u8],
+    space: &mut ReadSpace,
+    heard: &mut Heard,
+) -> Result<(u16, bool), Fail> {
+    let (written, bytes_in) = (Cell::new(None), Cell::new(0));
+    let reached = Reached {
+        written: &written,
+        bytes_in: &bytes_in,
+    };
+    let res = slow_lane::exchange(conn, request, false, space, reached, heard).await?;
+    Ok((res.status, res.keep_alive))
+}
+
+/// A response's session header, kind and body (bounded).
+#[derive(Default)]
+pub(super) struct Heard {
+    pub session: Option<String>,
+    pub media: Media,
+    pub body: Vec<u8>,
+}
+
+impl Events for Heard {
+    const HEADS: bool = true;
+
+    fn head_bytes(&mut self, head: &[u8]) {
+        self.session = header(head, "mcp-session-id");
+    }
+
+    fn head(&mut self, _status: u16, media: Media) {
+        self.media = media;
+    }
+
+    fn data(&mut self, bytes: &[u8]) {
+        let room = (16usize << 20).saturating_sub(self.body.len());
+        self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+impl Heard {
+    /// The `result` of the response with id `id`, or why there is none.
+    pub fn result(&self, id: u64) -> Result<serde_json::Map<String, Value>, String> {
+        let Some(m) = super::probe::message_in(self.media, &self.body, id) else {
+            return Err("its answer is not a JSON-RPC response to the request".into());
+        };
+        match (m.get("result"), m.get("error")) {
+            (Some(Value::Object(r)), _) => Ok(r.clone()),
+            (_, Some(e)) => Err(format!(
+                "it answered with JSON-RPC error {} ({})",
+                e.get("code").unwrap_or(&Value::Null),
+                e.get("message").and_then(Value::as_str).unwrap_or("")
+            )),
+            _ => Err("its answer has no result".into()),
+        }
+    }
+}
+
+/// The value of header `name` (lower case) in a response head, trimmed.
+fn header(head: &[u8], name: &str) -> Option<String> {
+    let text = std::str::from_utf8(head).ok()?;
+    text.split("\r\n").skip(1).find_map(|line| {
+        let (k, v) = line.split_once(':')?;
+        k.trim()
+            .eq_ignore_ascii_case(name)
+            .then(|| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sessions_id_goes_into_each_requests_head() {
+        let s = Session {
+            id: Some("abc".into()),
+            version: ASKED.into(),
+            server: None,
+        };
+        let r = with_session(
+            b"POST /mcp HTTP/1.1\r\nHost: h\r\n\r\n{\"a\":\"\r\n\r\n\"}",
+            &s,
+        );
+        assert_eq!(
+            &r[..],
+            b"POST /mcp HTTP/1.1\r\nHost: h\r\nMcp-Session-Id: abc\r\n\r\n{\"a\":\"\r\n\r\n\"}"
+        );
+        let none = Session { id: None, ..s };
+        assert_eq!(
+            &with_session(b"GET / HTTP/1.1\r\n\r\n", &none)[..],
+            b"GET / HTTP/1.1\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn the_session_header_is_found_in_any_case() {
+        let head =
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nMCP-Session-ID:  f0 \r\n\r\n";
+        assert_eq!(header(head, "mcp-session-id").as_deref(), Some("f0"));
+        assert_eq!(header(b"HTTP/1.1 200 OK\r\n\r\n", "mcp-session-id"), None);
+    }
+}
