@@ -34,6 +34,11 @@
 #                                    pipeline) run by spate and by wrk, one thread each,
 #                                    alternating (REPS, default 5) at CONCS: CPU and user us per
 #                                    request; post.lua also beside its request sent from flags
+#   PLUMBRS=<plumbrs with --features mcp> scripts/bench.sh mcp
+#                                    an MCP server of the Python SDK (bench/mcp_ping.py) called by
+#                                    spate (stateless, and with sessions) and plumbrs, one thread
+#                                    each, alternating (REPS, default 5) at CONCS (default 10): CPU
+#                                    and user us per successful call, and calls/s
 #   BASE=<spate binary> scripts/bench.sh compare
 #                                    before and after a change: CPU and user us per request of
 #                                    BASE, this build and wrk, alternating (REPS, default 5) at
@@ -485,6 +490,54 @@ mode_scripts() {
   stop_target
 }
 
+# An MCP server (bench/mcp_ping.py: the official Python SDK, one tool without arguments,
+# pinned to core 1) called by spate (the stateless revision, and sessions of 2025-11-25, as
+# plumbrs speaks) and by plumbrs built with its mcp feature (PLUMBRS, e.g. from
+# `cargo install plumbrs --features mcp --root DIR`), one thread each on core 0, alternating. The
+# server is the bottleneck, so the rates match; the figure is CPU per successful call.
+mcp_run() { # TOOL C DUR -> "cpu_us_per_call user_us_per_call"
+  local tool=$1 c=$2 d=$3 n tmp url=http://127.0.0.1:18090/mcp; tmp=$(mktemp -d)
+  case $tool in
+    spate|spate-sessions)
+      local version=auto
+      [ "$tool" = spate-sessions ] && version=2025-11-25
+      /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 "$SPATE" mcp --threads 1 -c "$c" \
+        -z "${d}s" --protocol-version "$version" --no-progress --format json --tool ping "$url" \
+        > "$tmp/out.json" 2>/dev/null
+      n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mcp"]["tools"][0]["succeeded"])' "$tmp/out.json") ;;
+    plumbrs)
+      /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 "$PLUMBRS" -c "$c" -d "$d" --mcp \
+        "$url" > "$tmp/out" 2>&1
+      # Its summary table's "total" row starts with the responses it counted as ok.
+      n=$(python3 -c 'import re,sys; print(next(re.findall(r"\d+", l)[0] for l in open(sys.argv[1]) if re.match(r"\W*total\W", l)))' "$tmp/out") ;;
+    *) echo "bench.sh mcp: unknown tool '$tool' (spate spate-sessions plumbrs)" >&2
+      rm -rf "$tmp"; exit 2 ;;
+  esac
+  python3 -c 'import sys; u, s = map(float, open(sys.argv[1]).read().split()[-2:]); n = int(sys.argv[2]); print(f"{(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f} {n / float(sys.argv[3]):.0f}")' "$tmp/time" "$n" "$d"
+  rm -rf "$tmp"
+}
+
+mcp_summary() { # C TOOL RUN... (each "cpu/user/rate") -> the medians
+  python3 - "$@" <<'PY'
+import statistics, sys
+c, tool, runs = sys.argv[1], sys.argv[2], [tuple(map(float, r.split("/"))) for r in sys.argv[3:]]
+m = [statistics.median(r[i] for r in runs) for i in range(3)]
+print(f"c={c} {tool:15} median {m[0]:7.2f} us/call (user {m[1]:.2f}), {m[2]:5.0f} calls/s  "
+      f"(us/call: {', '.join(f'{r[0]:.2f}' for r in runs)})")
+PY
+}
+
+mode_mcp() {
+  [ -x "${PLUMBRS:-}" ] || { echo "bench.sh mcp: set PLUMBRS to a plumbrs built with --features mcp" >&2; exit 2; }
+  local python="$ROOT/target/test-venv/bin/python" server
+  "$python" -c 'import mcp' 2>/dev/null || { echo "bench.sh mcp: run scripts/test-venv.sh first" >&2; exit 2; }
+  taskset -c 1 "$python" "$ROOT/bench/mcp_ping.py" 18090 >/dev/null 2>&1 &
+  server=$!
+  sleep 3
+  CONCS=${CONCS:-10} alternate mcp_run "${MCP_TOOLS:-spate spate-sessions plumbrs}" 10 mcp_summary
+  kill "$server"
+}
+
 mode_size() {
   local bytes; bytes=$(stat -c %s "$SPATE")
   python3 -c "print(f'release binary: {$bytes / 1048576:.2f} MiB ({$bytes:,} bytes, TLS and HTTP/2 included)')"
@@ -515,6 +568,7 @@ case "${1:-h1}" in
   compare) mode_compare ;;
   thread-instructions) mode_thread_instructions ;;
   scripts) mode_scripts ;;
+  mcp) mode_mcp ;;
   tls) mode_tls ;;
   all)
     label=${LABEL:-spate-all-$(date +%Y%m%d-%H%M%S)}
@@ -528,5 +582,5 @@ case "${1:-h1}" in
     python3 "$ROOT/scripts/bench-table.py" "/tmp/arena/results/$label-h1/results.csv" \
       "/tmp/arena/results/$label-h2/results.csv"
     ;;
-  *) echo "bench.sh: unknown mode '$1' (h1 h2 tls syscalls instructions thread-instructions display soak size floor compare all)" >&2; exit 2 ;;
+  *) echo "bench.sh: unknown mode '$1' (h1 h2 tls scripts mcp syscalls instructions thread-instructions display soak size floor compare all)" >&2; exit 2 ;;
 esac
