@@ -21,21 +21,21 @@ pub(super) fn command(a: WrkArgs) -> Result<Command, Exit> {
     }
     let Some(url) = a.url else {
         return Err(Exit::usage(
-            "spate wrk: give the URL to load, as with wrk: spate wrk -t2 -c10 -d10s http://127.0.0.1:8080/",
+            "wrk: give the URL to load, as with wrk: spate wrk -t2 -c10 -d10s http://127.0.0.1:8080/",
         ));
     };
     if a.threads == 0 || a.connections == 0 {
-        return Err(Exit::usage("spate wrk: -t and -c must be at least 1"));
+        return Err(Exit::usage("wrk: -t and -c must be at least 1"));
     }
     // As wrk: every thread needs a connection.
     if a.connections < a.threads {
         return Err(Exit::usage(
-            "spate wrk: the number of connections (-c) must be at least the number of threads (-t)",
+            "wrk: the number of connections (-c) must be at least the number of threads (-t)",
         ));
     }
     let (Ok(connections), Ok(threads)) = (u32::try_from(a.connections), u32::try_from(a.threads))
     else {
-        return Err(Exit::usage("spate wrk: -c and -t must be below 2^32"));
+        return Err(Exit::usage("wrk: -c and -t must be below 2^32"));
     };
     let mut args = a.args;
     if args.first().is_some_and(|w| w == "--") {
@@ -43,7 +43,7 @@ pub(super) fn command(a: WrkArgs) -> Result<Command, Exit> {
     }
     if a.script.is_none() && !args.is_empty() {
         return Err(Exit::usage(format!(
-            "spate wrk: {:?} after the URL is for a script's init(args), and there is no -s",
+            "wrk: {:?} after the URL is for a script's init(args), and there is no -s",
             args[0]
         )));
     }
