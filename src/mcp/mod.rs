@@ -1,11 +1,13 @@
 //! MCP (Model Context Protocol) tool servers under load: what is called (`call`), the requests
 //! of the Streamable HTTP transport (`wire`), how a server's answer is judged (`rpc`, `body`),
-//! and the probe that lists a server's tools before a run (`probe`). The engine sends the
+//! the probe that lists a server's tools before a run (`probe`, on its own `client`) and the
+//! sessions of the revisions with a handshake (`session`). The engine sends the
 //! requests as a request list and judges each answer with `body::Reader`. Must not know the
 //! engine's loop or the report.
 
 pub mod body;
 pub mod call;
+mod client;
 pub mod plan;
 pub mod probe;
 pub mod rpc;

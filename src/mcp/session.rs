@@ -215,7 +215,7 @@ impl Events for Heard {
 impl Heard {
     /// The `result` of the response with id `id`, or why there is none.
     pub fn result(&self, id: u64) -> Result<serde_json::Map<String, Value>, String> {
-        let Some(m) = super::probe::message_in(self.media, &self.body, id) else {
+        let Some(m) = super::client::message_in(self.media, &self.body, id) else {
             return Err("its answer is not a JSON-RPC response to the request".into());
         };
         match (m.get("result"), m.get("error")) {
