@@ -177,7 +177,7 @@ fn mcp_test(m: &cli::McpRun) -> u8 {
             code,
         )
     };
-    let listing = match crate::mcp::probe::list_tools(&m.plan, m.era) {
+    let listing = match crate::mcp::probe::list_tools(&m.plan, m.era, m.transport) {
         Ok(l) => l,
         Err(e) => {
             let kind = match e {

@@ -165,18 +165,25 @@ pub struct McpArgs {
 
     /// The protocol revision: auto (the stateless 2026-07-28 if the server takes it, else a
     /// handshake), 2026-07-28, or a revision with a handshake and sessions (2025-11-25,
-    /// 2025-06-18, 2025-03-26).
+    /// 2025-06-18, 2025-03-26, and 2024-11-05 of the legacy HTTP+SSE transport).
     #[arg(long = "protocol-version", value_name = "VERSION", default_value = "auto",
-          value_parser = ["auto", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])]
+          value_parser = ["auto", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])]
     pub protocol_version: String,
+
+    /// The transport: auto (Streamable HTTP, else the legacy HTTP+SSE one), streamable-http,
+    /// or sse (GET an event stream at URL, POST to the endpoint it names).
+    #[arg(long = "transport", value_name = "T", default_value = "auto",
+          value_parser = ["auto", "streamable-http", "sse"])]
+    pub transport: String,
 
     /// Ask for progress notifications on each call (a progressToken in its _meta); the report
     /// counts the notifications before each answer.
     #[arg(long = "progress")]
     pub progress: bool,
 
-    /// Measure tools/list itself, with this weight among the calls.
-    #[arg(long = "tools-list", value_name = "WEIGHT", num_args = 0..=1, default_missing_value = "1")]
+    /// Measure tools/list itself, with this weight among the calls (--tools-list=3).
+    #[arg(long = "tools-list", value_name = "WEIGHT", num_args = 0..=1, require_equals = true,
+          default_missing_value = "1")]
     pub tools_list: Option<u32>,
 
     #[command(flatten)]

@@ -8,7 +8,7 @@ use serde_json::Map;
 use super::args::McpArgs;
 use super::{Command, Exit, load, show};
 use crate::mcp::call::{self, Call, Method};
-use crate::mcp::probe::Era;
+use crate::mcp::probe::{Era, Transport};
 
 /// What `spate mcp` does once the server has been asked for its tools.
 #[derive(Debug)]
@@ -23,6 +23,8 @@ pub struct McpRun {
     pub progress: bool,
     /// `--protocol-version`: which revision to speak.
     pub era: Era,
+    /// `--transport`: over which transport.
+    pub transport: Transport,
 }
 
 pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
@@ -64,18 +66,7 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
     }
     let verbose = a.load.verbose;
     let progress = a.progress;
-    let era = match a.protocol_version.as_str() {
-        "auto" => Era::Auto,
-        v if v == crate::mcp::wire::MODERN => Era::Stateless,
-        v => match crate::mcp::session::KNOWN.iter().find(|k| **k == v) {
-            Some(k) => Era::Handshake(k),
-            None => {
-                return Err(usage(format!(
-                    "--protocol-version {v} is not one spate speaks"
-                )));
-            }
-        },
-    };
+    let (era, transport) = era_and_transport(&a.protocol_version, &a.transport).map_err(usage)?;
     let (mut plan, notes) = load::plan(a.load, &url)?;
     plan.method = "POST".into();
     // Answers are read as JSON: a compressed one could not be.
@@ -91,7 +82,39 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
         calls,
         progress,
         era,
+        transport,
     })))
+}
+
+/// `--protocol-version` and `--transport` together: a revision the transport has.
+fn era_and_transport(version: &str, transport: &str) -> Result<(Era, Transport), String> {
+    use crate::mcp::legacy;
+    let transport = match transport {
+        "streamable-http" => Transport::Streamable,
+        "sse" => Transport::Sse,
+        _ => Transport::Auto,
+    };
+    let era = match version {
+        "auto" => Era::Auto,
+        v if v == crate::mcp::wire::MODERN => Era::Stateless,
+        v if v == legacy::VERSION => Era::Handshake(legacy::VERSION),
+        v => match crate::mcp::session::KNOWN.iter().find(|k| **k == v) {
+            Some(k) => Era::Handshake(k),
+            None => return Err(format!("--protocol-version {v} is not one spate speaks")),
+        },
+    };
+    match (era, transport) {
+        (Era::Stateless, Transport::Sse) => Err(format!(
+            "--protocol-version {version} has no HTTP+SSE transport: it is stateless, over \
+             Streamable HTTP only"
+        )),
+        (Era::Handshake(v), Transport::Streamable) if v == legacy::VERSION => Err(format!(
+            "--protocol-version {v} has no Streamable HTTP transport: use --transport sse"
+        )),
+        (Era::Handshake(v), Transport::Auto) if v == legacy::VERSION => Ok((era, Transport::Sse)),
+        (Era::Stateless, Transport::Auto) => Ok((era, Transport::Streamable)),
+        _ => Ok((era, transport)),
+    }
 }
 
 /// The calls the flags name, in order: tools, prompts, resources, tools/list, then the file's.

@@ -2,14 +2,16 @@
 //! (`mcp::body::Reader`), notes the read that brought the call's response (its latency ends
 //! there, not where a stream that goes on ends), counts the notifications before it, and judges
 //! the call: only a result without `isError` is a success. A response whose status is not 2xx
-//! is left to be counted by its status. Off the static path; must not allocate per request
+//! is left to be counted by its status. Over the legacy HTTP+SSE transport the answer comes on
+//! the session's stream instead, and is judged the same way. Off the static path; must not allocate per request
 //! beyond what the reader keeps.
 
 use super::list_lane::Answers;
 use super::shared::{H2Handle, Shared};
 use super::watch::Observe;
 use crate::clock::Tick;
-use crate::mcp::body::Reader;
+use crate::mcp::body::{Reader, Verdict};
+use crate::mcp::legacy::Heard;
 use crate::mcp::rpc::Answer;
 use crate::proto::{Cause, Events, Fail, Media, Response, h2};
 use crate::stats::Failure;
@@ -67,8 +69,34 @@ impl Answers for Answering {
             return Ok(r);
         }
         let verdict = self.reader.finish();
+        let notes = self.reader.notifications();
+        self.verdict(ctx, r, verdict, self.answered, notes)
+    }
+
+    fn heard(&mut self, ctx: &Shared, r: Response, heard: Heard) -> Result<Response, Fail> {
+        self.verdict(ctx, r, heard.verdict, heard.at, heard.notifications)
+    }
+
+    fn row(ctx: &Shared, i: usize) -> usize {
+        match ctx.setup.list.as_ref().and_then(|l| l.mcp.as_ref()) {
+            Some(m) => usize::from(m.rows[i]),
+            None => i,
+        }
+    }
+}
+
+impl Answering {
+    /// The call ended as `verdict` says, its answer brought by the read at `answered`, after
+    /// `notes` notifications (and progress notifications).
+    fn verdict(
+        &mut self,
+        ctx: &Shared,
+        r: Response,
+        verdict: Verdict,
+        answered: Option<Tick>,
+        (n, progress): (u32, u32),
+    ) -> Result<Response, Fail> {
         if self.recorded {
-            let (n, progress) = self.reader.notifications();
             let i = self.row.min(crate::request_list::MAX_TRACKED);
             let mut s = ctx.rec.stats.borrow_mut();
             if s.per_entry.len() <= i {
@@ -79,7 +107,7 @@ impl Answers for Answering {
         let fail = |class, cause| Err(Fail { class, cause });
         match verdict {
             Ok(Answer::Success) => Ok(Response {
-                done: self.answered.unwrap_or(r.done),
+                done: answered.unwrap_or(r.done),
                 ..r
             }),
             Ok(Answer::ToolError) => fail(
@@ -97,13 +125,6 @@ impl Answers for Answering {
                 Cause::Message(format!("JSON-RPC error {code}: {message}")),
             ),
             Err(why) => fail(Failure::Protocol, Cause::Other(why)),
-        }
-    }
-
-    fn row(ctx: &Shared, i: usize) -> usize {
-        match ctx.setup.list.as_ref().and_then(|l| l.mcp.as_ref()) {
-            Some(m) => usize::from(m.rows[i]),
-            None => i,
         }
     }
 }

@@ -46,6 +46,17 @@ pub trait Answers: Observe + Sized {
     fn judge(&mut self, _ctx: &Shared, r: Response) -> Result<Response, Fail> {
         Ok(r)
     }
+    /// The legacy HTTP+SSE transport: the POST was taken (`r`), and the session's stream brought
+    /// what `heard` says.
+    #[inline(always)]
+    fn heard(
+        &mut self,
+        _ctx: &Shared,
+        r: Response,
+        _heard: crate::mcp::legacy::Heard,
+    ) -> Result<Response, Fail> {
+        Ok(r)
+    }
     /// The row the list's request `i` is counted in.
     #[inline(always)]
     fn row(_ctx: &Shared, i: usize) -> usize {
@@ -66,6 +77,12 @@ pub struct ListLane<E> {
     index: usize,
     /// `spate mcp` with sessions: the session of the connection and its requests.
     session: Option<Rc<Conversation>>,
+    /// The legacy HTTP+SSE transport: the session's stream awaits the call's answer, and the
+    /// POST's acknowledgement once it came.
+    awaiting: bool,
+    acked: Option<Response>,
+    /// Bytes the session's stream brought for the call.
+    streamed: u64,
 }
 
 impl<E: Answers> ListLane<E> {
@@ -77,12 +94,23 @@ impl<E: Answers> ListLane<E> {
             judged: None,
             index: 0,
             session: None,
+            awaiting: false,
+            acked: None,
+            streamed: 0,
         }
     }
 
     /// The session the slot's connection opened, if it has one.
     fn fetch_session(&mut self, ctx: &Shared) {
         self.session = ctx.sessions.borrow().get(self.index).cloned().flatten();
+    }
+
+    /// The server or the stream ended the session: the next connection opens another.
+    fn forget_session(&mut self, ctx: &Shared) {
+        self.session = None;
+        if let Some(s) = ctx.sessions.borrow_mut().get_mut(self.index) {
+            *s = None;
+        }
     }
 
     fn listed<'c>(&self, ctx: &'c Shared) -> &'c Listed {
@@ -117,6 +145,9 @@ impl<E: Answers> Lane for ListLane<E> {
             self.place = p.borrow_mut().pick();
         }
         self.judged = None;
+        self.awaiting = false;
+        self.acked = None;
+        self.streamed = 0;
         self.row = E::row(ctx, self.place);
         let head = self.listed(ctx).head_request;
         let open = self.inner.start(ctx, adm, head);
@@ -146,21 +177,58 @@ impl<E: Answers> Lane for ListLane<E> {
             },
             None => self.bytes(ctx),
         };
-        let res = match ready!(self.inner.exchange_with(ctx, cx, bytes)) {
-            Ok(r) => r,
-            Err(f) => return Poll::Ready(Err(f)),
+        let listening = session.as_ref().and_then(|s| s.listening.as_ref());
+        if let Some(l) = listening
+            && !self.awaiting
+        {
+            l.inbox
+                .borrow_mut()
+                .expect(crate::mcp::id_of(self.place), false);
+            self.awaiting = true;
+        }
+        let res = match self.acked {
+            Some(r) => r,
+            None => match ready!(self.inner.exchange_with(ctx, cx, bytes)) {
+                Ok(r) => r,
+                Err(f) => return Poll::Ready(Err(f)),
+            },
         };
         // The server no longer knows the session: the connection is closed, and the next
         // opens another session.
         if res.status == 404 && session.is_some() {
-            self.session = None;
-            if let Some(s) = ctx.sessions.borrow_mut().get_mut(self.index) {
-                *s = None;
-            }
+            self.forget_session(ctx);
             return Poll::Ready(Err(Fail {
                 class: Failure::SessionExpired,
                 cause: Cause::Other("the server answered 404: it no longer knows the session"),
             }));
+        }
+        if let Some(l) = listening
+            && (200..300).contains(&res.status)
+        {
+            self.acked = Some(res);
+            let heard = ready!(l.inbox.borrow_mut().poll_answer(cx));
+            // An answer that came before the stream ended still counts; the next call finds
+            // the stream over.
+            let over = heard.verdict.is_err() && l.inbox.borrow().is_over();
+            self.acked = None;
+            self.awaiting = false;
+            if over {
+                // The stream ended: so did the session, and the connection goes with it.
+                self.forget_session(ctx);
+            }
+            if over {
+                return Poll::Ready(Err(Fail {
+                    class: Failure::SessionExpired,
+                    cause: Cause::Other("the session's event stream ended before the answer"),
+                }));
+            }
+            let keep = res.keep_alive;
+            return Poll::Ready(
+                self.inner
+                    .events_mut()
+                    .heard(ctx, res, heard)
+                    .inspect_err(|_| self.judged = Some(keep)),
+            );
         }
         Poll::Ready(
             self.inner
@@ -193,7 +261,7 @@ impl<E: Answers> Lane for ListLane<E> {
     }
 
     fn bytes_in(&self) -> u64 {
-        self.inner.bytes_in()
+        self.inner.bytes_in() + self.streamed
     }
 
     /// Only a request whose method may be repeated goes again (the run's own check is for

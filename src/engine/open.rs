@@ -60,6 +60,13 @@ impl Shared {
         reconnect: bool,
         slot: &Slot,
     ) -> Result<Connected, Fail> {
+        let (stream, alpn_h2) = self.dial(via, slot).await?;
+        self.lane_on(stream, alpn_h2, via, reconnect, slot).await
+    }
+
+    /// A stream to `via`'s destination: TCP or a Unix socket (timed), the proxy's tunnel, TLS
+    /// (timed apart); and whether ALPN chose h2. A failure is counted here.
+    async fn dial(&self, via: Via<'_>, slot: &Slot) -> Result<(Stream, bool), Fail> {
         let start = Instant::now();
         let socket = match net::open(via.endpoint, via.preferred.get()).await {
             Ok((socket, i)) => {
@@ -141,6 +148,18 @@ impl Shared {
                 }
             }
         };
+        Ok((stream, alpn_h2))
+    }
+
+    /// The lane the server agreed to on `stream`, and the session when `spate mcp` opens one.
+    async fn lane_on(
+        &self,
+        stream: Stream,
+        alpn_h2: bool,
+        via: Via<'_>,
+        reconnect: bool,
+        slot: &Slot,
+    ) -> Result<Connected, Fail> {
         let h2 = match via.lane {
             LaneChoice::Http1 => false,
             LaneChoice::Alpn => alpn_h2,
@@ -173,7 +192,11 @@ impl Shared {
             let mut conn = Conn::new(stream);
             if let Some(h) = self.handshake() {
                 slot.connect_reached(ConnectPhase::Session);
-                if let Err(fail) = self.open_session(&mut conn, h, slot).await {
+                let opened = match &h.listen {
+                    Some(listen) => self.open_listening(&mut conn, h, listen, via, slot).await,
+                    None => self.open_session(&mut conn, h, slot).await,
+                };
+                if let Err(fail) = opened {
                     self.rec
                         .stats
                         .borrow_mut()
@@ -211,34 +234,91 @@ impl Shared {
         let mut space = ReadSpace::new(16 << 10);
         let session =
             crate::mcp::session::handshake(conn, &h.initialize, &h.initialized, &mut space).await?;
-        let took = t.elapsed().as_nanos() as u64;
+        self.timed_handshake(t);
+        let conversation = session
+            .id
+            .is_some()
+            .then(|| self.conversation(|b| crate::mcp::session::with_session(b, &session), None));
+        self.keep_session(slot, conversation);
+        Ok(())
+    }
+
+    /// `spate mcp` over the legacy HTTP+SSE transport: the session's stream opened on a
+    /// connection of its own (read by a task beside the slot's), then the handshake POSTed on
+    /// `conn` to the endpoint the stream named, timed as one; the calls go there too.
+    async fn open_listening(
+        &self,
+        conn: &mut Conn,
+        h: &crate::mcp::Handshake,
+        listen: &Bytes,
+        via: Via<'_>,
+        slot: &Slot,
+    ) -> Result<(), Fail> {
+        use crate::mcp::legacy;
+        let t = Instant::now();
+        let (stream, _) = self.dial(via, slot).await?;
+        slot.connect_reached(ConnectPhase::Session);
+        let (listening, reading) = legacy::listen(Conn::new(stream), listen.clone());
+        let open = self.guard();
+        self.tasks.spawn(async move {
+            let _open = open;
+            reading.await;
+        });
+        let target = legacy::endpoint(&listening, &h.url).await?;
+        let to = |b: &Bytes| legacy::retarget(b, &target);
+        let mut space = ReadSpace::new(16 << 10);
+        legacy::handshake(
+            conn,
+            &listening,
+            &to(&h.initialize),
+            &to(&h.initialized),
+            &mut space,
+        )
+        .await?;
+        self.timed_handshake(t);
+        let conversation = self.conversation(to, Some(listening));
+        self.keep_session(slot, Some(conversation));
+        Ok(())
+    }
+
+    fn timed_handshake(&self, since: Instant) {
+        let took = since.elapsed().as_nanos() as u64;
         self.rec
             .stats
             .borrow_mut()
             .handshakes
             .get_or_insert_default()
             .completed(200, took);
-        let index = self.slot_index(slot);
-        let conversation = match (&session.id, &self.setup.list) {
-            (Some(_), Some(list)) => {
-                let with = |b: &Bytes| crate::mcp::session::with_session(b, &session);
-                Some(Rc::new(Conversation {
-                    requests: list.requests.iter().map(|l| with(&l.request)).collect(),
-                    requests_close: list
-                        .requests
-                        .iter()
-                        .map(|l| with(&l.request_close))
-                        .collect(),
-                }))
-            }
-            _ => None,
+    }
+
+    /// A session's requests: the list's, each made by `with`.
+    fn conversation(
+        &self,
+        with: impl Fn(&Bytes) -> Bytes,
+        listening: Option<crate::mcp::legacy::Listening>,
+    ) -> Rc<Conversation> {
+        let Some(list) = &self.setup.list else {
+            unreachable!("a session in a run without a list");
         };
+        Rc::new(Conversation {
+            requests: list.requests.iter().map(|l| with(&l.request)).collect(),
+            requests_close: list
+                .requests
+                .iter()
+                .map(|l| with(&l.request_close))
+                .collect(),
+            listening,
+        })
+    }
+
+    /// The session of `slot`'s new connection (dropping the one before).
+    fn keep_session(&self, slot: &Slot, conversation: Option<Rc<Conversation>>) {
+        let index = self.slot_index(slot);
         let mut sessions = self.sessions.borrow_mut();
         if sessions.len() < self.slots.len() {
             sessions.resize(self.slots.len(), None);
         }
         sessions[index] = conversation;
-        Ok(())
     }
 
     /// An HTTP/2 connection whose streams' responses go where the run's must: to a `Watch` per

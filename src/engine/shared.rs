@@ -193,6 +193,9 @@ pub struct Shared {
 pub struct Conversation {
     pub requests: Vec<Bytes>,
     pub requests_close: Vec<Bytes>,
+    /// The legacy HTTP+SSE transport: the session's stream, where the answers arrive (dropping
+    /// it closes the stream).
+    pub listening: Option<crate::mcp::legacy::Listening>,
 }
 
 /// What opening connections keeps between connections.

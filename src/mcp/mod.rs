@@ -8,8 +8,10 @@
 pub mod body;
 pub mod call;
 mod client;
+pub mod legacy;
 pub mod plan;
 pub mod probe;
+mod probe_sse;
 pub mod rpc;
 pub mod session;
 pub mod wire;
@@ -42,6 +44,11 @@ pub struct Prepared {
 pub struct Handshake {
     pub initialize: bytes::Bytes,
     pub initialized: bytes::Bytes,
+    /// The legacy HTTP+SSE transport: the GET that opens each session's stream (the other
+    /// requests go to the endpoint it names).
+    pub listen: Option<bytes::Bytes>,
+    /// The URL the stream's endpoint is resolved against.
+    pub url: String,
 }
 
 /// The JSON-RPC id of the list's request `i`: built once, and only one call is in flight on a

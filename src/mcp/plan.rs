@@ -8,7 +8,8 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::call::{self, Call, Method};
-use super::probe::Listing;
+use super::legacy;
+use super::probe::{Listing, Transport};
 use super::{Prepared, id_of, wire};
 use crate::request_list::{Entry, Order, RequestList};
 
@@ -45,10 +46,14 @@ pub fn list(
             }
             _ => None,
         };
-        let (h, body) = match listing.sessions {
+        let (mut h, body) = match listing.sessions {
             false => wire::request(c, id_of(i), schema, progress),
             true => wire::with_handshake(c, id_of(i), &listing.version, progress),
         };
+        if listing.version == legacy::VERSION {
+            // The header came with Streamable HTTP.
+            h.retain(|(n, _)| n != "MCP-Protocol-Version");
+        }
         let label = c.label();
         let row = match labels.iter().position(|l| *l == label) {
             Some(r) => r,
@@ -73,15 +78,36 @@ pub fn list(
         rows,
         labels,
         schedule: schedule.into(),
-        transport: STREAMABLE_HTTP.into(),
+        transport: match listing.transport {
+            Transport::Sse => legacy::TRANSPORT,
+            _ => STREAMABLE_HTTP,
+        }
+        .into(),
         version: listing.version.clone(),
         server: listing.server.clone(),
-        handshake: listing.sessions.then(|| super::Handshake {
-            initialize: super::session::initialize_request(plan, &listing.version),
-            initialized: super::session::initialized_request(plan, &listing.version),
-        }),
+        handshake: listing.sessions.then(|| handshake(listing, plan)),
     }));
     Ok(list)
+}
+
+/// The requests of each connection's handshake in the revision and over the transport the
+/// server took.
+fn handshake(listing: &Listing, plan: &crate::plan::Plan) -> super::Handshake {
+    let initialize = super::session::initialize_request(plan, &listing.version);
+    match listing.transport {
+        Transport::Sse => super::Handshake {
+            initialize,
+            initialized: legacy::initialized_request(plan),
+            listen: Some(legacy::listen_request(plan)),
+            url: plan.target.url.clone(),
+        },
+        _ => super::Handshake {
+            initialize,
+            initialized: super::session::initialized_request(plan, &listing.version),
+            listen: None,
+            url: plan.target.url.clone(),
+        },
+    }
 }
 
 fn no_such_tool(name: &str, listing: &Listing) -> String {
@@ -99,9 +125,13 @@ fn no_such_tool(name: &str, listing: &Listing) -> String {
 /// schema.
 pub fn tools_text(listing: &Listing, url: &str) -> String {
     let mut o = format!(
-        "{} at {url} (MCP {}, Streamable HTTP): {} tool{}\n",
+        "{} at {url} (MCP {}, {}): {} tool{}\n",
         listing.server.as_deref().unwrap_or("MCP server"),
         listing.version,
+        match listing.transport {
+            Transport::Sse => "HTTP+SSE",
+            _ => "Streamable HTTP",
+        },
         listing.tools.len(),
         if listing.tools.len() == 1 { "" } else { "s" }
     );
@@ -134,7 +164,10 @@ pub fn tools_json(listing: &Listing, url: &str) -> String {
     let doc = json!({
         "url": url,
         "server": listing.server,
-        "transport": STREAMABLE_HTTP,
+        "transport": match listing.transport {
+            Transport::Sse => legacy::TRANSPORT,
+            _ => STREAMABLE_HTTP,
+        },
         "protocol_version": listing.version,
         "tools": tools,
     });
@@ -166,6 +199,7 @@ mod tests {
             version: wire::MODERN.into(),
             server: Some("s 1".into()),
             sessions: false,
+            transport: Transport::Streamable,
         }
     }
 

@@ -33,6 +33,17 @@ pub struct Listing {
     pub server: Option<String>,
     /// The server speaks a revision with a handshake: each connection opens a session.
     pub sessions: bool,
+    /// The transport the server was reached with.
+    pub transport: Transport,
+}
+
+/// Which transport to use: Streamable HTTP, the legacy HTTP+SSE one, or the first the server
+/// takes (Streamable HTTP, then the legacy one, as the specification's compatibility rules say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Auto,
+    Streamable,
+    Sse,
 }
 
 /// Why the server's tools could not be listed.
@@ -57,15 +68,23 @@ pub enum Era {
 }
 
 /// The most pages of `tools/list` followed.
-const MAX_PAGES: u64 = 100;
+pub(super) const MAX_PAGES: u64 = 100;
 
-/// Lists the server's tools in the revision `era` asks for, following `nextCursor`.
-pub fn list_tools(plan: &Plan, era: Era) -> Result<Listing, ProbeError> {
+/// Lists the server's tools in the revision `era` asks for, over `transport`, following
+/// `nextCursor`.
+pub fn list_tools(plan: &Plan, era: Era, transport: Transport) -> Result<Listing, ProbeError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| ProbeError::Unreachable(format!("cannot start: {e}")))?;
     rt.block_on(async {
+        let legacy_asks = match era {
+            Era::Handshake(v) => v,
+            _ => super::legacy::VERSION,
+        };
+        if transport == Transport::Sse {
+            return super::probe_sse::list_tools(plan, legacy_asks).await;
+        }
         let mut refused = None;
         if !matches!(era, Era::Handshake(_)) {
             match stateless(plan).await {
@@ -79,17 +98,37 @@ pub fn list_tools(plan: &Plan, era: Era) -> Result<Listing, ProbeError> {
             Era::Handshake(v) => v,
             _ => super::session::ASKED,
         };
-        // Neither revision: say what each answered.
-        with_handshake(plan, asked)
-            .await
-            .map_err(|e| match (refused, e) {
-                (Some(first), ProbeError::NotMcp(then)) => ProbeError::NotMcp(format!(
-                    "{first}, and {}; not an MCP endpoint of a revision spate speaks (the legacy \
-                 HTTP+SSE transport is not supported yet)",
-                    then.trim_start_matches("the server ")
-                )),
-                (_, e) => e,
+        let then = match with_handshake(plan, asked).await {
+            Ok(l) => return Ok(l),
+            Err(ProbeError::NotMcp(then)) => then,
+            Err(e) => return Err(e),
+        };
+        let last = match transport {
+            Transport::Auto => match super::probe_sse::list_tools(plan, legacy_asks).await {
+                Ok(l) => return Ok(l),
+                Err(e) => Some(e),
+            },
+            _ => None,
+        };
+        // No transport or revision: say what each answered.
+        let mut why: Vec<String> = refused.map(|e| e.to_string()).into_iter().collect();
+        why.push(then);
+        why.extend(last.map(|e| e.to_string()));
+        let clauses: Vec<&str> = why
+            .iter()
+            .map(|w| {
+                w.trim_start_matches("the server ")
+                    .trim_start_matches("it ")
             })
+            .collect();
+        let tried = match transport {
+            Transport::Auto => "Streamable HTTP or the legacy HTTP+SSE transport",
+            _ => "Streamable HTTP",
+        };
+        Err(ProbeError::NotMcp(format!(
+            "the server {}: not an MCP endpoint of a revision spate speaks over {tried}",
+            clauses.join("; then ")
+        )))
     })
 }
 
@@ -145,6 +184,7 @@ async fn stateless(plan: &Plan) -> Result<Listing, Refusal> {
         version: wire::MODERN.into(),
         server: pages.server,
         sessions: false,
+        transport: Transport::Streamable,
     })
 }
 
@@ -216,20 +256,21 @@ async fn with_handshake(plan: &Plan, asked: &str) -> Result<Listing, ProbeError>
         version: session.version,
         server: session.server,
         sessions: true,
+        transport: Transport::Streamable,
     })
 }
 
 /// The tools of the pages so far, the cursor of the next and the server's name.
 #[derive(Default)]
-struct Pages {
-    tools: Vec<Tool>,
-    cursor: Option<Value>,
-    server: Option<String>,
+pub(super) struct Pages {
+    pub tools: Vec<Tool>,
+    pub cursor: Option<Value>,
+    pub server: Option<String>,
 }
 
 impl Pages {
     /// Adds a page's tools; true if another page follows.
-    fn add(&mut self, result: &Map<String, Value>) -> Result<bool, ProbeError> {
+    pub fn add(&mut self, result: &Map<String, Value>) -> Result<bool, ProbeError> {
         let Some(list) = result.get("tools").and_then(Value::as_array) else {
             return Err(ProbeError::NotMcp(
                 "the answer to tools/list has no tools array".into(),

@@ -132,17 +132,7 @@ pub async fn handshake(
         ));
     }
     let result = got.result(0).map_err(refused)?;
-    let version = result
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    if !KNOWN.contains(&version.as_str()) {
-        return Err(refused(format!(
-            "the server chose protocol version {version:?} in initialize, which spate does not speak"
-        )));
-    }
-    let server = result.get("serverInfo").and_then(super::probe::name_of);
+    let (version, server) = settle(&result).map_err(refused)?;
     let session = Session {
         id: got.session.take(),
         version,
@@ -162,6 +152,23 @@ pub async fn handshake(
         )));
     }
     Ok(session)
+}
+
+/// What the result of `initialize` settled: the revision the server chose (one spate speaks)
+/// and the server's name.
+pub fn settle(result: &serde_json::Map<String, Value>) -> Result<(String, Option<String>), String> {
+    let version = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if !KNOWN.contains(&version.as_str()) && version != super::legacy::VERSION {
+        return Err(format!(
+            "the server chose protocol version {version:?} in initialize, which spate does not speak"
+        ));
+    }
+    let server = result.get("serverInfo").and_then(super::probe::name_of);
+    Ok((version, server))
 }
 
 fn refused(why: String) -> Fail {

@@ -40,9 +40,14 @@ fn server_with(name: &str, json: bool, options: &[&str]) -> Option<Server> {
         cmd.arg("json");
     }
     cmd.args(options);
+    // The legacy transport's stream is at /sse; Streamable HTTP's endpoint at /mcp.
+    let path = match options.contains(&"sse") {
+        true => "sse",
+        false => "mcp",
+    };
     Some(Server {
         _child: Child(spawn_listening(&mut cmd, addr)),
-        url: format!("http://{addr}/mcp"),
+        url: format!("http://{addr}/{path}"),
         log,
     })
 }
@@ -476,4 +481,157 @@ fn an_expired_session_is_counted_and_the_next_call_opens_another() {
         "{h} handshakes, {expired} expired"
     );
     assert_eq!(s.executed().get("add"), Some(&ok));
+}
+
+#[test]
+fn the_legacy_sse_transport_times_each_call_to_its_answer_on_the_stream() {
+    let Some(s) = server_with("sse", false, &["sse"]) else {
+        return;
+    };
+    let (code, doc) = mcp(&[
+        "-n",
+        "12",
+        "-c",
+        "4",
+        "--transport",
+        "sse",
+        "--progress",
+        "--tool",
+        "slow:2",
+        "--args",
+        r#"slow={"ms":300}"#,
+        "--tool",
+        "steps",
+        "--args",
+        r#"steps={"n":3}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0), "{doc}");
+    crate::schema::validate(&doc);
+    assert_eq!(doc["mcp"]["transport"], "sse");
+    assert_eq!(doc["mcp"]["protocol_version"], "2024-11-05");
+    let ran = s.executed();
+    assert_eq!(ran.get("slow"), Some(&8), "{ran:?}");
+    assert_eq!(ran.get("steps"), Some(&4), "{ran:?}");
+    // One session per connection, and the probe's.
+    assert_eq!(ran.get("rpc initialize"), Some(&5), "{ran:?}");
+    assert_eq!(doc["mcp"]["handshakes"], 4);
+    let slow = row(&doc, "slow");
+    assert_eq!(slow["succeeded"], 8);
+    // Timed to the answer on the stream, not to the POST's 202 that comes at once.
+    let p50 = slow["p50_ms"].as_f64().unwrap();
+    assert!(p50 >= 300.0, "{p50}");
+    assert!(p50 < 1_500.0, "{p50}");
+    // The notifications arrive on the stream too.
+    let steps = row(&doc, "steps");
+    assert_eq!(steps["succeeded"], 4);
+    assert_eq!(steps["progress_per_call"], 3.0);
+    // Each POST was acknowledged with 202; the answers came on the streams.
+    assert_eq!(
+        doc["status_codes"],
+        serde_json::json!([{"code": 202, "count": 12}])
+    );
+}
+
+#[test]
+fn auto_finds_the_legacy_transport_and_streamable_http_alone_refuses_it() {
+    let Some(s) = server_with("sse-auto", false, &["sse"]) else {
+        return;
+    };
+    let out = spate(&["mcp", "--list", "--format", "json", &s.url]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["transport"], "sse", "{doc}");
+    assert!(
+        doc["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "add")
+    );
+    let (code, doc) = mcp(&[
+        "-n",
+        "2",
+        "--transport",
+        "streamable-http",
+        "--tool",
+        "add",
+        &s.url,
+    ]);
+    assert_eq!(code, Some(1));
+    assert_eq!(doc["error"]["kind"], "not_mcp", "{doc}");
+}
+
+#[test]
+fn calls_from_a_file_resources_prompts_and_tools_list_are_each_measured() {
+    let Some(s) = server("mixed", true) else {
+        return;
+    };
+    let file =
+        std::env::temp_dir().join(format!("spate-it-mcp-{}-calls.jsonl", std::process::id()));
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"tool": "add", "arguments": {"a": 1, "b": 2}, "weight": 2}"#,
+            "\n",
+            r#"{"tool": "add", "arguments": {"a": 5, "b": 5}}"#,
+            "\n",
+            r#"{"prompt": "greet", "arguments": {"name": "Ada"}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let (code, doc) = mcp(&[
+        "-n",
+        "36",
+        "-c",
+        "2",
+        "--args-file",
+        file.to_str().unwrap(),
+        "--resource",
+        "config://motd",
+        "--tools-list",
+        &s.url,
+    ]);
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(code, Some(0), "{doc}");
+    // Weights 1, 1, 2, 1, 1 (the flags' calls, then the file's) share 36 calls as 6, 6, 12,
+    // 6, 6; both add lines share a row. The probe lists the tools once more.
+    let ran = s.executed();
+    assert_eq!(ran.get("add"), Some(&18), "{ran:?}");
+    assert_eq!(ran.get("prompt greet"), Some(&6), "{ran:?}");
+    assert_eq!(ran.get("resource motd"), Some(&6), "{ran:?}");
+    assert_eq!(ran.get("rpc tools/list"), Some(&7), "{ran:?}");
+    assert_eq!(row(&doc, "add")["succeeded"], 18);
+    assert_eq!(row(&doc, "prompts/get greet")["succeeded"], 6);
+    assert_eq!(row(&doc, "resources/read config://motd")["succeeded"], 6);
+    assert_eq!(row(&doc, "tools/list")["succeeded"], 6);
+    assert_eq!(doc["requests"]["successful"], 36);
+}
+
+#[test]
+fn arguments_that_are_not_a_json_object_are_refused_before_anything_is_sent() {
+    for (args, says) in [
+        (r#"add={"a":"#, "JSON"),
+        (r#"add=[1,2]"#, "object"),
+        ("add", "NAME="),
+    ] {
+        let out = spate(&[
+            "mcp",
+            "--tool",
+            "add",
+            "--args",
+            args,
+            "http://127.0.0.1:9/mcp",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{args}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("spate: mcp: "), "{err}");
+        assert!(err.contains(says), "{args}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 }

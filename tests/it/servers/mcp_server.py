@@ -4,6 +4,7 @@ python mcp_server.py PORT LOG [json] [idle=SECONDS]: Streamable HTTP on 127.0.0.
 tool call the server executes appends the tool's name to LOG, and each JSON-RPC method posted
 appends "rpc METHOD", so the test can count them. `json`: answers in JSON where the SDK may;
 `idle=S`: sessions idle for S seconds are forgotten (the SDK's session_idle_timeout).
+`sse`: the legacy HTTP+SSE transport instead (GET /sse, then POST to the endpoint it names).
 `refuse-stateless`: a request of the 2026-07-28 revision gets 400 with no body, as from a
 server of an earlier revision.
 """
@@ -74,6 +75,19 @@ def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Re
 
 
 
+@app.resource("config://motd")
+def motd() -> str:
+    """The message of the day."""
+    executed("resource motd")
+    return "hello"
+
+
+@app.prompt()
+def greet(name: str) -> str:
+    """Greet someone by name."""
+    executed("prompt greet")
+    return f"Hello, {name}"
+
 
 def logged(inner):
     """ASGI middleware: logs the JSON-RPC method of each POST, then passes the request on."""
@@ -116,4 +130,9 @@ if idle:
     kw["session_idle_timeout"] = idle[0]
 import uvicorn  # noqa: E402
 
-uvicorn.run(logged(app.streamable_http_app(**kw)), host="127.0.0.1", port=port, log_level="warning")
+if "sse" in options:
+    # The legacy HTTP+SSE transport of 2024-11-05: GET /sse, POST /messages/?session_id=...
+    served = app.sse_app()
+else:
+    served = app.streamable_http_app(**kw)
+uvicorn.run(logged(served), host="127.0.0.1", port=port, log_level="warning")

@@ -1,0 +1,534 @@
+//! MCP's legacy HTTP+SSE transport (revision 2024-11-05): a session is an event stream opened
+//! with a GET, whose first event names the endpoint every message is POSTed to; the server
+//! acknowledges each POST (202) and sends the answers on the stream. Here: the stream's
+//! request, the task that reads the stream into an `Inbox` (the endpoint, and the answer to the
+//! call awaited, with the read that brought it), the request target the POSTs take, and the
+//! handshake over the pair. Used by the probe and by the engine's connections alike; must not
+//! count anything of a run.
+
+use std::cell::{Cell, RefCell};
+use std::future::poll_fn;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use super::rpc::{self, Answer, Judged};
+use crate::clock::Tick;
+use crate::plan::Plan;
+use crate::proto::h1::slow_lane::{self, Reached};
+use crate::proto::h1::{Conn, ReadSpace};
+use crate::proto::sse::{Item, Sse};
+use crate::proto::{Cause, Events, Fail, Media};
+use crate::stats::Failure;
+
+/// The name of the transport, as the report gives it.
+pub const TRANSPORT: &str = "sse";
+
+/// The revision of this transport, which spate asks for in `initialize`.
+pub const VERSION: &str = "2024-11-05";
+
+/// The GET that opens a session's stream at `plan`'s URL.
+pub fn listen_request(plan: &Plan) -> Bytes {
+    let mut headers = plan.headers.clone();
+    headers.push(("Accept".into(), "text/event-stream".into()));
+    crate::request::h1_bytes(&Plan {
+        method: "GET".into(),
+        headers,
+        body: Vec::new(),
+        compression: false,
+        keep_alive: true,
+        list: None,
+        ..plan.clone()
+    })
+}
+
+/// A POST of `body` to `plan`'s URL (`retarget` sends it to the endpoint), with the transport's
+/// headers: this revision has no version header.
+pub fn post_request(plan: &Plan, body: &Value) -> Bytes {
+    super::session::post(
+        plan,
+        Vec::new(),
+        serde_json::to_vec(body).expect("JSON serializes"),
+    )
+}
+
+/// `notifications/initialized` of this transport.
+pub fn initialized_request(plan: &Plan) -> Bytes {
+    post_request(
+        plan,
+        &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+}
+
+/// The request target of the endpoint the stream named (`data` of its `endpoint` event),
+/// resolved against the stream's URL `base`: the path and query the POSTs take. An endpoint on
+/// another origin is refused: spate's connections go where the URL does.
+pub fn endpoint_target(base: &str, data: &str) -> Result<String, String> {
+    let base = url::Url::parse(base).map_err(|e| format!("the URL {base:?}: {e}"))?;
+    let at = base
+        .join(data.trim())
+        .map_err(|e| format!("the stream named the endpoint {data:?}, which is not a URL: {e}"))?;
+    if at.origin() != base.origin() {
+        return Err(format!(
+            "the stream named an endpoint on another origin ({at}), which spate does not follow"
+        ));
+    }
+    let mut target = at.path().to_string();
+    if let Some(q) = at.query() {
+        target.push('?');
+        target.push_str(q);
+    }
+    Ok(target)
+}
+
+/// `request` (a request spate built) sent to `target` (a path and query) instead: the request
+/// line's target is replaced, kept in absolute form (through a proxy) with its origin.
+pub fn retarget(request: &[u8], target: &str) -> Bytes {
+    let line_end = request
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .expect("a request spate built has a request line");
+    let line = &request[..line_end];
+    let from = line
+        .iter()
+        .position(|&b| b == b' ')
+        .expect("a request line has a method")
+        + 1;
+    let to = line
+        .iter()
+        .rposition(|&b| b == b' ')
+        .expect("and a version");
+    let old = &line[from..to];
+    // Absolute form: keep "scheme://authority".
+    let origin = match old.windows(3).position(|w| w == b"://") {
+        Some(s) => {
+            let rest = &old[s + 3..];
+            let end = rest.iter().position(|&b| b == b'/').unwrap_or(rest.len());
+            &old[..s + 3 + end]
+        }
+        None => &[][..],
+    };
+    let mut out = Vec::with_capacity(request.len() + target.len());
+    out.extend_from_slice(&request[..from]);
+    out.extend_from_slice(origin);
+    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(&request[to..]);
+    Bytes::from(out)
+}
+
+/// What the stream has brought that the session's calls wait for. One call is awaited at a
+/// time: the connection sends one at a time.
+#[derive(Debug, Default)]
+pub struct Inbox {
+    sse: Sse,
+    /// The stream's response was not a 200 event stream: why.
+    refused: Option<String>,
+    endpoint: Option<String>,
+    /// The id of the call awaited, and whether its answer's bytes are kept.
+    id: u64,
+    keep: bool,
+    answer: Option<Result<Answer, &'static str>>,
+    raw: Vec<u8>,
+    last_read: Option<Tick>,
+    /// The read that brought the answer.
+    at: Option<Tick>,
+    notifications: u32,
+    progress: u32,
+    /// Bytes of the stream's events since the call was sent.
+    bytes: u64,
+    /// The stream ended: why.
+    ended: Option<&'static str>,
+    /// Who waits for the answer, and the task reading the stream.
+    waiter: Option<Waker>,
+    reader: Option<Waker>,
+    /// The session was dropped: the reading task ends and closes the stream.
+    dropped: bool,
+}
+
+/// What the stream said of the call awaited.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Heard {
+    pub verdict: Result<Answer, &'static str>,
+    /// The read that brought the answer.
+    pub at: Option<Tick>,
+    /// Notifications before the answer, and how many were progress notifications.
+    pub notifications: (u32, u32),
+    /// Bytes of the stream's events while the call was awaited.
+    pub bytes: u64,
+}
+
+impl Inbox {
+    /// A call with id `id` is sent next (`keep`: its answer's bytes are wanted): forget the last.
+    pub fn expect(&mut self, id: u64, keep: bool) {
+        self.id = id;
+        self.keep = keep;
+        self.answer = None;
+        self.raw.clear();
+        self.at = None;
+        self.notifications = 0;
+        self.progress = 0;
+        self.bytes = 0;
+    }
+
+    /// The answer to the call awaited once it came, or why none will.
+    pub fn poll_answer(&mut self, cx: &mut Context<'_>) -> Poll<Heard> {
+        let verdict = match (self.answer.take(), self.ended) {
+            (Some(v), _) => v,
+            (None, Some(why)) => Err(why),
+            (None, None) => {
+                self.waiter = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+        };
+        Poll::Ready(Heard {
+            verdict,
+            at: self.at,
+            notifications: (self.notifications, self.progress),
+            bytes: self.bytes,
+        })
+    }
+
+    /// Whether the stream has ended.
+    pub fn is_over(&self) -> bool {
+        self.ended.is_some()
+    }
+
+    /// The answer's bytes, when `expect` asked for them.
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
+    }
+
+    /// The endpoint the stream named, once it has.
+    fn poll_endpoint(&mut self, cx: &mut Context<'_>) -> Poll<Result<String, String>> {
+        if let Some(e) = &self.endpoint {
+            return Poll::Ready(Ok(e.clone()));
+        }
+        if let Some(why) = &self.refused {
+            return Poll::Ready(Err(why.clone()));
+        }
+        if let Some(why) = self.ended {
+            return Poll::Ready(Err(format!("{why} before naming its endpoint")));
+        }
+        self.waiter = Some(cx.waker().clone());
+        Poll::Pending
+    }
+
+    fn wake(&mut self) {
+        if let Some(w) = self.waiter.take() {
+            w.wake();
+        }
+    }
+
+    fn read(&mut self, mut bytes: &[u8]) {
+        let had = (self.answer.is_some(), self.endpoint.is_some());
+        while let Some(item) = self.sse.next(&mut bytes) {
+            let Item::Event {
+                kind, data, cut, ..
+            } = item
+            else {
+                continue;
+            };
+            if kind == b"endpoint" {
+                if self.endpoint.is_none() {
+                    self.endpoint = Some(String::from_utf8_lossy(data).into_owned());
+                }
+                continue;
+            }
+            if !(kind.is_empty() || kind == b"message") || data.is_empty() || self.answer.is_some()
+            {
+                continue;
+            }
+            if cut {
+                self.answer = Some(Err("an event longer than spate keeps (1 MiB)"));
+                continue;
+            }
+            match rpc::judge(data, self.id) {
+                Judged::Answer(a) => {
+                    self.answer = Some(Ok(a));
+                    self.at = self.last_read;
+                    if self.keep {
+                        self.raw = data.to_vec();
+                    }
+                }
+                Judged::Notification { progress } => {
+                    self.notifications += 1;
+                    self.progress += u32::from(progress);
+                }
+                Judged::ServerRequest => self.notifications += 1,
+                Judged::OtherId => {
+                    self.answer = Some(Err("a response on the stream with another id"));
+                }
+                Judged::Invalid(why) => self.answer = Some(Err(why)),
+            }
+        }
+        if had != (self.answer.is_some(), self.endpoint.is_some()) {
+            self.wake();
+        }
+    }
+}
+
+/// What the stream's exchange tells the inbox.
+struct Tap(Rc<RefCell<Inbox>>);
+
+impl Events for Tap {
+    fn read_at(&mut self, at: Tick) {
+        self.0.borrow_mut().last_read = Some(at);
+    }
+
+    fn head(&mut self, status: u16, media: Media) {
+        let mut i = self.0.borrow_mut();
+        if status != 200 || media != Media::EventStream {
+            i.refused = Some(format!(
+                "it answered the GET that opens an event stream with HTTP {status}{}",
+                match media == Media::EventStream {
+                    true => "",
+                    false => ", not an event stream",
+                }
+            ));
+            i.wake();
+        }
+    }
+
+    fn data(&mut self, bytes: &[u8]) {
+        let mut i = self.0.borrow_mut();
+        if i.refused.is_none() {
+            i.bytes += bytes.len() as u64;
+            i.read(bytes);
+        }
+    }
+}
+
+/// A session's stream, held by whoever uses the session: dropping it ends the task reading the
+/// stream, which closes it.
+#[derive(Debug)]
+pub struct Listening {
+    pub inbox: Rc<RefCell<Inbox>>,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let mut i = self.inbox.borrow_mut();
+        i.dropped = true;
+        if let Some(w) = i.reader.take() {
+            w.wake();
+        }
+    }
+}
+
+/// Opens the stream on `conn` with `request` ([`listen_request`]): the handle, and the task
+/// that reads the stream until it ends or the handle is dropped (the caller runs it).
+pub fn listen(
+    mut conn: Conn,
+    request: Bytes,
+) -> (Listening, impl std::future::Future<Output = ()>) {
+    let inbox = Rc::new(RefCell::new(Inbox::default()));
+    let tap_inbox = inbox.clone();
+    let task = async move {
+        let mut space = ReadSpace::new(16 << 10);
+        let (written, bytes_in) = (Cell::new(None), Cell::new(0));
+        let reached = Reached {
+            written: &written,
+            bytes_in: &bytes_in,
+        };
+        let mut tap = Tap(tap_inbox.clone());
+        let mut exchange = pin!(slow_lane::exchange(
+            &mut conn, &request, false, &mut space, reached, &mut tap
+        ));
+        let ended = poll_fn(|cx| {
+            if tap_inbox.borrow().dropped {
+                return Poll::Ready(None);
+            }
+            match exchange.as_mut().poll(cx) {
+                Poll::Ready(r) => Poll::Ready(Some(r.is_ok())),
+                Poll::Pending => {
+                    tap_inbox.borrow_mut().reader = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+        .await;
+        let mut i = tap_inbox.borrow_mut();
+        i.ended = Some(match ended {
+            Some(true) => "the session's event stream ended",
+            _ => "the session's event stream failed",
+        });
+        i.wake();
+    };
+    (Listening { inbox }, task)
+}
+
+/// The endpoint the stream named, as a request target resolved against `base`.
+pub async fn endpoint(listening: &Listening, base: &str) -> Result<String, Fail> {
+    let data = poll_fn(|cx| listening.inbox.borrow_mut().poll_endpoint(cx))
+        .await
+        .map_err(refused)?;
+    endpoint_target(base, &data).map_err(refused)
+}
+
+/// Sends `request` on `conn` expecting the answer with id `id` on the stream: the answer's
+/// `result`, or why there is none.
+pub async fn ask(
+    conn: &mut Conn,
+    listening: &Listening,
+    request: &[u8],
+    id: u64,
+    space: &mut ReadSpace,
+) -> Result<Map<String, Value>, Fail> {
+    listening.inbox.borrow_mut().expect(id, true);
+    post(conn, request, space).await?;
+    let heard = poll_fn(|cx| listening.inbox.borrow_mut().poll_answer(cx)).await;
+    match heard.verdict {
+        Ok(_) => {}
+        Err(why) => return Err(refused(why.into())),
+    }
+    let inbox = listening.inbox.borrow();
+    let message: Value = serde_json::from_slice(inbox.raw())
+        .map_err(|_| refused("the answer on the stream is not JSON".into()))?;
+    match (message.get("result"), message.get("error")) {
+        (Some(Value::Object(r)), _) => Ok(r.clone()),
+        (_, Some(e)) => Err(refused(format!(
+            "it answered with JSON-RPC error {} ({})",
+            e.get("code").unwrap_or(&Value::Null),
+            e.get("message").and_then(Value::as_str).unwrap_or("")
+        ))),
+        _ => Err(refused("its answer has no result".into())),
+    }
+}
+
+/// POSTs `request` on `conn`: the server must take it (2xx) and keep the connection open.
+pub async fn post(conn: &mut Conn, request: &[u8], space: &mut ReadSpace) -> Result<(), Fail> {
+    let (written, bytes_in) = (Cell::new(None), Cell::new(0));
+    let reached = Reached {
+        written: &written,
+        bytes_in: &bytes_in,
+    };
+    let res = slow_lane::exchange(conn, request, false, space, reached, &mut ()).await?;
+    if !(200..300).contains(&res.status) {
+        return Err(refused(format!(
+            "the server answered a POST to the session's endpoint with HTTP {}",
+            res.status
+        )));
+    }
+    if !res.keep_alive {
+        return Err(refused(
+            "the server closed the connection after a POST to the session's endpoint".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The handshake of a session: `initialize` (asking for revision `asked`, sent to `target`),
+/// its answer on the stream, then `notifications/initialized`.
+pub async fn handshake(
+    conn: &mut Conn,
+    listening: &Listening,
+    initialize: &[u8],
+    initialized: &[u8],
+    space: &mut ReadSpace,
+) -> Result<super::session::Session, Fail> {
+    let result = ask(conn, listening, initialize, 0, space).await?;
+    let (version, server) = super::session::settle(&result).map_err(refused)?;
+    post(conn, initialized, space).await?;
+    Ok(super::session::Session {
+        id: None,
+        version,
+        server,
+    })
+}
+
+fn refused(why: String) -> Fail {
+    Fail {
+        class: Failure::Protocol,
+        cause: Cause::Message(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_endpoint_resolves_against_the_streams_url() {
+        let base = "http://127.0.0.1:8000/sse";
+        assert_eq!(
+            endpoint_target(base, "/messages/?session_id=ab").as_deref(),
+            Ok("/messages/?session_id=ab")
+        );
+        assert_eq!(
+            endpoint_target(base, "messages?s=1\r\n").as_deref(),
+            Ok("/messages?s=1")
+        );
+        assert_eq!(
+            endpoint_target(base, "http://127.0.0.1:8000/m").as_deref(),
+            Ok("/m")
+        );
+        let other = endpoint_target(base, "http://evil.example/m").unwrap_err();
+        assert!(other.contains("another origin"), "{other}");
+    }
+
+    #[test]
+    fn a_request_is_sent_to_the_endpoint_in_either_form() {
+        let origin = retarget(b"POST /sse HTTP/1.1\r\nHost: h\r\n\r\n{}", "/m?s=1");
+        assert_eq!(&origin[..], b"POST /m?s=1 HTTP/1.1\r\nHost: h\r\n\r\n{}");
+        let absolute = retarget(b"POST http://h:8/sse HTTP/1.1\r\n\r\n", "/m");
+        assert_eq!(&absolute[..], b"POST http://h:8/m HTTP/1.1\r\n\r\n");
+    }
+
+    fn fed(chunks: &[&[u8]], id: u64) -> Inbox {
+        let mut i = Inbox::default();
+        i.expect(id, true);
+        for c in chunks {
+            i.read(c);
+        }
+        i
+    }
+
+    #[test]
+    fn the_stream_brings_the_endpoint_then_the_answer_at_every_split() {
+        let stream: &[u8] = b"event: endpoint\r\ndata: /messages/?session_id=1\r\n\r\n: ping\r\n\r\n\
+event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":7,\"progress\":1}}\r\n\r\n\
+event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\r\n\r\n";
+        for cut in 0..=stream.len() {
+            let i = fed(&[&stream[..cut], &stream[cut..]], 7);
+            assert_eq!(
+                i.endpoint.as_deref(),
+                Some("/messages/?session_id=1"),
+                "{cut}"
+            );
+            assert_eq!(i.answer, Some(Ok(Answer::Success)), "{cut}");
+            assert_eq!((i.notifications, i.progress), (1, 1), "{cut}");
+            assert!(i.raw.starts_with(b"{\"jsonrpc\""), "{cut}");
+        }
+    }
+
+    #[test]
+    fn another_id_or_bad_json_fails_the_call_awaited() {
+        let other = fed(
+            &[b"data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n"],
+            4,
+        );
+        assert_eq!(
+            other.answer,
+            Some(Err("a response on the stream with another id"))
+        );
+        let bad = fed(&[b"data: {not json\n\n"], 4);
+        assert!(matches!(bad.answer, Some(Err(_))));
+    }
+
+    #[test]
+    fn a_stream_that_ends_ends_the_wait() {
+        let mut i = Inbox::default();
+        i.expect(1, false);
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        assert!(i.poll_answer(&mut cx).is_pending());
+        i.ended = Some("the session's event stream ended");
+        let Poll::Ready(heard) = i.poll_answer(&mut cx) else {
+            panic!("the wait goes on after the stream ended");
+        };
+        assert_eq!(heard.verdict, Err("the session's event stream ended"));
+    }
+}
