@@ -194,11 +194,25 @@ fn mcp_test(m: &cli::McpRun) -> u8 {
         };
         return print_bytes(text.as_bytes());
     }
-    let order = crate::request_list::Order::RoundRobin;
-    let list = match crate::mcp::plan::list(&m.calls, &listing, &m.plan, order, m.progress) {
-        Ok(l) => l,
-        Err(e) => return refuse("plan", e, EXIT_USAGE),
+    if let Err(e) = crate::mcp::shared::check(m.session, &listing) {
+        return refuse("plan", e, EXIT_USAGE);
+    }
+    let mut sessions = crate::mcp::plan::Sessions {
+        mode: m.session,
+        shared: None,
     };
+    if m.session == crate::mcp::SessionMode::Shared {
+        match crate::mcp::shared::open(&m.plan, &listing) {
+            Ok(s) => sessions.shared = Some(s),
+            Err(e) => return refuse("not_mcp", format!("{url}: {e}"), EXIT_NO_SUCCESS),
+        }
+    }
+    let order = crate::request_list::Order::RoundRobin;
+    let list =
+        match crate::mcp::plan::list(&m.calls, &listing, &m.plan, order, m.progress, &sessions) {
+            Ok(l) => l,
+            Err(e) => return refuse("plan", e, EXIT_USAGE),
+        };
     let plan = Plan {
         list: Some(Arc::new(list)),
         ..m.plan.clone()
@@ -206,7 +220,11 @@ fn mcp_test(m: &cli::McpRun) -> u8 {
     if let Err(e) = plan.validate() {
         return refuse("plan", e.to_string(), EXIT_USAGE);
     }
-    load_test(&plan, &m.show)
+    let code = load_test(&plan, &m.show);
+    if let Some(s) = &sessions.shared {
+        crate::mcp::shared::end(&m.plan, s);
+    }
+    code
 }
 
 pub fn load_test(plan: &Plan, show: &Show) -> u8 {

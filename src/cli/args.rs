@@ -176,6 +176,13 @@ pub struct McpArgs {
           value_parser = ["auto", "streamable-http", "sse"])]
     pub transport: String,
 
+    /// Revisions with sessions: per-connection (each connection opens one and keeps it),
+    /// shared (one for the run, opened before it), or per-request (each call opens one on a
+    /// new connection and ends it after the answer).
+    #[arg(long = "session", value_name = "MODE", default_value = "per-connection",
+          value_parser = ["per-connection", "shared", "per-request"])]
+    pub session: String,
+
     /// Ask for progress notifications on each call (a progressToken in its _meta); the report
     /// counts the notifications before each answer.
     #[arg(long = "progress")]

@@ -7,6 +7,7 @@ use serde_json::Map;
 
 use super::args::McpArgs;
 use super::{Command, Exit, load, show};
+use crate::mcp::SessionMode;
 use crate::mcp::call::{self, Call, Method};
 use crate::mcp::probe::{Era, Transport};
 
@@ -25,6 +26,8 @@ pub struct McpRun {
     pub era: Era,
     /// `--transport`: over which transport.
     pub transport: Transport,
+    /// `--session`: how calls and sessions go together.
+    pub session: SessionMode,
 }
 
 pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
@@ -83,6 +86,11 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
         progress,
         era,
         transport,
+        session: match a.session.as_str() {
+            "shared" => SessionMode::Shared,
+            "per-request" => SessionMode::PerRequest,
+            _ => SessionMode::PerConnection,
+        },
     })))
 }
 

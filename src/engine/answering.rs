@@ -56,9 +56,9 @@ impl Observe for Answering {
 }
 
 impl Answers for Answering {
-    fn start(&mut self, ctx: &Shared, i: usize) {
+    fn start(&mut self, ctx: &Shared, i: usize, id: u64) {
         self.row = Self::row(ctx, i);
-        self.reader.start(crate::mcp::id_of(i));
+        self.reader.start(id);
         self.status = 0;
         self.last_read = None;
         self.answered = None;

@@ -92,6 +92,20 @@ impl<E: Observe> H1Lane<E> {
         &mut self.events
     }
 
+    /// Hands over the connection, if one is open, counting the responses it carried.
+    pub fn take_conn(&mut self, ctx: &Shared) -> Option<OpenConn> {
+        let conn = self.conn.take();
+        if conn.is_some() {
+            ctx.rec
+                .stats
+                .borrow_mut()
+                .per_connection
+                .record(self.served);
+        }
+        self.served = 0;
+        conn
+    }
+
     /// Drops the connection, if one is open, counting the responses it carried.
     fn close(&mut self, ctx: &Shared) {
         if self.conn.take().is_some() {

@@ -37,9 +37,9 @@ impl Answers for Listing {}
 
 /// What a list's responses are told to, and what becomes of them.
 pub trait Answers: Observe + Sized {
-    /// An attempt of the list's request `i` begins.
+    /// An attempt of the list's request `i`, with JSON-RPC id `id`, begins.
     #[inline(always)]
-    fn start(&mut self, _ctx: &Shared, _i: usize) {}
+    fn start(&mut self, _ctx: &Shared, _i: usize, _id: u64) {}
     /// The response came whole: what it says of its request. `Err` fails the request though
     /// its connection is sound.
     #[inline(always)]
@@ -100,9 +100,38 @@ impl<E: Answers> ListLane<E> {
         }
     }
 
+    /// The JSON-RPC id of the current attempt's request in its session.
+    fn id(&self) -> u64 {
+        match &self.session {
+            Some(s) => s.id(self.place),
+            None => crate::mcp::id_of(self.place),
+        }
+    }
+
     /// The session the slot's connection opened, if it has one.
     fn fetch_session(&mut self, ctx: &Shared) {
         self.session = ctx.sessions.borrow().get(self.index).cloned().flatten();
+    }
+
+    /// `--session per-request`: the call's session ends with it. Its connection goes to a task
+    /// that asks the server to end the session (DELETE) and then closes it; the next call opens
+    /// a connection and a session of its own. (The legacy transport's session ends when its
+    /// stream closes.)
+    fn end_session(&mut self, ctx: &Shared) {
+        let conn = self.inner.take_conn(ctx);
+        let delete = self.session.as_ref().and_then(|s| s.delete.clone());
+        self.forget_session(ctx);
+        let (Some(mut open), Some(delete)) = (conn, delete) else {
+            return;
+        };
+        let ended = ctx.sessions_ended.clone();
+        // Without a timer of its own: a server that never answers keeps the task until the
+        // thread's end drops it.
+        ctx.tasks.spawn(async move {
+            if let Ok(true) = crate::mcp::session::end(&mut open.conn, &delete).await {
+                ended.set(ended.get() + 1);
+            }
+        });
     }
 
     /// The server or the stream ended the session: the next connection opens another.
@@ -129,6 +158,15 @@ impl<E: Answers> ListLane<E> {
     }
 }
 
+/// Whether each call has a session of its own (`--session per-request`).
+fn per_request(ctx: &Shared) -> bool {
+    ctx.setup
+        .list
+        .as_ref()
+        .and_then(|l| l.mcp.as_ref())
+        .is_some_and(|m| m.session == crate::mcp::SessionMode::PerRequest)
+}
+
 impl<E: Answers> Lane for ListLane<E> {
     const ENTRIES: bool = true;
 
@@ -151,16 +189,20 @@ impl<E: Answers> Lane for ListLane<E> {
         self.row = E::row(ctx, self.place);
         let head = self.listed(ctx).head_request;
         let open = self.inner.start(ctx, adm, head);
-        self.inner.events_mut().start(ctx, self.place);
         if open {
             self.fetch_session(ctx);
         }
+        let id = self.id();
+        self.inner.events_mut().start(ctx, self.place, id);
         open
     }
 
     fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail> {
         self.inner.adopt(ctx, opened, adm)?;
         self.fetch_session(ctx);
+        // The new session may number its calls otherwise.
+        let id = self.id();
+        self.inner.events_mut().start(ctx, self.place, id);
         Ok(())
     }
 
@@ -181,9 +223,7 @@ impl<E: Answers> Lane for ListLane<E> {
         if let Some(l) = listening
             && !self.awaiting
         {
-            l.inbox
-                .borrow_mut()
-                .expect(crate::mcp::id_of(self.place), false);
+            l.inbox.borrow_mut().expect(self.id(), false);
             self.awaiting = true;
         }
         let res = match self.acked {
@@ -280,6 +320,9 @@ impl<E: Answers> Lane for ListLane<E> {
                 self.inner.ended(ctx, Ended::Completed { keep_alive });
             }
             _ => self.inner.ended(ctx, ended),
+        }
+        if ended != Ended::Interrupted && per_request(ctx) {
+            self.end_session(ctx);
         }
     }
 

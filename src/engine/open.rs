@@ -190,6 +190,11 @@ impl Shared {
             }
         } else {
             let mut conn = Conn::new(stream);
+            if let Some(m) = self.mcp()
+                && m.session == crate::mcp::SessionMode::Shared
+            {
+                self.keep_session(slot, Some(self.shared_conversation(slot)));
+            }
             if let Some(h) = self.handshake() {
                 slot.connect_reached(ConnectPhase::Session);
                 let opened = match &h.listen {
@@ -235,10 +240,17 @@ impl Shared {
         let session =
             crate::mcp::session::handshake(conn, &h.initialize, &h.initialized, &mut space).await?;
         self.timed_handshake(t);
-        let conversation = session
-            .id
-            .is_some()
-            .then(|| self.conversation(|b| crate::mcp::session::with_session(b, &session), None));
+        let conversation = session.id.is_some().then(|| {
+            let with = |b: &Bytes| crate::mcp::session::with_session(b, &session);
+            let per_request = self
+                .setup
+                .list
+                .as_ref()
+                .and_then(|l| l.mcp.as_ref())
+                .is_some_and(|m| m.session == crate::mcp::SessionMode::PerRequest);
+            let delete = per_request.then(|| with(&h.delete));
+            self.conversation(|_, b| with(b), None, delete)
+        });
         self.keep_session(slot, conversation);
         Ok(())
     }
@@ -276,7 +288,7 @@ impl Shared {
         )
         .await?;
         self.timed_handshake(t);
-        let conversation = self.conversation(to, Some(listening));
+        let conversation = self.conversation(|_, b| to(b), Some(listening), None);
         self.keep_session(slot, Some(conversation));
         Ok(())
     }
@@ -294,21 +306,44 @@ impl Shared {
     /// A session's requests: the list's, each made by `with`.
     fn conversation(
         &self,
-        with: impl Fn(&Bytes) -> Bytes,
+        with: impl Fn(usize, &Bytes) -> Bytes,
         listening: Option<crate::mcp::legacy::Listening>,
+        delete: Option<Bytes>,
     ) -> Rc<Conversation> {
         let Some(list) = &self.setup.list else {
             unreachable!("a session in a run without a list");
         };
         Rc::new(Conversation {
-            requests: list.requests.iter().map(|l| with(&l.request)).collect(),
-            requests_close: list
-                .requests
-                .iter()
-                .map(|l| with(&l.request_close))
+            requests: (list.requests.iter().enumerate())
+                .map(|(i, l)| with(i, &l.request))
+                .collect(),
+            requests_close: (list.requests.iter().enumerate())
+                .map(|(i, l)| with(i, &l.request_close))
                 .collect(),
             listening,
+            delete,
+            first_id: crate::mcp::id_of(0),
         })
+    }
+
+    /// `--session shared`: the run's session as `slot`'s connections send it, with ids of the
+    /// slot's own (other connections' calls are in flight in the same session).
+    fn shared_conversation(&self, slot: &Slot) -> Rc<Conversation> {
+        // Threads have different numbers of slots: number them apart.
+        let global = self.setup.thread * 65_536 + self.slot_index(slot);
+        let first_id = crate::mcp::shared_first_id(global);
+        let mut c = self.conversation(
+            |i, b| {
+                let i = i as u64;
+                crate::mcp::wire::with_id(b, crate::mcp::SHARED_IDS + i, first_id + i)
+            },
+            None,
+            None,
+        );
+        Rc::get_mut(&mut c)
+            .expect("a conversation just made has no other owner")
+            .first_id = first_id;
+        c
     }
 
     /// The session of `slot`'s new connection (dropping the one before).

@@ -186,6 +186,9 @@ pub struct Shared {
     /// `spate mcp` with sessions: each slot's session and its requests, set when its
     /// connection's handshake gave the session an id (empty otherwise).
     pub sessions: RefCell<Vec<Option<Rc<Conversation>>>>,
+    /// `--session per-request`: sessions the server ended when asked (DELETE answered 2xx),
+    /// counted by the tasks that ask.
+    pub sessions_ended: Rc<Cell<u64>>,
 }
 
 /// A session's requests: the list's, each with the session's id, built once per session.
@@ -196,6 +199,18 @@ pub struct Conversation {
     /// The legacy HTTP+SSE transport: the session's stream, where the answers arrive (dropping
     /// it closes the stream).
     pub listening: Option<crate::mcp::legacy::Listening>,
+    /// `--session per-request`: the DELETE that ends the session after its call.
+    pub delete: Option<Bytes>,
+    /// The JSON-RPC id of the list's first request (`mcp::id_of(0)`, or the slot's own with
+    /// `--session shared`); request `i` has this plus `i`.
+    pub first_id: u64,
+}
+
+impl Conversation {
+    /// The JSON-RPC id of the list's request `i` in this session.
+    pub fn id(&self, i: usize) -> u64 {
+        self.first_id + i as u64
+    }
 }
 
 /// What opening connections keeps between connections.
@@ -235,6 +250,7 @@ impl Shared {
                 })
             }),
             sessions: RefCell::new(Vec::new()),
+            sessions_ended: Rc::new(Cell::new(0)),
             setup,
             script,
         }
@@ -243,6 +259,11 @@ impl Shared {
     /// The place of `slot` among the thread's slots.
     pub fn slot_index(&self, slot: &Slot) -> usize {
         (std::ptr::from_ref(slot).addr() - self.slots.as_ptr().addr()) / size_of::<Slot>()
+    }
+
+    /// `spate mcp`: what the probe and the plan prepared.
+    pub fn mcp(&self) -> Option<&crate::mcp::Prepared> {
+        self.setup.list.as_ref()?.mcp.as_deref()
     }
 
     /// `spate mcp` with sessions: the requests of a handshake each connection makes.

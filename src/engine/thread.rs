@@ -253,6 +253,7 @@ pub fn run(
     }
     stats.bytes_in += ctx.rec.h2_bytes.read.get();
     stats.bytes_out += ctx.rec.h2_bytes.written.get();
+    stats.sessions_ended += ctx.sessions_ended.get();
     stats.per_thread = vec![stats.completed - stats.drained];
     if let Some(recorder) = ctx.rec.timeline.take() {
         stats.seconds = recorder.seconds;

@@ -10,11 +10,18 @@ use serde_json::json;
 use super::call::{self, Call, Method};
 use super::legacy;
 use super::probe::{Listing, Transport};
-use super::{Prepared, id_of, wire};
+use super::{Prepared, SessionMode, id_of, wire};
 use crate::request_list::{Entry, Order, RequestList};
 
 /// The name of the transport the requests use, as the report gives it.
 pub const STREAMABLE_HTTP: &str = "streamable-http";
+
+/// How a run's calls go with sessions: the mode, and with `--session shared` the run's session.
+#[derive(Debug, Clone, Default)]
+pub struct Sessions {
+    pub mode: SessionMode,
+    pub shared: Option<super::shared::Opened>,
+}
 
 /// The request list of `calls` against the server `listing` describes, at `target`;
 /// `progress`: each call asks for progress notifications.
@@ -24,7 +31,9 @@ pub fn list(
     plan: &crate::plan::Plan,
     order: Order,
     progress: bool,
+    sessions: &Sessions,
 ) -> Result<RequestList, String> {
+    super::shared::check(sessions.mode, listing)?;
     let target = &plan.target;
     let mut entries = Vec::with_capacity(calls.len());
     let mut headers = Vec::with_capacity(calls.len());
@@ -46,13 +55,20 @@ pub fn list(
             }
             _ => None,
         };
+        let id = match sessions.shared {
+            Some(_) => super::SHARED_IDS + i as u64,
+            None => id_of(i),
+        };
         let (mut h, body) = match listing.sessions {
-            false => wire::request(c, id_of(i), schema, progress),
-            true => wire::with_handshake(c, id_of(i), &listing.version, progress),
+            false => wire::request(c, id, schema, progress),
+            true => wire::with_handshake(c, id, &listing.version, progress),
         };
         if listing.version == legacy::VERSION {
             // The header came with Streamable HTTP.
             h.retain(|(n, _)| n != "MCP-Protocol-Version");
+        }
+        if let Some(id) = sessions.shared.as_ref().and_then(|s| s.session.id.clone()) {
+            h.push(("Mcp-Session-Id".into(), id));
         }
         let label = c.label();
         let row = match labels.iter().position(|l| *l == label) {
@@ -85,7 +101,10 @@ pub fn list(
         .into(),
         version: listing.version.clone(),
         server: listing.server.clone(),
-        handshake: listing.sessions.then(|| handshake(listing, plan)),
+        handshake: (listing.sessions && sessions.shared.is_none())
+            .then(|| handshake(listing, plan)),
+        session: sessions.mode,
+        shared_handshake_ns: sessions.shared.as_ref().map(|s| s.took_ns),
     }));
     Ok(list)
 }
@@ -100,12 +119,14 @@ fn handshake(listing: &Listing, plan: &crate::plan::Plan) -> super::Handshake {
             initialized: legacy::initialized_request(plan),
             listen: Some(legacy::listen_request(plan)),
             url: plan.target.url.clone(),
+            delete: bytes::Bytes::new(),
         },
         _ => super::Handshake {
             initialize,
             initialized: super::session::initialized_request(plan, &listing.version),
             listen: None,
             url: plan.target.url.clone(),
+            delete: super::session::delete_request(plan, &listing.version),
         },
     }
 }
@@ -225,7 +246,8 @@ mod tests {
             },
             tool("add", 1),
         ];
-        let l = list(&calls, &listing(), &target, Order::RoundRobin, false).unwrap();
+        let none = Sessions::default();
+        let l = list(&calls, &listing(), &target, Order::RoundRobin, false, &none).unwrap();
         let m = l.mcp.as_ref().unwrap();
         assert_eq!(l.entries.len(), 3);
         assert_eq!(m.rows, [0, 1, 0]);
@@ -246,6 +268,7 @@ mod tests {
             &target,
             Order::RoundRobin,
             false,
+            &Sessions::default(),
         )
         .unwrap_err();
         assert!(
@@ -258,9 +281,25 @@ mod tests {
             &target,
             Order::RoundRobin,
             false,
+            &Sessions::default(),
         )
         .unwrap_err();
         assert!(e.contains("breaks the transport's rules"), "{e}");
+        // The stateless revision has no sessions to share.
+        let shared = Sessions {
+            mode: SessionMode::Shared,
+            shared: None,
+        };
+        let e = list(
+            &[tool("add", 1)],
+            &listing(),
+            &target,
+            Order::RoundRobin,
+            false,
+            &shared,
+        )
+        .unwrap_err();
+        assert!(e.contains("stateless revision"), "{e}");
     }
 
     #[test]

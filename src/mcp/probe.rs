@@ -231,25 +231,11 @@ async fn with_handshake(plan: &Plan, asked: &str) -> Result<Listing, ProbeError>
     // The probe's session is not the run's: end it, as a client should. An answer is not
     // needed.
     if let Some(c) = conn.as_mut() {
-        let mut delete = crate::request::h1_bytes(&Plan {
-            method: "DELETE".into(),
-            headers: [plan.headers.clone(), headers].concat(),
-            body: Vec::new(),
-            compression: false,
-            keep_alive: false,
-            list: None,
-            ..plan.clone()
-        });
-        let _ = tokio::time::timeout(Duration::from_secs(1), async {
-            let (w, b) = (std::cell::Cell::new(None), std::cell::Cell::new(0));
-            let reached = Reached {
-                written: &w,
-                bytes_in: &b,
-            };
-            slow_lane::exchange(c, &delete, false, &mut space, reached, &mut ()).await
-        })
-        .await;
-        delete.clear();
+        let delete = super::session::with_session(
+            &super::session::delete_request(plan, &session.version),
+            &session,
+        );
+        let _ = tokio::time::timeout(Duration::from_secs(1), super::session::end(c, &delete)).await;
     }
     Ok(Listing {
         tools: pages.tools,

@@ -92,6 +92,30 @@ pub fn post(plan: &Plan, extra: Vec<(String, String)>, body: Vec<u8>) -> Bytes {
     })
 }
 
+/// The DELETE that ends a session of revision `version`, without the session's id
+/// (`with_session` adds it); the connection closes after it.
+pub fn delete_request(plan: &Plan, version: &str) -> Bytes {
+    let mut headers = plan.headers.clone();
+    headers.push(("MCP-Protocol-Version".into(), version.into()));
+    crate::request::h1_bytes(&Plan {
+        method: "DELETE".into(),
+        headers,
+        body: Vec::new(),
+        compression: false,
+        keep_alive: false,
+        list: None,
+        ..plan.clone()
+    })
+}
+
+/// Ends a session with its DELETE ([`delete_request`] with the session's id): whether the
+/// server took it (2xx; 405 says the server does not let clients end sessions).
+pub async fn end(conn: &mut Conn, delete: &[u8]) -> Result<bool, Fail> {
+    let mut space = ReadSpace::new(4 << 10);
+    let (status, _) = exchange(conn, delete, &mut space, &mut Heard::default()).await?;
+    Ok((200..300).contains(&status))
+}
+
 /// `request` (a request spate built, head and body) with the session's id in its head: each
 /// call's bytes for one session. Unchanged when the server gave no id.
 pub fn with_session(request: &[u8], session: &Session) -> Bytes {

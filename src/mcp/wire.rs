@@ -98,6 +98,33 @@ pub fn with_handshake(
     )
 }
 
+/// `request` (a request spate built) with every `old` in its body, a number of ten digits (the
+/// id, and the progress token that repeats it), made `new`, of as many digits: the length does
+/// not change.
+pub fn with_id(request: &[u8], old: u64, new: u64) -> bytes::Bytes {
+    let (old, new) = (old.to_string(), new.to_string());
+    debug_assert_eq!(old.len(), new.len());
+    let mut out = request.to_vec();
+    let body = request
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(out.len(), |p| p + 4);
+    let digit = |b: Option<&u8>| b.is_some_and(u8::is_ascii_digit);
+    let mut at = body;
+    while let Some(p) = out[at..]
+        .windows(old.len())
+        .position(|w| w == old.as_bytes())
+    {
+        let start = at + p;
+        let end = start + old.len();
+        if !digit(out.get(start.wrapping_sub(1)).filter(|_| start > 0)) && !digit(out.get(end)) {
+            out[start..end].copy_from_slice(new.as_bytes());
+        }
+        at = end;
+    }
+    bytes::Bytes::from(out)
+}
+
 /// A header value as the transport carries it: plain when it is visible ASCII and spaces with
 /// none at either end, else `=?base64?...?=` of its UTF-8 (as is a plain value that looks like
 /// that form).
@@ -201,6 +228,19 @@ fn primitive(v: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_sessions_ids_change_in_place() {
+        let r = b"POST /mcp HTTP/1.1\r\nContent-Length: 60\r\n\r\n{\"id\":1000000003,\"params\":{\"_meta\":{\"progressToken\":1000000003},\"n\":11000000003}}";
+        let out = with_id(r, 1_000_000_003, 1_000_001_027);
+        assert_eq!(out.len(), r.len());
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("\"id\":1000001027"), "{text}");
+        assert!(text.contains("\"progressToken\":1000001027"), "{text}");
+        // Only the number itself, not one that has it inside.
+        assert!(text.contains("\"n\":11000000003"), "{text}");
+        assert!(text.contains("Content-Length: 60"), "{text}");
+    }
 
     fn tool(args: Value) -> Call {
         Call {

@@ -24,9 +24,14 @@ pub(super) fn section(o: &mut String, s: &Summary) -> std::fmt::Result {
     if m.sessions {
         let t = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.2} ms"));
         let expired: u64 = m.tools.iter().map(|r| r.sessions_expired).sum();
+        let mode = m.session.as_deref().unwrap_or("per-connection");
+        let ended = match mode {
+            "per-request" => format!(", {} ended with DELETE", count(m.sessions_ended)),
+            _ => String::new(),
+        };
         writeln!(
             o,
-            "  sessions: {} handshakes (p50 {}, p99 {}, max {}), {} expired",
+            "  sessions ({mode}): {} handshakes (p50 {}, p99 {}, max {}), {} expired{ended}",
             count(m.handshakes),
             t(m.handshake_p50_ms),
             t(m.handshake_p99_ms),

@@ -119,6 +119,8 @@ pub struct Stats {
     /// `spate mcp` with sessions: how long each connection's handshake took (an
     /// `EntryStats`, whose latency is the handshakes'; none until the first).
     pub handshakes: Option<Box<EntryStats>>,
+    /// `spate mcp --session per-request`: sessions the server ended when asked.
+    pub sessions_ended: u64,
     /// The measured window second by second (`timeline`).
     pub seconds: Vec<timeline::Second>,
     /// --stream: what the measured streams did (boxed: absent, it costs a word).
@@ -277,6 +279,7 @@ impl Default for Stats {
             rate_samples: Vec::new(),
             per_entry: Vec::new(),
             handshakes: None,
+            sessions_ended: 0,
         }
     }
 }
@@ -417,6 +420,7 @@ impl AddAssign<&Stats> for Stats {
         if let Some(h) = &o.handshakes {
             self.handshakes.get_or_insert_default().add(h);
         }
+        self.sessions_ended += o.sessions_ended;
         self.lua_ns += o.lua_ns;
         self.lua_calls += o.lua_calls;
         timeline::add(&mut self.seconds, &o.seconds);

@@ -395,11 +395,10 @@ impl Summary {
                 .as_ref()
                 .filter(|l| l.mcp.is_none())
                 .map_or_else(Vec::new, |l| super::UrlRow::of(plan, l, &s.per_entry)),
-            mcp: plan
-                .list
-                .as_ref()
-                .and_then(|l| l.mcp.as_ref())
-                .map(|m| super::McpSummary::of(m, &s.per_entry, s.handshakes.as_deref(), elapsed)),
+            mcp: plan.list.as_ref().and_then(|l| l.mcp.as_ref()).map(|m| {
+                let h = s.handshakes.as_deref();
+                super::McpSummary::of(m, &s.per_entry, h, s.sessions_ended, elapsed)
+            }),
             start_unix_ms: run.start_unix_ms,
             timeline: s
                 .seconds

@@ -21,14 +21,20 @@ pub struct McpSummary {
     pub protocol_version: String,
     /// The server's name and version, as it gave them.
     pub server: Option<String>,
-    /// Each connection opened a session with a handshake (revisions before 2026-07-28).
+    /// The calls went in sessions opened with a handshake (revisions before 2026-07-28).
     pub sessions: bool,
-    /// Handshakes made (one per connection opened, and one after each expired session), and
+    /// How calls and sessions went together (`per-connection`, `shared`, `per-request`); none
+    /// without sessions.
+    pub session: Option<String>,
+    /// Handshakes made (one per connection opened, and one after each expired session; one
+    /// for the run with a shared session; one per call with a session per request), and
     /// how long they took, ms: `initialize` sent to `notifications/initialized` answered.
     pub handshakes: u64,
     pub handshake_p50_ms: Option<f64>,
     pub handshake_p99_ms: Option<f64>,
     pub handshake_max_ms: Option<f64>,
+    /// `--session per-request`: sessions the server ended when asked (DELETE answered 2xx).
+    pub sessions_ended: u64,
     pub tools: Vec<ToolRow>,
 }
 
@@ -73,6 +79,7 @@ impl McpSummary {
         m: &Prepared,
         per_entry: &[EntryStats],
         handshakes: Option<&EntryStats>,
+        sessions_ended: u64,
         elapsed_s: f64,
     ) -> McpSummary {
         use crate::request_list::MAX_TRACKED;
@@ -95,18 +102,23 @@ impl McpSummary {
                 elapsed_s,
             ));
         }
-        let none = EntryStats::default();
-        let h = handshakes.unwrap_or(&none);
+        let mut h = handshakes.cloned().unwrap_or_default();
+        if let Some(ns) = m.shared_handshake_ns {
+            h.completed(200, ns);
+        }
         let q = |p: f64| (!h.latency.is_empty()).then(|| ms(h.latency.value_at_quantile(p)));
+        let sessions = m.handshake.is_some() || m.shared_handshake_ns.is_some();
         McpSummary {
             transport: m.transport.clone(),
             protocol_version: m.version.clone(),
             server: m.server.clone(),
-            sessions: m.handshake.is_some(),
+            sessions,
+            session: sessions.then(|| m.session.name().to_string()),
             handshakes: h.completed,
             handshake_p50_ms: q(0.5),
             handshake_p99_ms: q(0.99),
             handshake_max_ms: (!h.latency.is_empty()).then(|| ms(h.latency.max())),
+            sessions_ended,
             tools,
         }
     }
@@ -183,7 +195,7 @@ mod tests {
             labels: vec!["add".into()],
             ..Default::default()
         };
-        let s = McpSummary::of(&m, &[e], None, 2.0);
+        let s = McpSummary::of(&m, &[e], None, 0, 2.0);
         let r = &s.tools[0];
         assert_eq!(r.tool, "add");
         assert_eq!((r.calls, r.succeeded, r.http_errors), (6, 2, 1));

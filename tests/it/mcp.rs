@@ -635,3 +635,94 @@ fn arguments_that_are_not_a_json_object_are_refused_before_anything_is_sent() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+#[test]
+fn a_shared_session_carries_every_connections_calls_with_ids_of_their_own() {
+    let Some(s) = server("shared", false) else {
+        return;
+    };
+    let (code, doc) = mcp(&[
+        "-n",
+        "40",
+        "-c",
+        "4",
+        "--protocol-version",
+        "2025-11-25",
+        "--session",
+        "shared",
+        "--progress",
+        "--tool",
+        "add",
+        "--args",
+        r#"add={"a":2,"b":3}"#,
+        "--tool",
+        "steps",
+        "--args",
+        r#"steps={"n":2}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0), "{doc}");
+    crate::schema::validate(&doc);
+    let ran = s.executed();
+    // The probe's session and the run's one: none per connection.
+    assert_eq!(ran.get("rpc initialize"), Some(&2), "{ran:?}");
+    assert_eq!(ran.get("add"), Some(&20), "{ran:?}");
+    assert_eq!(doc["mcp"]["session"], "shared");
+    assert_eq!(doc["mcp"]["handshakes"], 1);
+    // Calls in flight on four connections in one session: with one id for all, the server
+    // would mix their answers up.
+    assert_eq!(doc["requests"]["successful"], 40, "{}", doc["errors"]);
+    assert_eq!(row(&doc, "steps")["progress_per_call"], 2.0);
+}
+
+#[test]
+fn a_session_per_request_makes_a_handshake_for_each_call_and_ends_it() {
+    let Some(s) = server("per-request", true) else {
+        return;
+    };
+    let (code, doc) = mcp(&[
+        "-n",
+        "12",
+        "-c",
+        "2",
+        "--protocol-version",
+        "2025-11-25",
+        "--session",
+        "per-request",
+        "--tool",
+        "add",
+        "--args",
+        r#"add={"a":2,"b":3}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0), "{doc}");
+    crate::schema::validate(&doc);
+    let ran = s.executed();
+    assert_eq!(ran.get("rpc initialize"), Some(&13), "{ran:?}");
+    assert_eq!(ran.get("add"), Some(&12), "{ran:?}");
+    assert_eq!(doc["mcp"]["session"], "per-request");
+    assert_eq!(doc["mcp"]["handshakes"], 12);
+    // The DELETEs of the last calls may still be under way when the run ends.
+    let ended = doc["mcp"]["sessions_ended"].as_u64().unwrap();
+    assert!((1..=12).contains(&ended), "{ended}");
+    assert_eq!(
+        doc["connections"]["reconnects"], 10,
+        "{}",
+        doc["connections"]
+    );
+}
+
+#[test]
+fn a_session_mode_the_server_cannot_have_is_refused() {
+    let Some(s) = server("modes", true) else {
+        return;
+    };
+    let err = crate::support::usage_error(&["mcp", "--session", "shared", "--tool", "add", &s.url]);
+    assert!(err.contains("stateless revision"), "{err}");
+    let Some(sse) = server_with("modes-sse", false, &["sse"]) else {
+        return;
+    };
+    let err =
+        crate::support::usage_error(&["mcp", "--session", "shared", "--tool", "add", &sse.url]);
+    assert!(err.contains("cannot share one"), "{err}");
+}

@@ -55,9 +55,14 @@ pub fn section(r: &Report) -> Option<(String, String)> {
             ],
         );
     }
+    let opened = match m.session.as_deref() {
+        Some("shared") => "Every connection used one session, opened before the run",
+        Some("per-request") => "Each call opened a session of its own",
+        _ => "Each connection opened a session",
+    };
     let sessions = match m.sessions {
         true => format!(
-            " Each connection opened a session: {} handshakes, p50 {}.",
+            " {opened}: {} handshakes, p50 {}.",
             m.handshakes,
             m.handshake_p50_ms
                 .map_or_else(|| "-".into(), crate::numbers::millis)
