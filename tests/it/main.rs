@@ -17,6 +17,7 @@ mod layers;
 mod limits;
 mod list;
 mod mcp;
+mod mcp_bytes;
 mod nginx;
 mod open;
 mod pki;
