@@ -72,14 +72,18 @@ pub fn session_headers(session: &Session) -> Vec<(String, String)> {
     h
 }
 
-/// A POST of `body` to `plan`'s URL with MCP's content headers, then `extra`.
+/// A POST of `body` to `plan`'s URL with MCP's content headers (unless `extra` has them), then
+/// `extra`. A header twice is a header some servers refuse (the TypeScript SDK's answers 415).
 pub fn post(plan: &Plan, extra: Vec<(String, String)>, body: Vec<u8>) -> Bytes {
     let mut headers = plan.headers.clone();
-    headers.push(("Content-Type".into(), "application/json".into()));
-    headers.push((
-        "Accept".into(),
-        "application/json, text/event-stream".into(),
-    ));
+    for (name, value) in [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ] {
+        if !extra.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+            headers.push((name.into(), value.into()));
+        }
+    }
     headers.extend(extra);
     crate::request::h1_bytes(&Plan {
         method: "POST".into(),
@@ -297,6 +301,16 @@ mod tests {
             &with_session(b"GET / HTTP/1.1\r\n\r\n", &none)[..],
             b"GET / HTTP/1.1\r\n\r\n"
         );
+    }
+
+    #[test]
+    fn a_post_carries_each_content_header_once() {
+        let plan = Plan::new(crate::target::Target::parse("http://h/mcp").unwrap());
+        let extra = vec![("Content-Type".to_string(), "application/json".to_string())];
+        let r = post(&plan, extra, b"{}".to_vec());
+        let head = String::from_utf8_lossy(&r).to_ascii_lowercase();
+        assert_eq!(head.matches("content-type:").count(), 1, "{head}");
+        assert_eq!(head.matches("accept:").count(), 1, "{head}");
     }
 
     #[test]
