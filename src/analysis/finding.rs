@@ -51,6 +51,12 @@ pub enum Finding {
         p99: f64,
         ratio: f64,
     },
+    /// The percentiles mix calls of several kinds (an MCP run's tools): their shape says as
+    /// much about the mix as about the server, so no queueing is read into it.
+    Mixed {
+        kinds: u64,
+        what: String,
+    },
     /// p95/p50 above `QUEUEING`.
     Queueing {
         ratio: f64,

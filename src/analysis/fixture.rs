@@ -138,6 +138,7 @@ impl F {
             longest_gap: self.gap,
             redirect_limit: self.redirect_limit,
             streaming: self.streaming.as_ref(),
+            tools: 0,
         })
     }
 }

@@ -55,6 +55,8 @@ pub struct Facts<'a> {
     pub redirect_limit: u32,
     /// --stream: what the measured streams did.
     pub streaming: Option<&'a Streaming>,
+    /// `spate mcp`: the tools (and other calls) whose latencies the percentiles mix.
+    pub tools: u64,
 }
 
 pub fn insight(f: &Facts<'_>) -> Vec<Finding> {
@@ -183,7 +185,12 @@ fn shape(f: &Facts<'_>, out: &mut Vec<Finding>) {
         ratio: spread,
     });
     let before = out.len();
-    if let Some(q) = ratio(p.p95, p.p50).filter(|&q| q > QUEUEING) {
+    if f.tools > 1 {
+        out.push(Finding::Mixed {
+            kinds: f.tools,
+            what: "tools".into(),
+        });
+    } else if let Some(q) = ratio(p.p95, p.p50).filter(|&q| q > QUEUEING) {
         out.push(Finding::Queueing { ratio: q });
     }
     if let Some(t) = ratio(p.p99, p.p95).filter(|&t| t > TAIL_LONG) {

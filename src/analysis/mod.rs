@@ -90,5 +90,6 @@ pub fn findings(s: &Summary) -> Vec<Finding> {
         longest_gap: s.totals.longest_gap_ms.zip(s.totals.longest_gap_at_s),
         redirect_limit: s.config.redirects,
         streaming: s.streaming.as_ref(),
+        tools: s.mcp.as_ref().map_or(0, |m| m.tools.len() as u64),
     })
 }

@@ -446,6 +446,33 @@ fn refused(why: String) -> Fail {
     }
 }
 
+/// The fuzz property: whatever a session's stream brings and however it is split, reading it
+/// never panics, and what the call awaited hears does not depend on the split.
+pub fn check_split(data: &[u8]) {
+    let read = |cuts: &[usize]| {
+        let mut i = Inbox::default();
+        i.expect(1, true);
+        let mut from = 0;
+        for &c in cuts.iter().chain(std::iter::once(&data.len())) {
+            let c = c.clamp(from, data.len());
+            i.read(&data[from..c]);
+            from = c;
+        }
+        (i.endpoint, i.answer, i.raw, i.notifications, i.progress)
+    };
+    let whole = read(&[]);
+    for cut in [
+        1,
+        data.len() / 3,
+        data.len() / 2,
+        data.len().saturating_sub(1),
+    ] {
+        assert_eq!(read(&[cut]), whole, "split at {cut}");
+    }
+    let bytes: Vec<usize> = (1..data.len().min(256)).collect();
+    assert_eq!(read(&bytes), whole, "split at every byte");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -106,6 +106,10 @@ pub fn sentence(f: &Finding) -> String {
                 ),
             }
         }
+        F::Mixed { kinds, what } => format!(
+            "These figures mix the latencies of {} {what}, each with its own: see Per tool before reading queueing into their spread.",
+            count(*kinds)
+        ),
         F::Queueing { ratio } => format!(
             "Latency grows under load: p95 is {ratio:.1}x p50, a sign of requests queueing in or in front of the server."
         ),

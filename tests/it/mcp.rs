@@ -131,6 +131,16 @@ fn calls_count_as_the_server_executed_them_and_tool_errors_are_not_successes() {
     // Each tool has its own latency.
     assert!(add["p50_ms"].as_f64().is_some());
     assert!(fails["p50_ms"].is_null());
+    // The run's percentiles mix the tools, and the insight says so instead of reading
+    // queueing into them.
+    let kinds: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"mixed"), "{kinds:?}");
+    assert!(!kinds.contains(&"queueing"), "{kinds:?}");
 }
 
 #[test]

@@ -220,6 +220,10 @@ fn every_finding_kind_matches_the_schema() {
             p99: 9.0,
             ratio: 9.0,
         },
+        F::Mixed {
+            kinds: 3,
+            what: "tools".into(),
+        },
         F::Queueing { ratio: 4.0 },
         F::LongTail { ratio: 3.0 },
         F::Outliers { ratio: 5.0 },
@@ -308,7 +312,7 @@ fn every_finding_kind_matches_the_schema() {
     ];
     let kinds = findings.iter().map(covered).collect::<Vec<_>>();
     let distinct: std::collections::BTreeSet<_> = kinds.iter().collect();
-    assert_eq!(distinct.len(), 37, "one of each kind: {kinds:?}");
+    assert_eq!(distinct.len(), 38, "one of each kind: {kinds:?}");
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/output-schema.json");
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();
@@ -340,6 +344,7 @@ fn covered(f: &spate::analysis::Finding) -> &'static str {
         F::HighErrorRate { .. } => "high_error_rate",
         F::NoLatency => "no_latency",
         F::Spread { .. } => "spread",
+        F::Mixed { .. } => "mixed",
         F::Queueing { .. } => "queueing",
         F::LongTail { .. } => "long_tail",
         F::Outliers { .. } => "outliers",
