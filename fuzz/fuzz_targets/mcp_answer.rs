@@ -7,7 +7,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
         return;
     };
     match first % 3 {
-        2 => spate::mcp::legacy::check_split(rest),
+        2 => spate::mcp::inbox::check_split(rest),
         f => spate::mcp::body::check_split(rest, f == 1),
     }
 });

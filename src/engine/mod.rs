@@ -19,6 +19,7 @@ mod limits;
 mod link;
 mod list_lane;
 mod open;
+mod open_session;
 mod pace;
 mod rates;
 mod record;

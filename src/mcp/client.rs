@@ -1,13 +1,17 @@
 //! The probe's own client: one connection over the run's route (TCP or Unix socket, proxy
 //! tunnel, TLS as the run's), and a response's body read back as the JSON-RPC answer with a given
-//! id, whether it came as JSON or as an event stream. Not on the load path; must not count.
+//! id, whether it came as JSON or as an event stream; and one request asked on it (`ask`). Not
+//! on the load path; must not count.
+
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use super::probe::ProbeError;
 use crate::net::{self, Socket, Stream};
 use crate::plan::Plan;
-use crate::proto::h1::Conn;
+use crate::proto::h1::slow_lane::{self, Reached};
+use crate::proto::h1::{Conn, ReadSpace};
 use crate::proto::sse::{Item, Sse};
 use crate::proto::{Events, Media};
 
@@ -100,4 +104,112 @@ pub(super) fn message_in(media: Media, body: &[u8], id: u64) -> Option<Map<Strin
         }
     }
     None
+}
+
+/// Why a probe request got no result.
+pub(super) enum Asked {
+    /// No connection or no answer.
+    Failed(ProbeError),
+    /// An answer that is not a result: its status, whether it carried a JSON-RPC error of
+    /// the stateless revision, and why in words.
+    Status {
+        status: u16,
+        modern: bool,
+        why: String,
+    },
+}
+
+/// The JSON-RPC error codes only a server of the stateless revision sends: a version it does
+/// not support, a header that does not match the body, a missing client capability.
+const MODERN_ERRORS: [i64; 3] = [-32022, -32020, -32021];
+
+/// Sends `request` (opening the connection first when there is none) and returns the result
+/// of the response with id `id`, and whether the connection may be used again.
+pub(super) async fn ask(
+    plan: &Plan,
+    conn: &mut Option<Conn>,
+    space: &mut ReadSpace,
+    request: &[u8],
+    id: u64,
+) -> Result<(Map<String, Value>, bool), Asked> {
+    if conn.is_none() {
+        *conn = Some(connect(plan).await.map_err(Asked::Failed)?);
+    }
+    let Some(c) = conn.as_mut() else {
+        unreachable!("a connection was just opened");
+    };
+    let written = std::cell::Cell::new(None);
+    let bytes_in = std::cell::Cell::new(0);
+    let mut got = Capture::default();
+    let exchange = slow_lane::exchange(
+        c,
+        request,
+        false,
+        space,
+        Reached {
+            written: &written,
+            bytes_in: &bytes_in,
+        },
+        &mut got,
+    );
+    let res = match tokio::time::timeout(plan.timeout.max(Duration::from_secs(1)), exchange).await {
+        Err(_) => {
+            return Err(Asked::Failed(ProbeError::Unreachable(format!(
+                "no answer to tools/list within {:?}",
+                plan.timeout.max(Duration::from_secs(1))
+            ))));
+        }
+        Ok(Err(f)) => {
+            return Err(Asked::Failed(ProbeError::Unreachable(format!(
+                "tools/list: {f}"
+            ))));
+        }
+        Ok(Ok(r)) => r,
+    };
+    let message = message_in(got.media, &got.body, id);
+    let error = message.as_ref().and_then(|m| m.get("error")).cloned();
+    let error = error.as_ref();
+    let code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
+    let words = |e: &Value| {
+        format!(
+            "JSON-RPC error {} ({})",
+            e.get("code").unwrap_or(&Value::Null),
+            e.get("message").and_then(Value::as_str).unwrap_or("")
+        )
+    };
+    if !(200..300).contains(&res.status) {
+        let why = match error {
+            Some(e) => format!(
+                "it answered tools/list with {} and {}",
+                res.status,
+                words(e)
+            ),
+            None => format!("it answered tools/list with HTTP {}", res.status),
+        };
+        return Err(Asked::Status {
+            status: res.status,
+            modern: code.is_some_and(|c| MODERN_ERRORS.contains(&c) || c == -32601),
+            why,
+        });
+    }
+    let Some(message) = message else {
+        return Err(Asked::Status {
+            status: res.status,
+            modern: false,
+            why: "its answer to tools/list is not a JSON-RPC response to the request".into(),
+        });
+    };
+    match (message.get("result"), error) {
+        (Some(Value::Object(r)), _) => Ok((r.clone(), res.keep_alive)),
+        (_, Some(e)) => Err(Asked::Status {
+            status: res.status,
+            modern: code.is_some_and(|c| MODERN_ERRORS.contains(&c)),
+            why: format!("it answered tools/list with {}", words(e)),
+        }),
+        _ => Err(Asked::Status {
+            status: res.status,
+            modern: false,
+            why: "its answer to tools/list has no result".into(),
+        }),
+    }
 }

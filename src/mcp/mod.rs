@@ -8,6 +8,7 @@
 pub mod body;
 pub mod call;
 mod client;
+pub mod inbox;
 pub mod legacy;
 pub mod plan;
 pub mod probe;
