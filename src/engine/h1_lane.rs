@@ -108,14 +108,7 @@ impl<E: Observe> H1Lane<E> {
 
     /// Drops the connection, if one is open, counting the responses it carried.
     fn close(&mut self, ctx: &Shared) {
-        if self.conn.take().is_some() {
-            ctx.rec
-                .stats
-                .borrow_mut()
-                .per_connection
-                .record(self.served);
-        }
-        self.served = 0;
+        drop(self.take_conn(ctx));
     }
 }
 

@@ -84,7 +84,7 @@ fn row<'a>(doc: &'a Value, tool: &str) -> &'a Value {
 }
 
 /// Two tools: `echo` at once, and one that reports 4 progress steps over 1 s.
-const CALLS: [&str; 11] = [
+const CALLS: [&str; 13] = [
     "-n",
     "16",
     "-c",
@@ -96,35 +96,35 @@ const CALLS: [&str; 11] = [
     r#"echo={"message":"hi"}"#,
     "--tool",
     "trigger-long-running-operation",
+    "--args",
+    r#"trigger-long-running-operation={"duration":1,"steps":4}"#,
 ];
 
-fn check(doc: &Value) {
-    crate::schema::validate(doc);
+/// The server in `mode` loaded with `CALLS` at `path`: spate's JSON, once checked against
+/// what the calls must give whatever the transport.
+fn loaded(mode: &str, path: &str) -> Option<Value> {
+    let entry = everything()?;
+    let (code, doc) = run(&entry, mode, path, &CALLS);
+    assert_eq!(code, Some(0), "{doc}");
+    crate::schema::validate(&doc);
     assert_eq!(doc["requests"]["successful"], 16, "{}", doc["errors"]);
     let server = doc["mcp"]["server"].as_str().unwrap();
     assert!(server.starts_with("mcp-servers/everything"), "{server}");
-    assert_eq!(row(doc, "echo")["succeeded"], 8);
-    let long = row(doc, "trigger-long-running-operation");
+    assert_eq!(row(&doc, "echo")["succeeded"], 8);
+    let long = row(&doc, "trigger-long-running-operation");
     assert_eq!(long["succeeded"], 8);
     // The answer comes after the steps: timed to it, not to the first event.
     assert!(long["p50_ms"].as_f64().unwrap() >= 1_000.0, "{long}");
     // Its 4 progress notifications came before each answer (the server may add log messages).
     assert!(long["progress_per_call"].as_f64().unwrap() >= 4.0, "{long}");
+    Some(doc)
 }
 
 #[test]
 fn the_reference_server_over_streamable_http_with_its_sessions() {
-    let Some(entry) = everything() else {
+    let Some(doc) = loaded("streamableHttp", "mcp") else {
         return;
     };
-    let mut args = CALLS.to_vec();
-    args.extend([
-        "--args",
-        r#"trigger-long-running-operation={"duration":1,"steps":4}"#,
-    ]);
-    let (code, doc) = run(&entry, "streamableHttp", "mcp", &args);
-    assert_eq!(code, Some(0), "{doc}");
-    check(&doc);
     // It speaks a revision with sessions: one per connection, as asked by default.
     assert_eq!(doc["mcp"]["transport"], "streamable-http");
     assert_eq!(doc["mcp"]["session"], "per-connection");
@@ -133,17 +133,9 @@ fn the_reference_server_over_streamable_http_with_its_sessions() {
 
 #[test]
 fn the_reference_server_over_the_legacy_sse_transport() {
-    let Some(entry) = everything() else {
+    let Some(doc) = loaded("sse", "sse") else {
         return;
     };
-    let mut args = CALLS.to_vec();
-    args.extend([
-        "--args",
-        r#"trigger-long-running-operation={"duration":1,"steps":4}"#,
-    ]);
-    let (code, doc) = run(&entry, "sse", "sse", &args);
-    assert_eq!(code, Some(0), "{doc}");
-    check(&doc);
     assert_eq!(doc["mcp"]["transport"], "sse");
     assert_eq!(doc["mcp"]["protocol_version"], "2024-11-05");
 }
