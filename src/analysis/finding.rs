@@ -55,7 +55,6 @@ pub enum Finding {
     /// much about the mix as about the server, so no queueing is read into it.
     Mixed {
         kinds: u64,
-        what: String,
     },
     /// p95/p50 above `QUEUEING`.
     Queueing {

@@ -186,10 +186,7 @@ fn shape(f: &Facts<'_>, out: &mut Vec<Finding>) {
     });
     let before = out.len();
     if f.tools > 1 {
-        out.push(Finding::Mixed {
-            kinds: f.tools,
-            what: "tools".into(),
-        });
+        out.push(Finding::Mixed { kinds: f.tools });
     } else if let Some(q) = ratio(p.p95, p.p50).filter(|&q| q > QUEUEING) {
         out.push(Finding::Queueing { ratio: q });
     }

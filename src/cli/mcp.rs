@@ -67,6 +67,22 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
             "--list prints the tools and runs nothing: give it without calls".into(),
         ));
     }
+    if a.list {
+        for (given, flag) in [
+            (a.load.requests.is_some(), "-n"),
+            (a.load.connections.connections.is_some(), "-c"),
+            (a.load.duration.is_some(), "-z"),
+            (a.load.rate.is_some(), "-q"),
+            (a.progress, "--progress"),
+            (a.session != "per-connection", "--session"),
+        ] {
+            if given {
+                return Err(usage(format!(
+                    "--list prints the tools and runs nothing: {flag} does not apply"
+                )));
+            }
+        }
+    }
     let verbose = a.load.verbose;
     let progress = a.progress;
     let (era, transport) = era_and_transport(&a.protocol_version, &a.transport).map_err(usage)?;

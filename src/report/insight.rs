@@ -106,8 +106,8 @@ pub fn sentence(f: &Finding) -> String {
                 ),
             }
         }
-        F::Mixed { kinds, what } => format!(
-            "These figures mix the latencies of {} {what}, each with its own: see Per tool before reading queueing into their spread.",
+        F::Mixed { kinds } => format!(
+            "These figures mix the latencies of {} tools, each with its own: see Per tool before reading queueing into their spread.",
             count(*kinds)
         ),
         F::Queueing { ratio } => format!(

@@ -736,3 +736,22 @@ fn a_session_mode_the_server_cannot_have_is_refused() {
         crate::support::usage_error(&["mcp", "--session", "shared", "--tool", "add", &sse.url]);
     assert!(err.contains("cannot share one"), "{err}");
 }
+
+#[test]
+fn list_refuses_what_only_a_run_would_use() {
+    for flag in [
+        &["-c", "4"][..],
+        &["-n", "10"],
+        &["--progress"],
+        &["--session", "shared"],
+    ] {
+        let mut args = vec!["mcp", "--list"];
+        args.extend_from_slice(flag);
+        args.push("http://127.0.0.1:9/mcp");
+        let err = crate::support::usage_error(&args);
+        assert!(
+            err.contains(&format!("{} does not apply", flag[0])),
+            "{flag:?}: {err}"
+        );
+    }
+}

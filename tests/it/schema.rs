@@ -220,10 +220,7 @@ fn every_finding_kind_matches_the_schema() {
             p99: 9.0,
             ratio: 9.0,
         },
-        F::Mixed {
-            kinds: 3,
-            what: "tools".into(),
-        },
+        F::Mixed { kinds: 3 },
         F::Queueing { ratio: 4.0 },
         F::LongTail { ratio: 3.0 },
         F::Outliers { ratio: 5.0 },
