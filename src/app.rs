@@ -163,67 +163,37 @@ fn display_mode(show: &Show) -> Mode {
 /// One load test, start to exit code.
 /// `spate mcp`: asks the server for its tools, then prints them (`--list`) or runs the calls.
 fn mcp_test(m: &cli::McpRun) -> u8 {
-    let url = crate::redact::url(&m.plan.target.url);
     // As a run that could not start: one line, and a document for programs reading the JSON.
-    let refuse = |kind: &str, message: String, code: u8| {
-        say(&format!("spate: mcp: {message}"));
+    let refuse = |r: crate::mcp::stage::Refused| {
+        say(&format!("spate: mcp: {}", r.message));
         let failure = RunFailure {
-            kind: kind.into(),
-            message,
+            kind: r.kind.into(),
+            message: r.message,
         };
         emit(
             &Report::not_run(&m.plan, failure, &m.show.summary),
             &m.show,
-            code,
+            r.code,
         )
     };
-    let listing = match crate::mcp::probe::list_tools(&m.plan, m.era, m.transport) {
+    let listing = match crate::mcp::stage::probe(&m.plan, &m.mcp) {
         Ok(l) => l,
-        Err(e) => {
-            let kind = match e {
-                crate::mcp::probe::ProbeError::Unreachable(_) => "unreachable",
-                crate::mcp::probe::ProbeError::NotMcp(_) => "not_mcp",
-            };
-            return refuse(kind, format!("{url}: {e}"), EXIT_NO_SUCCESS);
-        }
+        Err(r) => return refuse(r),
     };
     if m.list_only {
+        let url = crate::redact::url(&m.plan.target.url);
         let text = match m.show.output.format {
             report::Format::Json => crate::mcp::plan::tools_json(&listing, &url),
             _ => crate::mcp::plan::tools_text(&listing, &url),
         };
         return print_bytes(text.as_bytes());
     }
-    if let Err(e) = crate::mcp::shared::check(m.session, &listing) {
-        return refuse("plan", e, EXIT_USAGE);
-    }
-    let mut sessions = crate::mcp::plan::Sessions {
-        mode: m.session,
-        shared: None,
+    let staged = match crate::mcp::stage::stage(&m.plan, &listing, &m.mcp) {
+        Ok(s) => s,
+        Err(r) => return refuse(r),
     };
-    if m.session == crate::mcp::SessionMode::Shared {
-        match crate::mcp::shared::open(&m.plan, &listing) {
-            Ok(s) => sessions.shared = Some(s),
-            Err(e) => return refuse("not_mcp", format!("{url}: {e}"), EXIT_NO_SUCCESS),
-        }
-    }
-    let order = crate::request_list::Order::RoundRobin;
-    let list =
-        match crate::mcp::plan::list(&m.calls, &listing, &m.plan, order, m.progress, &sessions) {
-            Ok(l) => l,
-            Err(e) => return refuse("plan", e, EXIT_USAGE),
-        };
-    let plan = Plan {
-        list: Some(Arc::new(list)),
-        ..m.plan.clone()
-    };
-    if let Err(e) = plan.validate() {
-        return refuse("plan", e.to_string(), EXIT_USAGE);
-    }
-    let code = load_test(&plan, &m.show);
-    if let Some(s) = &sessions.shared {
-        crate::mcp::shared::end(&m.plan, s);
-    }
+    let code = load_test(&staged.plan, &m.show);
+    staged.end();
     code
 }
 

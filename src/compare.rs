@@ -1,6 +1,9 @@
 //! `spate compare`'s runs: every target once a round, in the order given, each an ordinary run
 //! of its own plan; then one judgement of all rounds and its report. Ctrl-C ends the comparison
 //! after the run in progress (whose part-run is left out) and reports the whole rounds so far.
+//! Targets that are MCP servers get their runs' plans from `mcp`.
+
+mod mcp;
 
 use crate::app::EXIT_OK;
 use crate::cli::Compare;
@@ -16,18 +19,42 @@ pub fn run(c: &Compare) -> u8 {
     if let Some(seed) = c.shuffle {
         eprintln!("spate compare: targets in a random order each round (--seed {seed} repeats it)");
     }
+    let mut servers = match &c.mcp {
+        Some(calls) => match mcp::Servers::ask(&c.targets, calls) {
+            Ok(s) => Some(s),
+            Err(code) => return code,
+        },
+        None => None,
+    };
     let mut series = Series::new("spate compare", total, c.save_dir.clone(), c.progress);
     'rounds: for round in 1..=c.rounds {
         for i in order(c.targets.len(), round, c.shuffle) {
             let (name, plan) = &c.targets[i];
             let (step, file) = (format!("round {round} "), format!("{name}-{round}"));
-            match series.run(&step, name, &file, plan) {
+            let staged = match &mut servers {
+                Some(s) => match s.take(i, name, plan) {
+                    Ok(staged) => Some(staged),
+                    Err(code) => return code,
+                },
+                None => None,
+            };
+            let run = series.run(
+                &step,
+                name,
+                &file,
+                staged.as_ref().map_or(plan, |s| &s.plan),
+            );
+            if let (Some(s), Some(staged)) = (&mut servers, staged) {
+                s.done(i, staged);
+            }
+            match run {
                 Ok(s) => rounds[i].push(s),
                 Err(Ended::Interrupted) => break 'rounds,
                 Err(Ended::Failed(code)) => return code,
             }
         }
     }
+    drop(servers);
     // Whole rounds only: a round cut short would compare some targets and not others.
     let whole = rounds.iter().map(Vec::len).min().unwrap_or(0);
     let interrupted = whole < c.rounds as usize;

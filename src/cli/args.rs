@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use super::mcp_args::{McpArgs, McpCallArgs};
 pub use super::series_args::{CompareArgs, CompareFormat, CompareOrder, SweepArgs};
 
 use super::values;
@@ -93,6 +94,9 @@ pub enum Sub {
     /// A target is a URL or NAME=URL. The statistical unit is one round: the verdict on each
     /// figure is the exact Mann-Whitney U test on the rounds at --alpha, and a change within
     /// --noise is no difference whatever the test says.
+    ///
+    /// With MCP calls (--tool, --args-file, --resource, --prompt, --tools-list), each target is
+    /// an MCP server's endpoint, each run measured as `spate mcp` measures one.
     #[command(mut_arg("verbose", |a| a.hide(true)))]
     Compare(Box<CompareArgs>),
     /// Run one URL at each of several concurrency levels: a table of throughput and tail per
@@ -120,6 +124,7 @@ pub enum Sub {
     /// Name the calls with --tool (and --args), --args-file, --resource, --prompt or
     /// --tools-list; spate does not guess. `spate mcp --list URL` prints the server's tools and
     /// their input schemas. The load flags are a run's (-c, -n, -z, -q, --slo, --format...).
+    /// To compare servers, give the same calls to `spate compare`.
     #[command(
         mut_arg("method", |a| a.hide(true)),
         mut_arg("body", |a| a.hide(true)),
@@ -129,75 +134,6 @@ pub enum Sub {
         mut_arg("accept", |a| a.hide(true))
     )]
     Mcp(Box<McpArgs>),
-}
-
-/// `spate mcp`: the server, the calls, and a run's load and output flags.
-#[derive(Debug, Args)]
-pub struct McpArgs {
-    /// The server's MCP endpoint, e.g. http://127.0.0.1:8000/mcp.
-    #[arg(value_name = "URL")]
-    pub url: Option<String>,
-
-    /// Print the server's tools with their input schemas, and run nothing.
-    #[arg(long = "list")]
-    pub list: bool,
-
-    /// A tool to call, with its share of the calls: NAME or NAME:WEIGHT. Repeat for several.
-    #[arg(long = "tool", value_name = "NAME[:WEIGHT]")]
-    pub tools: Vec<String>,
-
-    /// The arguments of a --tool or --prompt: NAME='{"a":2}' (a JSON object).
-    #[arg(long = "args", value_name = "NAME=JSON")]
-    pub args: Vec<String>,
-
-    /// Calls from a JSON-lines file, one a line: {"tool": NAME, "arguments": {...},
-    /// "weight": N}, or "resource": URI, or "prompt": NAME.
-    #[arg(long = "args-file", value_name = "FILE")]
-    pub args_file: Option<PathBuf>,
-
-    /// A resource to read (resources/read) as a measured call. Repeat for several.
-    #[arg(long = "resource", value_name = "URI")]
-    pub resources: Vec<String>,
-
-    /// A prompt to get (prompts/get) as a measured call: NAME or NAME:WEIGHT.
-    #[arg(long = "prompt", value_name = "NAME[:WEIGHT]")]
-    pub prompts: Vec<String>,
-
-    /// The protocol revision: auto (the stateless 2026-07-28 if the server takes it, else a
-    /// handshake), 2026-07-28, or a revision with a handshake and sessions (2025-11-25,
-    /// 2025-06-18, 2025-03-26, and 2024-11-05 of the legacy HTTP+SSE transport).
-    #[arg(long = "protocol-version", value_name = "VERSION", default_value = "auto",
-          value_parser = ["auto", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])]
-    pub protocol_version: String,
-
-    /// The transport: auto (Streamable HTTP, else the legacy HTTP+SSE one), streamable-http,
-    /// or sse (GET an event stream at URL, POST to the endpoint it names).
-    #[arg(long = "transport", value_name = "T", default_value = "auto",
-          value_parser = ["auto", "streamable-http", "sse"])]
-    pub transport: String,
-
-    /// Revisions with sessions: per-connection (each connection opens one and keeps it),
-    /// shared (one for the run, opened before it), or per-request (each call opens one on a
-    /// new connection and ends it after the answer).
-    #[arg(long = "session", value_name = "MODE", default_value = "per-connection",
-          value_parser = ["per-connection", "shared", "per-request"])]
-    pub session: String,
-
-    /// Ask for progress notifications on each call (a progressToken in its _meta); the report
-    /// counts the notifications before each answer.
-    #[arg(long = "progress")]
-    pub progress: bool,
-
-    /// Measure tools/list itself, with this weight among the calls (--tools-list=3).
-    #[arg(long = "tools-list", value_name = "WEIGHT", num_args = 0..=1, require_equals = true,
-          default_missing_value = "1")]
-    pub tools_list: Option<u32>,
-
-    #[command(flatten)]
-    pub load: LoadArgs,
-
-    #[command(flatten)]
-    pub output: OutputArgs,
 }
 
 /// wrk's command line (`wrk --help`), with its defaults.

@@ -135,6 +135,16 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
             "spate compare needs at least two targets (URL or NAME=URL); to run one, use spate URL",
         ));
     }
+    let mcp = super::mcp::calls(&c.mcp).map_err(|e| Exit::usage(format!("compare: {e}")))?;
+    let mcp = match (mcp.calls.is_empty(), c.mcp.speaking()) {
+        (false, _) => Some(mcp),
+        (true, None) => None,
+        (true, Some(flag)) => {
+            return Err(Exit::usage(format!(
+                "compare: {flag} is for MCP servers: name the calls too (--tool, --args-file, --resource, --prompt or --tools-list)"
+            )));
+        }
+    };
     if loads.iter().any(|l| l.verbose) {
         return Err(Exit::usage(
             "-v shows one exchange of one URL: use it with spate URL, not spate compare",
@@ -172,8 +182,14 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
     }
     let mut targets = Vec::new();
     for ((name, url), load) in named.into_iter().zip(loads) {
-        let (p, notes) =
+        if mcp.is_some() {
+            super::mcp::http_flags(&load).map_err(|e| Exit::usage(format!("{name}: {e}")))?;
+        }
+        let (mut p, notes) =
             plan(load, &url).map_err(|e| Exit::usage(format!("{name}: {}", e.message)))?;
+        if mcp.is_some() {
+            super::mcp::spoken(&mut p);
+        }
         for n in notes {
             eprintln!("{n}");
         }
@@ -207,6 +223,7 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
         save_dir: c.save_dir,
         html: c.html,
         progress: !c.no_progress,
+        mcp,
     }))
 }
 
@@ -275,6 +292,60 @@ mod flags {
             compare(&["--reference", "http://b/", "http://a/", "http://b/"]).reference,
             1
         );
+    }
+
+    #[test]
+    fn calls_make_each_target_an_mcp_server_sent_posts() {
+        assert!(compare(&["http://a/", "http://b/"]).mcp.is_none());
+        let c = compare(&[
+            "--tool",
+            "add:2",
+            "--args",
+            r#"add={"a":1}"#,
+            "--session",
+            "shared",
+            "http://a/mcp",
+            "b=http://b/mcp",
+        ]);
+        let m = c.mcp.expect("MCP calls");
+        assert_eq!(m.calls.len(), 1);
+        assert_eq!(m.session, crate::mcp::SessionMode::Shared);
+        for (_, p) in &c.targets {
+            assert_eq!(p.method, "POST");
+            assert!(!p.compression, "answers are read as JSON");
+        }
+    }
+
+    #[test]
+    fn mcp_flags_without_calls_or_with_http_flags_are_refused() {
+        let err = |args: &[&str]| {
+            let argv = ["spate", "compare"].into_iter().chain(args.iter().copied());
+            let e = parse(argv).unwrap_err();
+            assert_eq!(e.code, crate::cli::EXIT_USAGE, "{args:?}");
+            assert_eq!(e.message.lines().count(), 1, "{}", e.message);
+            e.message
+        };
+        for flag in [
+            &["--session", "per-request"][..],
+            &["--transport", "sse"],
+            &["--protocol-version", "2025-11-25"],
+            &["--progress"],
+        ] {
+            let e = err(&[flag, &["http://a/", "http://b/"]].concat());
+            assert!(e.contains("is for MCP servers: name the calls"), "{e}");
+            assert!(e.contains(flag[0]), "{e}");
+        }
+        let e = err(&["--tool", "add", "-m", "PUT", "http://a/", "b=http://b/"]);
+        assert!(e.contains("a: -m does not apply"), "{e}");
+        let e = err(&[
+            "--tool",
+            "add",
+            "--args",
+            "add=[1]",
+            "http://a/",
+            "http://b/",
+        ]);
+        assert!(e.starts_with("spate: compare: --args add: "), "{e}");
     }
 }
 

@@ -1,68 +1,53 @@
 //! `spate mcp`: the server's URL, the calls to measure (`--tool`, `--args`, `--args-file`,
 //! `--resource`, `--prompt`, `--tools-list`) and a run's load flags, made into a plan and a list
-//! of calls. Refuses flags that would change the requests MCP defines. Reads the calls' file,
-//! runs nothing: asking the server is the app's.
+//! of calls; and the same calls for `spate compare`'s targets. Refuses flags that would change
+//! the requests MCP defines. Reads the calls' file, runs nothing: asking the server is the app's.
 
 use serde_json::Map;
 
-use super::args::McpArgs;
+use super::args::{LoadArgs, McpArgs, McpCallArgs};
 use super::{Command, Exit, load, show};
 use crate::mcp::SessionMode;
 use crate::mcp::call::{self, Call, Method};
 use crate::mcp::probe::{Era, Transport};
+use crate::mcp::stage::Calls;
+use crate::plan::Plan;
 
 /// What `spate mcp` does once the server has been asked for its tools.
 #[derive(Debug)]
 pub struct McpRun {
-    pub plan: crate::plan::Plan,
+    pub plan: Plan,
     pub show: super::Show,
     /// `--list`: print the tools and run nothing.
     pub list_only: bool,
-    /// The calls, in the order given (empty with `--list`).
-    pub calls: Vec<Call>,
-    /// `--progress`: each call asks for progress notifications.
-    pub progress: bool,
-    /// `--protocol-version`: which revision to speak.
-    pub era: Era,
-    /// `--transport`: over which transport.
-    pub transport: Transport,
-    /// `--session`: how calls and sessions go together.
-    pub session: SessionMode,
+    /// The calls (none with `--list`) and how to speak to the server.
+    pub mcp: Calls,
 }
 
 pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
     let usage = |m: String| Exit::usage(format!("mcp: {m}"));
-    let Some(url) = a.url.clone() else {
-        return Err(usage(
-            "give the server's MCP endpoint, e.g. spate mcp --list http://127.0.0.1:8000/mcp"
-                .into(),
-        ));
-    };
-    for (given, flag) in [
-        (a.load.method != "GET", "-m"),
-        (a.load.body.is_some(), "-d"),
-        (a.load.body_file.is_some(), "-D"),
-        (a.load.content_type.is_some(), "-T"),
-        (a.load.accept.is_some(), "-A"),
-        (a.load.script.is_some(), "--script"),
-        (a.load.stream.is_some(), "--stream"),
-        (a.load.redirect.is_some(), "--redirect"),
-        (a.load.http2, "--http2"),
-        (a.load.streams > 1, "--streams"),
-    ] {
-        if given {
-            return Err(usage(format!(
-                "{flag} does not apply: MCP says how each call is sent (a POST of JSON-RPC over HTTP/1.1)"
-            )));
+    let url = match a.urls.as_slice() {
+        [] => {
+            return Err(usage(
+                "give the server's MCP endpoint, e.g. spate mcp --list http://127.0.0.1:8000/mcp"
+                    .into(),
+            ));
         }
-    }
-    let calls = calls(&a).map_err(usage)?;
-    if !a.list && calls.is_empty() {
+        [url] => url.clone(),
+        _ => {
+            return Err(usage(
+                "one URL: to compare MCP servers, give the same calls to spate compare, e.g. spate compare --tool add A=URL B=URL".into(),
+            ));
+        }
+    };
+    http_flags(&a.load).map_err(usage)?;
+    let mcp = calls(&a.calls).map_err(usage)?;
+    if !a.list && mcp.calls.is_empty() {
         return Err(usage(
             "name the calls to measure: --tool NAME (with --args NAME='{...}'), --args-file, --resource, --prompt or --tools-list; spate does not guess (spate mcp --list URL shows the tools)".into(),
         ));
     }
-    if a.list && !calls.is_empty() {
+    if a.list && !mcp.calls.is_empty() {
         return Err(usage(
             "--list prints the tools and runs nothing: give it without calls".into(),
         ));
@@ -73,8 +58,8 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
             (a.load.connections.connections.is_some(), "-c"),
             (a.load.duration.is_some(), "-z"),
             (a.load.rate.is_some(), "-q"),
-            (a.progress, "--progress"),
-            (a.session != "per-connection", "--session"),
+            (a.calls.progress, "--progress"),
+            (a.calls.session != "per-connection", "--session"),
         ] {
             if given {
                 return Err(usage(format!(
@@ -84,13 +69,8 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
         }
     }
     let verbose = a.load.verbose;
-    let progress = a.progress;
-    let (era, transport) = era_and_transport(&a.protocol_version, &a.transport).map_err(usage)?;
     let (mut plan, notes) = load::plan(a.load, &url)?;
-    plan.method = "POST".into();
-    // Answers are read as JSON: a compressed one could not be.
-    plan.compression = false;
-    plan.protocol = crate::plan::Protocol::Http1;
+    spoken(&mut plan);
     let mut show = show(a.output)?;
     show.notes = notes;
     show.verbose = verbose;
@@ -98,8 +78,47 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
         plan,
         show,
         list_only: a.list,
-        calls,
-        progress,
+        mcp,
+    })))
+}
+
+/// Refuses the load flags that would change the requests MCP defines.
+pub(super) fn http_flags(load: &LoadArgs) -> Result<(), String> {
+    for (given, flag) in [
+        (load.method != "GET", "-m"),
+        (load.body.is_some(), "-d"),
+        (load.body_file.is_some(), "-D"),
+        (load.content_type.is_some(), "-T"),
+        (load.accept.is_some(), "-A"),
+        (load.script.is_some(), "--script"),
+        (load.stream.is_some(), "--stream"),
+        (load.redirect.is_some(), "--redirect"),
+        (load.http2, "--http2"),
+        (load.streams > 1, "--streams"),
+    ] {
+        if given {
+            return Err(format!(
+                "{flag} does not apply: MCP says how each call is sent (a POST of JSON-RPC over HTTP/1.1)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A plan made from load flags, made into one that sends MCP's requests.
+pub(super) fn spoken(plan: &mut Plan) {
+    plan.method = "POST".into();
+    // Answers are read as JSON: a compressed one could not be.
+    plan.compression = false;
+    plan.protocol = crate::plan::Protocol::Http1;
+}
+
+/// The calls the flags name and how to speak to the server.
+pub(super) fn calls(a: &McpCallArgs) -> Result<Calls, String> {
+    let (era, transport) = era_and_transport(&a.protocol_version, &a.transport)?;
+    Ok(Calls {
+        calls: named_calls(a)?,
+        progress: a.progress,
         era,
         transport,
         session: match a.session.as_str() {
@@ -107,7 +126,7 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
             "per-request" => SessionMode::PerRequest,
             _ => SessionMode::PerConnection,
         },
-    })))
+    })
 }
 
 /// `--protocol-version` and `--transport` together: a revision the transport has.
@@ -142,10 +161,10 @@ fn era_and_transport(version: &str, transport: &str) -> Result<(Era, Transport),
 }
 
 /// The calls the flags name, in order: tools, prompts, resources, tools/list, then the file's.
-fn calls(a: &McpArgs) -> Result<Vec<Call>, String> {
+fn named_calls(a: &McpCallArgs) -> Result<Vec<Call>, String> {
     let mut args: Vec<(String, Map<String, serde_json::Value>)> = Vec::new();
     for s in &a.args {
-        let (name, m) = call::named_arguments(s)?;
+        let (name, m) = call::named_arguments(s).map_err(|e| format!("--args {e}"))?;
         if args.iter().any(|(n, _)| *n == name) {
             return Err(format!(
                 "--args {name} is given twice; for several argument sets use --args-file"

@@ -7,6 +7,7 @@ mod files;
 mod generate;
 mod load;
 mod mcp;
+mod mcp_args;
 mod report;
 mod series_args;
 mod serve;
@@ -99,6 +100,8 @@ pub struct Compare {
     /// `--html`: the comparison as a page, written here too.
     pub html: Option<PathBuf>,
     pub progress: bool,
+    /// The targets are MCP servers, each given these calls.
+    pub mcp: Option<crate::mcp::stage::Calls>,
 }
 
 /// How a load test is shown: the report, its analysis and the live display.

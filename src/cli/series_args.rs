@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::args::LoadArgs;
+use super::args::{LoadArgs, McpCallArgs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompareOrder {
@@ -77,6 +77,10 @@ pub struct CompareArgs {
     /// No line on stderr after each run.
     #[arg(long = "no-progress")]
     pub no_progress: bool,
+
+    /// The calls of `spate mcp`: with any of them, each target is an MCP server's endpoint.
+    #[command(flatten, next_help_heading = "MCP calls (each target an MCP server)")]
+    pub mcp: McpCallArgs,
 }
 
 fn alpha(s: &str) -> Result<f64, String> {

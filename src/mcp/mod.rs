@@ -1,9 +1,9 @@
 //! MCP (Model Context Protocol) tool servers under load: what is called (`call`), the requests
 //! of the Streamable HTTP transport (`wire`), how a server's answer is judged (`rpc`, `body`),
 //! the probe that lists a server's tools before a run (`probe`, on its own `client`) and the
-//! sessions of the revisions with a handshake (`session`). The engine sends the
-//! requests as a request list and judges each answer with `body::Reader`. Must not know the
-//! engine's loop or the report.
+//! sessions of the revisions with a handshake (`session`), and a run's plan made of them
+//! (`stage`). The engine sends the requests as a request list and judges each answer with
+//! `body::Reader`. Must not know the engine's loop or the report.
 
 pub mod body;
 pub mod call;
@@ -16,6 +16,7 @@ mod probe_sse;
 pub mod rpc;
 pub mod session;
 pub mod shared;
+pub mod stage;
 pub mod wire;
 
 /// What an MCP run adds to its request list: each request's own headers, the report row it

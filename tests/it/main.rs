@@ -18,6 +18,7 @@ mod limits;
 mod list;
 mod mcp;
 mod mcp_bytes;
+mod mcp_compare;
 mod mcp_everything;
 mod nginx;
 mod open;

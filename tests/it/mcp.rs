@@ -12,20 +12,20 @@ use serde_json::Value;
 
 use crate::support::{Child, free_addr, spate, spawn_listening, test_python};
 
-struct Server {
+pub struct Server {
     _child: Child,
-    url: String,
+    pub url: String,
     log: PathBuf,
 }
 
 /// The SDK's server on a free port, answering in JSON (`json`) or with event streams where it
 /// has notifications to send; `None` (skipped) without the test virtualenv.
-fn server(name: &str, json: bool) -> Option<Server> {
+pub fn server(name: &str, json: bool) -> Option<Server> {
     server_with(name, json, &[])
 }
 
-/// As [`server`], with more of the script's options (`idle=SECONDS`).
-fn server_with(name: &str, json: bool, options: &[&str]) -> Option<Server> {
+/// As [`server`], with more of the script's options (`idle=SECONDS`, `lag=MS`, ...).
+pub fn server_with(name: &str, json: bool, options: &[&str]) -> Option<Server> {
     let python = test_python("mcp")?;
     let addr = free_addr();
     let log = std::env::temp_dir().join(format!("spate-it-mcp-{}-{name}.log", std::process::id()));
@@ -55,7 +55,7 @@ fn server_with(name: &str, json: bool, options: &[&str]) -> Option<Server> {
 impl Server {
     /// How many times the server executed each tool, and received each JSON-RPC method
     /// ("rpc METHOD").
-    fn executed(&self) -> HashMap<String, u64> {
+    pub fn executed(&self) -> HashMap<String, u64> {
         let mut n = HashMap::new();
         for line in std::fs::read_to_string(&self.log)
             .unwrap_or_default()
@@ -271,6 +271,14 @@ fn spate_refuses_to_guess_and_names_what_is_wrong() {
         "http://127.0.0.1:9/mcp",
     ]);
     assert!(err.contains("--args b names no --tool"), "{err}");
+    let err = crate::support::usage_error(&[
+        "mcp",
+        "--tool",
+        "a",
+        "http://127.0.0.1:9/mcp",
+        "http://127.0.0.1:10/mcp",
+    ]);
+    assert!(err.contains("one URL: to compare MCP servers"), "{err}");
     let Some(s) = server("unknown", true) else {
         return;
     };
@@ -640,7 +648,7 @@ fn arguments_that_are_not_a_json_object_are_refused_before_anything_is_sent() {
         ]);
         assert_eq!(out.status.code(), Some(2), "{args}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.starts_with("spate: mcp: "), "{err}");
+        assert!(err.starts_with("spate: mcp: --args "), "{err}");
         assert!(err.contains(says), "{args}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
     }

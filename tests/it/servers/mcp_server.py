@@ -1,12 +1,13 @@
 """An MCP server made with the official Python SDK's own server class, for tests/it/mcp.rs.
 
-python mcp_server.py PORT LOG [json] [idle=SECONDS]: Streamable HTTP on 127.0.0.1:PORT. Each
-tool call the server executes appends the tool's name to LOG, and each JSON-RPC method posted
-appends "rpc METHOD", so the test can count them. `json`: answers in JSON where the SDK may;
+python mcp_server.py PORT LOG [OPTION...]: Streamable HTTP on 127.0.0.1:PORT. Each tool call
+the server executes appends the tool's name to LOG, and each JSON-RPC method posted appends
+"rpc METHOD", so the test can count them. `json`: answers in JSON where the SDK may;
 `idle=S`: sessions idle for S seconds are forgotten (the SDK's session_idle_timeout).
 `sse`: the legacy HTTP+SSE transport instead (GET /sse, then POST to the endpoint it names).
 `refuse-stateless`: a request of the 2026-07-28 revision gets 400 with no body, as from a
-server of an earlier revision.
+server of an earlier revision. `lag=MS`: the slow tool sleeps MS milliseconds more than asked,
+as a slower build of the same server would.
 """
 
 import asyncio
@@ -21,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 port, log = int(sys.argv[1]), sys.argv[2]
 options = sys.argv[3:]
+lag = sum(int(o.split("=", 1)[1]) for o in options if o.startswith("lag="))
 app = MCPServer("spate-test")
 
 
@@ -40,7 +42,7 @@ def add(a: int, b: int) -> int:
 async def slow(ms: int) -> str:
     """Answer after ms milliseconds."""
     executed("slow")
-    await asyncio.sleep(ms / 1000)
+    await asyncio.sleep((ms + lag) / 1000)
     return "done"
 
 
