@@ -50,10 +50,16 @@ pub(super) fn bins_shown(s: &Report) -> Vec<BinShown<'_>> {
 
 pub(super) fn percentiles(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     let l = &s.latency;
+    // An MCP call ends at its JSON-RPC answer, which may come before its stream's last byte
+    // or on another connection's stream.
+    let end = match s.mcp {
+        Some(_) => "the call's JSON-RPC answer",
+        None => "last body byte",
+    };
     let definition = if s.open_model.is_some() {
-        "open model: intended send time to last body byte"
+        format!("open model: intended send time to {end}")
     } else {
-        "closed model: request start to last body byte"
+        format!("closed model: request start to {end}")
     };
     writeln!(o, "\nLatency distribution ({definition})")?;
     if l.count == 0 {

@@ -165,6 +165,18 @@ fn a_slow_tool_is_timed_to_its_answer() {
     // Just above: the answer, not something later (a generous bound for a loaded machine).
     assert!(p50 < 1_500.0, "{p50}");
     assert_eq!(s.executed().get("slow"), Some(&8));
+    // The text report says where a call's latency ends.
+    let saved = std::env::temp_dir().join(format!("spate-it-mcp-{}-slow.json", std::process::id()));
+    std::fs::write(&saved, doc.to_string()).unwrap();
+    let out = spate(&["report", saved.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&saved);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "Latency distribution (closed model: request start to the call's JSON-RPC answer)"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
