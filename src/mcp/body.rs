@@ -62,37 +62,17 @@ impl Reader {
         }
         let had = self.answer.is_some();
         while let Some(item) = self.sse.next(&mut bytes) {
-            let Item::Event {
-                kind, data, cut, ..
-            } = item
-            else {
-                continue;
-            };
-            if !(kind.is_empty() || kind == b"message") || data.is_empty() {
-                // A priming event (an id and no data), or an event type MCP does not use.
-                continue;
-            }
-            if cut {
-                self.fault
-                    .get_or_insert("an event longer than spate keeps (1 MiB)");
-                continue;
-            }
-            match rpc::judge(data, self.id) {
-                Judged::Answer(a) => {
+            match said(item, self.id) {
+                // The legacy transport's endpoint event belongs on its GET's stream, not here.
+                Said::Nothing | Said::Endpoint(_) => {}
+                Said::Answer(a) => {
                     self.answer.get_or_insert(a);
                 }
-                Judged::Notification { progress } => {
+                Said::Notice { progress } => {
                     self.notifications += 1;
                     self.progress += u32::from(progress);
                 }
-                // Earlier revisions let a server ask the client things on the stream; a load
-                // test does not answer, and the server answers the call without.
-                Judged::ServerRequest => self.notifications += 1,
-                Judged::OtherId => {
-                    self.fault
-                        .get_or_insert("a response on the stream with another id");
-                }
-                Judged::Invalid(why) => {
+                Said::Fault(why) => {
                     self.fault.get_or_insert(why);
                 }
             }
@@ -131,6 +111,50 @@ impl Reader {
     /// were progress notifications.
     pub fn notifications(&self) -> (u32, u32) {
         (self.notifications, self.progress)
+    }
+}
+
+/// What one item of an MCP event stream says to the call with id `id`.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Said<'a> {
+    /// Nothing for the call: a comment, a priming event (an id and no data), or an event type
+    /// MCP does not use.
+    Nothing,
+    /// The legacy transport's `endpoint` event: where the session's POSTs go.
+    Endpoint(&'a [u8]),
+    /// The response to the call.
+    Answer(Answer),
+    /// A notification, or a request of the server (earlier revisions let a server ask the
+    /// client things on the stream; a load test does not answer, and the server answers the
+    /// call without); `progress`: a progress notification.
+    Notice { progress: bool },
+    /// Not a valid message for the call: another id, not JSON-RPC, longer than kept.
+    Fault(&'static str),
+}
+
+/// Reads one item of an event stream (`proto::sse`) as the call with id `id` sees it.
+pub(super) fn said(item: Item<'_>, id: u64) -> Said<'_> {
+    let Item::Event {
+        kind, data, cut, ..
+    } = item
+    else {
+        return Said::Nothing;
+    };
+    if kind == b"endpoint" {
+        return Said::Endpoint(data);
+    }
+    if !(kind.is_empty() || kind == b"message") || data.is_empty() {
+        return Said::Nothing;
+    }
+    if cut {
+        return Said::Fault("an event longer than spate keeps (1 MiB)");
+    }
+    match rpc::judge(data, id) {
+        Judged::Answer(a) => Said::Answer(a),
+        Judged::Notification { progress } => Said::Notice { progress },
+        Judged::ServerRequest => Said::Notice { progress: false },
+        Judged::OtherId => Said::Fault("a response on the stream with another id"),
+        Judged::Invalid(why) => Said::Fault(why),
     }
 }
 
@@ -237,5 +261,40 @@ mod tests {
         );
         check_split(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", false);
         check_split(b"\xff\x00data\r\n\r", true);
+    }
+
+    #[test]
+    fn each_kind_of_event_says_what_it_is_to_the_call() {
+        let event = |kind: &'static [u8], data: &'static [u8], cut: bool| Item::Event {
+            kind,
+            data,
+            data_len: data.len(),
+            cut,
+        };
+        let answer = br#"{"jsonrpc":"2.0","id":7,"result":{}}"#;
+        assert_eq!(said(Item::Comment, 7), Said::Nothing);
+        assert_eq!(said(event(b"", b"", false), 7), Said::Nothing, "priming");
+        assert_eq!(said(event(b"ping", answer, false), 7), Said::Nothing);
+        assert_eq!(
+            said(event(b"endpoint", b"/messages?s=1", false), 7),
+            Said::Endpoint(b"/messages?s=1")
+        );
+        assert!(matches!(
+            said(event(b"message", answer, false), 7),
+            Said::Answer(_)
+        ));
+        assert!(
+            matches!(said(event(b"", answer, true), 7), Said::Fault(_)),
+            "cut"
+        );
+        assert!(
+            matches!(said(event(b"", answer, false), 8), Said::Fault(_)),
+            "another id"
+        );
+        let progress = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#;
+        assert_eq!(
+            said(event(b"", progress, false), 7),
+            Said::Notice { progress: true }
+        );
     }
 }

@@ -7,7 +7,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use super::rpc::{self, Answer, Judged};
+use super::body::{Said, said};
+use super::rpc::Answer;
 use crate::clock::Tick;
 use crate::proto::sse::{Item, Sse};
 use crate::proto::{Events, Media};
@@ -118,43 +119,32 @@ impl Inbox {
     fn read(&mut self, mut bytes: &[u8]) {
         let had = (self.answer.is_some(), self.endpoint.is_some());
         while let Some(item) = self.sse.next(&mut bytes) {
-            let Item::Event {
-                kind, data, cut, ..
-            } = item
-            else {
-                continue;
+            // Each event's data borrows the parser; the answer's is copied only if kept.
+            let raw = match &item {
+                Item::Event { data, .. } if self.keep => Some(*data),
+                _ => None,
             };
-            if kind == b"endpoint" {
-                if self.endpoint.is_none() {
-                    self.endpoint = Some(String::from_utf8_lossy(data).into_owned());
+            match said(item, self.id) {
+                Said::Nothing => {}
+                Said::Endpoint(e) => {
+                    if self.endpoint.is_none() {
+                        self.endpoint = Some(String::from_utf8_lossy(e).into_owned());
+                    }
                 }
-                continue;
-            }
-            if !(kind.is_empty() || kind == b"message") || data.is_empty() || self.answer.is_some()
-            {
-                continue;
-            }
-            if cut {
-                self.answer = Some(Err("an event longer than spate keeps (1 MiB)"));
-                continue;
-            }
-            match rpc::judge(data, self.id) {
-                Judged::Answer(a) => {
+                // The first answer or fault is the call's: the rest waits for the next call.
+                _ if self.answer.is_some() => {}
+                Said::Answer(a) => {
                     self.answer = Some(Ok(a));
                     self.at = self.last_read;
-                    if self.keep {
+                    if let Some(data) = raw {
                         self.raw = data.to_vec();
                     }
                 }
-                Judged::Notification { progress } => {
+                Said::Notice { progress } => {
                     self.notifications += 1;
                     self.progress += u32::from(progress);
                 }
-                Judged::ServerRequest => self.notifications += 1,
-                Judged::OtherId => {
-                    self.answer = Some(Err("a response on the stream with another id"));
-                }
-                Judged::Invalid(why) => self.answer = Some(Err(why)),
+                Said::Fault(why) => self.answer = Some(Err(why)),
             }
         }
         if had != (self.answer.is_some(), self.endpoint.is_some()) {
