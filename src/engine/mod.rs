@@ -25,6 +25,7 @@ mod rates;
 mod record;
 mod script_lane;
 mod shared;
+mod side;
 mod slot;
 mod split;
 mod task_set;
