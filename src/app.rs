@@ -19,6 +19,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_NO_SUCCESS: u8 = 1;
 /// At least one `--slo` threshold failed.
 pub const EXIT_THRESHOLDS: u8 = 3;
+/// `--start-deadline`: the connections were ready too late after `--start-at`; nothing was sent.
+pub const EXIT_LATE: u8 = 4;
 
 /// Runs the command line `argv` and returns the exit code.
 pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
@@ -276,6 +278,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
                 | RunError::Request(_)
                 | RunError::Script(_)
                 | RunError::FileLimit(_) => EXIT_USAGE,
+                RunError::Late { .. } => EXIT_LATE,
                 _ if control.stop_requested() => EXIT_INTERRUPTED as u8,
                 RunError::Resolve(_) | RunError::Unreachable { .. } | RunError::Threads(_) => {
                     EXIT_NO_SUCCESS

@@ -12,7 +12,8 @@
 //! engine, report, exit code), [`cli`] (the only module that knows clap), [`plan`] (validated
 //! plain data), [`target`] (the URL), [`route`] (where connections go, resolved once),
 //! [`request`] (bytes built once), [`script`] (wrk's Lua, run before the run), [`redirect`]
-//! (--redirect's rules), [`mcp`] (MCP's calls, requests and answers), [`net`] (TCP and Unix connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
+//! (--redirect's rules), [`mcp`] (MCP's calls, requests and answers), [`shard`] (a run as one
+//! part of a job over several machines), [`net`] (TCP and Unix connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
 //! lanes), [`engine`] (threads, their task sets, pacing, stopping), [`clock`] and [`timer`] (the
 //! request path's time), [`stats`] (histograms, counters, `Summary`), [`analysis`] (typed
 //! findings), [`report`] (every form of the result), [`ui`] (the live display, the terminal,
@@ -44,6 +45,7 @@ mod scratch;
 pub mod script;
 pub mod series;
 pub mod serve;
+pub mod shard;
 pub mod stats;
 pub mod sweep;
 pub mod target;

@@ -138,6 +138,13 @@ pub struct Plan {
     /// one; the target is the first's. `None`: the one request of the flags.
     #[serde(skip)]
     pub list: Option<std::sync::Arc<crate::request_list::RequestList>>,
+    /// `--shard`: this run is one part of a job split over several processes; `connections`
+    /// and `stop` are this part's.
+    #[serde(skip)]
+    pub shard: Option<crate::shard::Shard>,
+    /// `--start-at`: the wall-clock instant to start at, once connected.
+    #[serde(skip)]
+    pub start_at: Option<crate::shard::StartAt>,
 }
 
 /// How responses are cut into the units a stream is timed by (--stream).
@@ -210,7 +217,15 @@ impl Plan {
             busy_poll: false,
             script: None,
             list: None,
+            shard: None,
+            start_at: None,
         }
+    }
+
+    /// Open model: the requests per second this run sends, a shard's part of the job's.
+    pub fn own_rate(&self) -> Option<f64> {
+        let shards = self.shard.map_or(1, |s| s.count);
+        self.rate.map(|r| r.per_second() / f64::from(shards))
     }
 
     pub fn validate(&self) -> Result<(), PlanError> {

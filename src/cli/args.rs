@@ -49,7 +49,9 @@ Ctrl-C, half a second or more after the first, quits at once.
 Exit codes: 0 the run completed with at least one response below 400; 1 the target was
 unreachable or no response below 400 arrived; 2 usage or input error, -c beyond the open-file
 limit (nothing sent), or the report or --save could not be written; 3 an --slo threshold or a
---max-regression gate failed; 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the report is still printed and saved).";
+--max-regression gate failed; 4 a shard's connections were ready later than --start-at
+and --start-deadline allow (nothing sent); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the
+report is still printed and saved).";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -226,6 +228,36 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+
+    #[command(
+        flatten,
+        next_help_heading = "Shards (one part of a run over several machines)"
+    )]
+    pub shard: ShardArgs,
+}
+
+/// A run as one part of a job over several processes or machines.
+#[derive(Debug, Clone, Args)]
+pub struct ShardArgs {
+    /// Run part I (from 0) of a job split N ways: its share of -c and -n (the parts sum to
+    /// them), and in the open model the job's every N-th request from the I-th.
+    #[arg(long = "shard", value_name = "I/N", value_parser = crate::shard::parse)]
+    pub shard: Option<(u32, u32)>,
+
+    /// --shard from the environment: I from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job
+    /// sets it), N from SPATE_SHARDS.
+    #[arg(long = "shard-from-env", conflicts_with = "shard")]
+    pub shard_from_env: bool,
+
+    /// Open the connections, then start at this wall-clock instant: RFC 3339
+    /// (2026-11-27T10:00:00Z), unix milliseconds, or +30s from now.
+    #[arg(long = "start-at", value_name = "TIME")]
+    pub start_at: Option<String>,
+
+    /// With --start-at: connections ready later than the instant plus this send nothing, and
+    /// the run exits 4.
+    #[arg(long = "start-deadline", value_name = "T", value_parser = values::duration, requires = "start_at")]
+    pub start_deadline: Option<std::time::Duration>,
 }
 
 /// How the load is made, whatever the URL: a run's flags, and each target's in `spate compare`.

@@ -134,6 +134,8 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
         busy_poll: a.busy_poll,
         script: None,
         list: None,
+        shard: None,
+        start_at: None,
     };
     if let Some(file) = &a_script {
         let script = crate::script::Script::load(file, &a_script_args, &plan)

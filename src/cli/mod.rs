@@ -11,6 +11,7 @@ mod mcp_args;
 mod report;
 mod series_args;
 mod serve;
+mod shard;
 mod sweep;
 mod values;
 mod wrk;
@@ -296,11 +297,13 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
     }
     let mut load = r.load;
     load.script_args = r.script_args;
-    let (mut plan, notes) = load::plan(load, &url)?;
+    let (mut plan, mut notes) = load::plan(load, &url)?;
     if let Some(l) = list {
         plan.list = Some(std::sync::Arc::new(l));
-        plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     }
+    shard::apply(&mut plan, &r.shard)?;
+    plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
+    notes.extend(shard::notes(&plan));
     let mut show = show(r.output)?;
     show.notes = notes;
     show.verbose = verbose;

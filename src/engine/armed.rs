@@ -288,8 +288,13 @@ impl Armed<'_> {
         let (plan, control, threads) = (self.plan, self.control, self.threads);
         let established = std::mem::take(&mut self.established);
         let (dns, setup_time) = (self.dns, self.setup_time);
+        if let Some(at) = plan.start_at {
+            super::start::wait(at, control)?;
+        }
         let start = Instant::now();
-        let start_unix_ms = crate::stats::unix_ms(std::time::SystemTime::now() + plan.warmup);
+        let now = std::time::SystemTime::now();
+        let start_unix_ms = crate::stats::unix_ms(now + plan.warmup);
+        let started_unix_us = crate::shard::unix_us(now);
         control.mark_started(start);
         let window_start = start + plan.warmup;
         let budgets = match plan.stop {
@@ -307,12 +312,19 @@ impl Armed<'_> {
         };
         // Open model: one global schedule, interleaved over the threads that have connections.
         let active: Vec<usize> = (0..threads).filter(|&k| established[k] > 0).collect();
-        let whole = plan
-            .rate
-            .map(|r| pace::Schedule::new(start, u128::from(r.num), u128::from(r.den)));
+        // A shard's is the job's schedule, striped: every shard-th request from its index.
+        let whole = plan.rate.map(|r| {
+            let job = pace::Schedule::new(start, u128::from(r.num), u128::from(r.den));
+            match plan.shard {
+                Some(s) => job.share(u64::from(s.index), u64::from(s.count)),
+                None => job,
+            }
+        });
+        // The open model counts -n in the job's requests, of which the striped part is ours.
+        let paced_stop = plan.shard.map_or(plan.stop, |s| s.job_stop);
         for (k, tx) in self.go_txs.iter().enumerate() {
             let rank = active.iter().position(|&a| a == k);
-            let (limit, paced) = match (whole, rank, plan.stop) {
+            let (limit, paced) = match (whole, rank, paced_stop) {
                 // Stopped while connecting: run nothing, report what there is.
                 _ if control.stop_requested() => (Limit::Closed, None),
                 (None, _, Stop::Requests(_)) => (Limit::Budget(budgets[k]), None),
@@ -393,6 +405,7 @@ impl Armed<'_> {
             threads: threads as u32,
             window_start,
             start_unix_ms,
+            started_unix_us,
             cpu,
             interrupted,
             script_ends,

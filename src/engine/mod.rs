@@ -28,6 +28,7 @@ mod shared;
 mod side;
 mod slot;
 mod split;
+mod start;
 mod task_set;
 mod tasks;
 mod thread;
@@ -83,6 +84,13 @@ pub enum RunError {
     /// The script failed (its message names the file and line).
     #[error("{0}")]
     Script(String),
+    /// `--start-deadline`: the connections were ready too long after `--start-at`.
+    #[error(
+        "ready {} after --start-at, later than --start-deadline {} allows: nothing was sent",
+        crate::numbers::millis(late.as_secs_f64() * 1e3),
+        crate::numbers::millis(deadline.as_secs_f64() * 1e3)
+    )]
+    Late { late: Duration, deadline: Duration },
 }
 
 impl RunError {
@@ -97,6 +105,7 @@ impl RunError {
             RunError::FileLimit(_) => "file_limit",
             RunError::Threads(_) => "threads",
             RunError::Script(_) => "script",
+            RunError::Late { .. } => "late",
         }
     }
 }

@@ -35,11 +35,13 @@ impl Schedule {
         }
     }
 
-    /// The share of one of `stride` threads: global indices `offset`, `offset + stride`, ...
-    pub fn share(self, offset: u64, stride: u64) -> Schedule {
+    /// Part `index` of `parts` of this schedule's requests: its `index`-th, then every
+    /// `parts`-th after it. A share of a share is one too: a shard's schedule, split over its
+    /// threads, takes global indices `shard + shards * (thread + threads * j)`.
+    pub fn share(self, index: u64, parts: u64) -> Schedule {
         Schedule {
-            offset,
-            stride: stride.max(1),
+            offset: self.offset + self.stride * index,
+            stride: self.stride * parts.max(1),
             ..self
         }
     }
@@ -288,6 +290,41 @@ mod tests {
             );
         }
         assert_eq!(whole.share(2, 3).count_below(10), 3, "indices 2, 5, 8");
+    }
+
+    #[test]
+    fn shards_split_over_their_threads_send_the_single_schedule_once() {
+        let t0 = Instant::now();
+        let mut seed = 11u64;
+        let mut next = move |below: u64| {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            (seed >> 33) % below
+        };
+        for _ in 0..200 {
+            let whole = Schedule::new(t0, u128::from(next(5_000) + 1), u128::from(next(3) + 1));
+            let end = t0 + Duration::from_millis(next(2_000) + 1);
+            let n = whole.global_count_before(end);
+            let (shards, threads) = (next(6) + 1, next(4) + 1);
+            let mut indices: Vec<u64> = Vec::new();
+            for shard in 0..shards {
+                let mine = whole.share(shard, shards);
+                let mut own = 0;
+                for thread in 0..threads {
+                    let part = mine.share(thread, threads);
+                    own += part.count_before(end);
+                    for j in 0..part.count_before(end) {
+                        let at = part.at(j);
+                        // The global index whose intended time this is.
+                        let i = shard + shards * (thread + threads * j);
+                        assert_eq!(at, whole.at(i));
+                        indices.push(i);
+                    }
+                }
+                assert_eq!(own, crate::shard::part(n, shard as u32, shards as u32));
+            }
+            indices.sort_unstable();
+            assert_eq!(indices, (0..n).collect::<Vec<_>>(), "{shards} x {threads}");
+        }
     }
 
     #[test]

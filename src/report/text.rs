@@ -133,6 +133,34 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
         (None, Some(f)) => lines.push(format!("over {f} only")),
         (None, None) => {}
     }
+    if let Some(sh) = &c.shard {
+        let requests = sh
+            .job_requests
+            .map(|n| format!(", {}", counted(n, "request", "requests")))
+            .unwrap_or_default();
+        let striped = match sh.job_rate {
+            Some(r) => format!(
+                " at {} requests/s: its requests k with k mod {} = {}",
+                rate(r),
+                sh.count,
+                sh.index
+            ),
+            None => String::new(),
+        };
+        lines.push(format!(
+            "shard {} of {} (from 0) of a job of {}{requests}{striped}",
+            sh.index,
+            sh.count,
+            counted(u64::from(sh.job_connections), "connection", "connections"),
+        ));
+    }
+    if let (Some(at), Some(started)) = (c.start_at_unix_us, c.started_unix_us) {
+        let late = started as f64 - at as f64;
+        lines.push(match late >= 0.0 {
+            true => format!("started {} after --start-at", millis(late / 1e3)),
+            false => format!("started {} before --start-at", millis(-late / 1e3)),
+        });
+    }
     lines
 }
 

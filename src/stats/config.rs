@@ -56,6 +56,29 @@ pub struct Config {
     /// Through the proxy: "tunnel" (CONNECT) or "forward" (absolute-form requests); null
     /// without one.
     pub proxy_mode: Option<String>,
+    /// --shard: which part of a job this run is, and the job; null otherwise.
+    #[serde(default)]
+    pub shard: Option<ShardConfig>,
+    /// --start-at: the instant the run was to start, µs since the Unix epoch; null otherwise.
+    #[serde(default)]
+    pub start_at_unix_us: Option<u64>,
+    /// When the run started (its start signal, before any --warm-up), µs since the Unix
+    /// epoch: with --start-at, its lateness is this minus start_at_unix_us.
+    #[serde(default)]
+    pub started_unix_us: Option<u64>,
+}
+
+/// A shard's place in its job, and the job as every shard was given it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardConfig {
+    pub index: u32,
+    pub count: u32,
+    /// The job's connections (`connections` is this shard's part).
+    pub job_connections: u32,
+    /// The job's requests in count mode (`requests` is this shard's part); null with -z.
+    pub job_requests: Option<u64>,
+    /// Open model: the job's rate (`rate` is this shard's part); null in the closed model.
+    pub job_rate: Option<f64>,
 }
 
 pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
@@ -104,7 +127,7 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
         } else {
             1
         },
-        rate: plan.rate.map(|r| r.per_second()),
+        rate: plan.own_rate(),
         rpc: plan.requests_per_connection(),
         redirects: plan.redirects,
         warmup_s: plan.warmup.as_secs_f64(),
@@ -125,6 +148,18 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
             }
             .into()
         }),
+        shard: plan.shard.map(|s| ShardConfig {
+            index: s.index,
+            count: s.count,
+            job_connections: s.job_connections,
+            job_requests: match s.job_stop {
+                Stop::Requests(n) => Some(n),
+                Stop::Duration(_) => None,
+            },
+            job_rate: plan.rate.map(|r| r.per_second()),
+        }),
+        start_at_unix_us: plan.start_at.map(|s| crate::shard::unix_us(s.at)),
+        started_unix_us: Some(run.started_unix_us),
     }
 }
 

@@ -151,6 +151,8 @@ pub struct RunOutput {
     pub window_start: Instant,
     /// The same instant on the wall clock, in ms since the Unix epoch.
     pub start_unix_ms: u64,
+    /// The start signal (before any --warmup) on the wall clock, µs since the Unix epoch.
+    pub started_unix_us: u64,
     /// CPU time of the load threads during the run, summed; `None` where unknown.
     pub cpu: Option<Duration>,
     /// The run was stopped early from outside (Ctrl-C, SIGTERM).
@@ -176,6 +178,7 @@ impl RunOutput {
             threads,
             window_start: Instant::now(),
             start_unix_ms: unix_ms(std::time::SystemTime::now()),
+            started_unix_us: crate::shard::unix_us(std::time::SystemTime::now()),
             cpu: None,
             interrupted: false,
             script_ends: Vec::new(),

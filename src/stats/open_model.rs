@@ -29,9 +29,8 @@ pub struct OpenModel {
 }
 
 pub(super) fn open_model(plan: &Plan, run: &RunOutput) -> Option<OpenModel> {
-    let rate = plan.rate?;
+    let target = plan.own_rate()?;
     let s = &run.stats;
-    let target = rate.per_second();
     // The sending window runs to the last send plus one interval, and is never shorter than
     // the schedule itself: requests that were never sent (missed) lower the rate.
     let sending = s.last_send.map_or(0.0, |t| {

@@ -76,6 +76,7 @@ fn fixed_run() -> (Plan, RunOutput) {
         threads: 2,
         window_start: std::time::Instant::now(),
         start_unix_ms: 1_790_000_000_000,
+        started_unix_us: 1_790_000_000_000_000,
         cpu: Some(Duration::from_secs(4)),
         interrupted: false,
         script_ends: Vec::new(),

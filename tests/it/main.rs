@@ -32,6 +32,7 @@ mod schema;
 mod script;
 mod secrets;
 mod setup;
+mod shard;
 mod signals;
 mod stream;
 mod support;
