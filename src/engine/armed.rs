@@ -8,12 +8,11 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::shared::{LaneChoice, Limit, ListSetup, Listed, ScriptSetup, Setup};
-use super::thread::{self, Finished, Go, Paced, Ready};
+use super::thread::{self, Finished, Go, Ready};
 use super::{
     CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, follow, join, lane_choice,
-    limits, pace, split, tls_client, unopened,
+    limits, split, tls_client, unopened,
 };
-use crate::clock::Tick;
 use crate::plan::{Plan, Stop};
 use crate::proto::h2 as lane_h2;
 use crate::request;
@@ -297,65 +296,27 @@ impl Armed<'_> {
         let started_unix_us = crate::shard::unix_us(now);
         control.mark_started(start);
         let window_start = start + plan.warmup;
-        let budgets = match plan.stop {
-            Stop::Requests(n) => split::proportional(n, &established),
-            Stop::Duration(_) => vec![0; threads],
-        };
         let drain_end = match plan.stop {
             Stop::Duration(d) => Some(window_start + d + plan.timeout.min(MAX_DRAIN)),
             Stop::Requests(_) => None,
         };
-        let warmup_end = (!plan.warmup.is_zero()).then_some(window_start);
         let window_end = match plan.stop {
             Stop::Duration(d) => Some(window_start + d),
             Stop::Requests(_) => None,
         };
-        // Open model: one global schedule, interleaved over the threads that have connections.
-        let active: Vec<usize> = (0..threads).filter(|&k| established[k] > 0).collect();
-        // A shard's is the job's schedule, striped: every shard-th request from its index.
-        let whole = plan.rate.map(|r| {
-            let job = pace::Schedule::new(start, u128::from(r.num), u128::from(r.den));
-            match plan.shard {
-                Some(s) => job.share(u64::from(s.index), u64::from(s.count)),
-                None => job,
-            }
-        });
-        // The open model counts -n in the job's requests, of which the striped part is ours.
-        let paced_stop = plan.shard.map_or(plan.stop, |s| s.job_stop);
-        for (k, tx) in self.go_txs.iter().enumerate() {
-            let rank = active.iter().position(|&a| a == k);
-            let (limit, paced) = match (whole, rank, paced_stop) {
-                // Stopped while connecting: run nothing, report what there is.
-                _ if control.stop_requested() => (Limit::Closed, None),
-                (None, _, Stop::Requests(_)) => (Limit::Budget(budgets[k]), None),
-                (None, _, Stop::Duration(d)) => (Limit::Deadline(Tick::of(window_start + d)), None),
-                (Some(_), None, _) => (Limit::Closed, None),
-                (Some(whole), Some(rank), stop) => {
-                    let schedule = whole.share(rank as u64, active.len() as u64);
-                    let first = whole.global_count_before(window_start);
-                    let recorded_from = schedule.count_below(first);
-                    let end = match stop {
-                        Stop::Requests(n) => schedule.count_below(first + n),
-                        Stop::Duration(d) => schedule.count_before(window_start + d),
-                    };
-                    let paced = Paced {
-                        schedule,
-                        recorded_from,
-                        end,
-                        max_lag: plan.max_lag,
-                    };
-                    (Limit::Paced, Some(paced))
-                }
-            };
+        let base = Go {
+            limit: Limit::Closed,
+            window_start,
+            drain_end,
+            window_end,
+            warmup_end: (!plan.warmup.is_zero()).then_some(window_start),
+            paced: None,
+        };
+        let orders =
+            super::start::orders(plan, &established, start, base, control.stop_requested());
+        for (tx, go) in self.go_txs.iter().zip(orders) {
             // A thread that already died shows up when joined.
-            let _ = tx.send(Go {
-                limit,
-                window_start,
-                drain_end,
-                window_end,
-                warmup_end,
-                paced,
-            });
+            let _ = tx.send(go);
         }
         self.go_txs.clear();
 
