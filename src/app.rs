@@ -44,6 +44,7 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
         Command::Compare(c) => crate::compare::run(&c),
         Command::Sweep(s) => crate::sweep::run(&s),
         Command::Mcp(m) => mcp_test(&m),
+        Command::Merge(m) => merge(&m),
         Command::Serve(config) => match Server::start(&config) {
             Ok(server) => serve_until_interrupted(&server),
             Err(e) => {
@@ -197,6 +198,28 @@ fn mcp_test(m: &cli::McpRun) -> u8 {
     let code = load_test(&staged.plan, &m.show);
     staged.end();
     code
+}
+
+/// `spate merge`: the shards' results merged into the job's, or why they are not one job's.
+fn merge(m: &cli::Merge) -> u8 {
+    let merged = match crate::merge::merge(&m.runs, m.force) {
+        Ok(merged) => merged,
+        Err(why) => {
+            say(&format!("spate merge: {why}"));
+            return EXIT_USAGE;
+        }
+    };
+    for w in &merged.warnings {
+        say(&format!("spate merge: warning: {w}"));
+    }
+    let text = match m.json {
+        true => report::merge::json(&merged),
+        false => report::merge::text(&merged),
+    };
+    match print_bytes(text.as_bytes()) {
+        EXIT_OK if merged.requests.successful == 0 => EXIT_NO_SUCCESS,
+        code => code,
+    }
 }
 
 pub fn load_test(plan: &Plan, show: &Show) -> u8 {

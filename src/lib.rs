@@ -30,6 +30,7 @@ pub mod compare;
 pub mod demo;
 pub mod engine;
 pub mod mcp;
+pub mod merge;
 pub mod net;
 pub mod numbers;
 pub mod plan;

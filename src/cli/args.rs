@@ -136,6 +136,14 @@ pub enum Sub {
         mut_arg("accept", |a| a.hide(true))
     )]
     Mcp(Box<McpArgs>),
+    /// Merge the results of a job's shards (--shard, their JSON) into the job's: latency
+    /// histograms added exactly, counts summed, the rate over the job's window, the start skew
+    /// and a row per shard.
+    ///
+    /// Refuses, with one line and exit 2, results of different jobs (URL, method, model, the
+    /// job's connections, requests, duration or rate), a missing or repeated shard, a shard
+    /// that did not run, and results that are not shards', unless --force.
+    Merge(super::merge::MergeArgs),
 }
 
 /// wrk's command line (`wrk --help`), with its defaults.

@@ -8,6 +8,7 @@ mod generate;
 mod load;
 mod mcp;
 mod mcp_args;
+mod merge;
 mod report;
 mod series_args;
 mod serve;
@@ -29,6 +30,7 @@ use crate::report::{Format, Output, save};
 use crate::serve::ServeConfig;
 use args::{Cli, FormatArg, Forms, OutputArgs, RunArgs, Sub};
 pub use mcp::McpRun;
+pub use merge::Merge;
 
 /// Exit code for usage and input errors.
 pub const EXIT_USAGE: u8 = 2;
@@ -67,6 +69,8 @@ pub enum Command {
     Sweep(Sweep),
     /// `spate mcp`: an MCP server's tools, listed or measured.
     Mcp(Box<McpRun>),
+    /// `spate merge`: a job's shards' results, merged.
+    Merge(Merge),
 }
 
 /// What `spate sweep` runs and how it shows the result.
@@ -208,6 +212,7 @@ where
         Some(Sub::Sweep(s)) => sweep::command(*s),
         Some(Sub::Wrk(w)) => wrk::command(*w),
         Some(Sub::Mcp(m)) => mcp::command(*m),
+        Some(Sub::Merge(m)) => merge::command(m),
         None => run(cli.run),
     }
 }

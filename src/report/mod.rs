@@ -11,6 +11,7 @@ mod insight;
 mod json;
 mod latency;
 mod mcp;
+pub mod merge;
 pub mod save;
 mod streaming;
 pub mod sweep;

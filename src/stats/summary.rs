@@ -124,7 +124,7 @@ impl ThreadRates {
 }
 
 /// Accounting: `attempted = completed + failed + interrupted`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Requests {
     pub attempted: u64,
     pub completed: u64,
@@ -238,6 +238,34 @@ fn quantile(h: &Histogram<u64>, q: f64) -> Option<f64> {
     (!h.is_empty()).then(|| ms(h.value_at_quantile(q)))
 }
 
+impl Latency {
+    /// The figures of the latency histogram `h` (ns), of which `clamped` values were above
+    /// its range.
+    pub fn of(h: &Histogram<u64>, clamped: u64) -> Latency {
+        let some = !h.is_empty();
+        Latency {
+            count: h.len(),
+            min_ms: some.then(|| ms(h.min())),
+            mean_ms: some.then(|| h.mean() / 1e6),
+            stdev_ms: some.then(|| h.stdev() / 1e6),
+            max_ms: some.then(|| ms(h.max())),
+            percentiles: Percentiles {
+                p10: quantile(h, 0.10),
+                p25: quantile(h, 0.25),
+                p50: quantile(h, 0.50),
+                p75: quantile(h, 0.75),
+                p90: quantile(h, 0.90),
+                p95: quantile(h, 0.95),
+                p99: quantile(h, 0.99),
+                p99_9: quantile(h, 0.999),
+                p99_99: quantile(h, 0.9999),
+            },
+            clamped,
+            hdr_base64: base64_v2(h),
+        }
+    }
+}
+
 impl Phase {
     pub(super) fn of(h: &Hist) -> Phase {
         let inner = h.hdr();
@@ -296,30 +324,10 @@ impl Summary {
             }
         };
         let lat = &s.latency;
-        let some = !lat.is_empty();
         // Each `hdr()` makes 270 KiB resident: this one is dropped before the phases build theirs.
         let (latency, histogram) = {
             let li = lat.hdr();
-            let latency = Latency {
-                count: lat.len(),
-                min_ms: some.then(|| ms(li.min())),
-                mean_ms: some.then(|| li.mean() / 1e6),
-                stdev_ms: some.then(|| li.stdev() / 1e6),
-                max_ms: some.then(|| ms(li.max())),
-                percentiles: Percentiles {
-                    p10: quantile(&li, 0.10),
-                    p25: quantile(&li, 0.25),
-                    p50: quantile(&li, 0.50),
-                    p75: quantile(&li, 0.75),
-                    p90: quantile(&li, 0.90),
-                    p95: quantile(&li, 0.95),
-                    p99: quantile(&li, 0.99),
-                    p99_9: quantile(&li, 0.999),
-                    p99_99: quantile(&li, 0.9999),
-                },
-                clamped: lat.clamped(),
-                hdr_base64: base64_v2(&li),
-            };
+            let latency = Latency::of(&li, lat.clamped());
             (latency, bins(lat, &li, hist_bins))
         };
         let mean_s = latency.mean_ms.map(|m| m / 1e3);

@@ -20,6 +20,7 @@ mod mcp;
 mod mcp_bytes;
 mod mcp_compare;
 mod mcp_everything;
+mod merge;
 mod nginx;
 mod open;
 mod pki;

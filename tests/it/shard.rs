@@ -17,7 +17,7 @@ fn in_ms(ms: u64) -> String {
 }
 
 /// Runs `count` shards of `args` at once, all starting at one instant; their JSON results.
-fn shards(count: u32, args: &[&str], url: &str) -> Vec<Value> {
+pub fn shards(count: u32, args: &[&str], url: &str) -> Vec<Value> {
     let at = in_ms(1_500);
     let children: Vec<_> = (0..count)
         .map(|i| {

@@ -1,0 +1,56 @@
+//! `spate merge`: the shards' saved results, read and checked to be results this spate writes,
+//! and how to show the job's. Merging them is `crate::merge`'s; runs nothing.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::report::{RESULT_LIMIT, parse_result};
+use super::{Command, Exit, files};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MergeFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' results (--shard with --format json or --save), e.g. shard-*.json.
+    #[arg(value_name = "RESULT.json", required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// text, or json (docs/merge-schema.json).
+    #[arg(long = "format", value_enum, default_value_t = MergeFormat::Text)]
+    pub format: MergeFormat,
+
+    /// Merge even results of different jobs, a missing or repeated shard, a shard that did
+    /// not run (left out), or results that are not shards'; each is a warning in the result.
+    #[arg(long = "force")]
+    pub force: bool,
+}
+
+/// What `spate merge` merges and how it shows the result.
+#[derive(Debug)]
+pub struct Merge {
+    /// Each result with the name of its file.
+    pub runs: Vec<(String, crate::stats::Summary)>,
+    pub force: bool,
+    pub json: bool,
+}
+
+pub(super) fn command(a: MergeArgs) -> Result<Command, Exit> {
+    let mut runs = Vec::with_capacity(a.files.len());
+    for path in &a.files {
+        let name = path.display().to_string();
+        let bytes = files::read("the result", path, RESULT_LIMIT).map_err(Exit::usage)?;
+        let report =
+            parse_result(&bytes).map_err(|e| Exit::usage(format!("merge: {name}: {e}")))?;
+        runs.push((name, report.run));
+    }
+    Ok(Command::Merge(Merge {
+        runs,
+        force: a.force,
+        json: a.format == MergeFormat::Json,
+    }))
+}

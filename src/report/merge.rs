@@ -1,0 +1,163 @@
+//! `spate merge`'s report: the job, when its shards started, the summary over the job's window,
+//! the latency of every shard's responses together, status codes and errors, a row per shard,
+//! and the warnings. Text and JSON (docs/merge-schema.json), from a `merge::Merged`.
+
+use std::fmt::Write as _;
+
+use crate::merge::Merged;
+use crate::numbers::{bytes, count, counted, millis, per_second};
+
+/// The merged result as text.
+pub fn text(m: &Merged) -> String {
+    let mut o = String::new();
+    let _ = write_text(&mut o, m);
+    o
+}
+
+/// The merged result as JSON (docs/merge-schema.json).
+pub fn json(m: &Merged) -> String {
+    serde_json::to_string_pretty(m).expect("a merged result serializes") + "\n"
+}
+
+fn write_text(o: &mut String, m: &Merged) -> std::fmt::Result {
+    let j = &m.job;
+    writeln!(
+        o,
+        "spate merge: {} of {} {}",
+        counted(u64::from(j.shards), "shard", "shards"),
+        j.method,
+        j.url
+    )?;
+    let stop = match (j.requests, j.duration_s) {
+        (Some(n), _) => format!(", {}", counted(n, "request", "requests")),
+        (None, Some(d)) => format!(", {} duration", millis(d * 1e3)),
+        _ => String::new(),
+    };
+    let model = match j.rate {
+        Some(r) => format!("open model at {} requests/s", per_second(r)),
+        None => "closed model".into(),
+    };
+    writeln!(
+        o,
+        "  the job: {}{stop}, {model}",
+        counted(j.connections, "connection", "connections")
+    )?;
+    let s = &m.start;
+    let late = m
+        .shards
+        .iter()
+        .filter_map(|r| r.late_ms)
+        .fold(None, |acc: Option<(f64, f64)>, l| {
+            Some(acc.map_or((l, l), |(lo, hi)| (lo.min(l), hi.max(l))))
+        });
+    let late = match late {
+        Some((lo, hi)) => format!(
+            " ({} to {} after --start-at)",
+            millis(lo.max(0.0)),
+            millis(hi.max(0.0))
+        ),
+        None => String::new(),
+    };
+    writeln!(
+        o,
+        "  started within {} of each other{late}",
+        millis(s.skew_ms)
+    )?;
+    writeln!(
+        o,
+        "  window {}: from the first shard's start to the last one's end",
+        millis(m.window.elapsed_s * 1e3)
+    )?;
+
+    let r = &m.requests;
+    writeln!(o, "\nSummary")?;
+    writeln!(
+        o,
+        "  Requests/sec    {}  (responses within the shards' windows, over the job's window)",
+        per_second(m.requests_per_sec)
+    )?;
+    writeln!(
+        o,
+        "  Attempted       {} = {} completed + {} failed + {} interrupted",
+        count(r.attempted),
+        count(r.completed),
+        count(r.failed),
+        count(r.interrupted)
+    )?;
+    let share = match r.completed {
+        0 => "-".to_string(),
+        n => format!("{:.2} %", 100.0 * r.successful as f64 / n as f64),
+    };
+    writeln!(
+        o,
+        "  Successful      {} ({share} of completed, status < 400)",
+        count(r.successful)
+    )?;
+    writeln!(o, "  Data received   {}", bytes(m.bytes_in as f64))?;
+    writeln!(o, "  Data sent       {}", bytes(m.bytes_out as f64))?;
+
+    let l = &m.latency;
+    writeln!(
+        o,
+        "\nLatency (every shard's responses: their histograms added)"
+    )?;
+    if l.count == 0 {
+        writeln!(o, "  no completed responses")?;
+    } else {
+        for (label, v) in l.percentiles.rows() {
+            let v = v.map_or_else(|| "-".into(), millis);
+            writeln!(o, "  {label:<7} {v:>12}")?;
+        }
+        writeln!(
+            o,
+            "  {:<7} {:>12}",
+            "max",
+            l.max_ms.map_or_else(|| "-".into(), millis)
+        )?;
+    }
+    if !m.status_codes.is_empty() {
+        writeln!(o, "\nStatus codes")?;
+        for c in &m.status_codes {
+            writeln!(o, "  {:<5} {:>12}", c.code, count(c.count))?;
+        }
+    }
+    if !m.errors.is_empty() {
+        writeln!(o, "\nErrors")?;
+        for e in &m.errors {
+            let first = e
+                .example
+                .as_deref()
+                .map(|x| format!("  (first: {x})"))
+                .unwrap_or_default();
+            writeln!(o, "  {:<18} {:>8}{first}", e.class, count(e.count))?;
+        }
+    }
+    writeln!(o, "\nShards")?;
+    writeln!(
+        o,
+        "  shard  connections   completed    failed       req/s        p50        p99      start  file"
+    )?;
+    for row in &m.shards {
+        let ms = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{x:.2} ms"));
+        writeln!(
+            o,
+            "  {:>5}  {:>11}  {:>10}  {:>8}  {:>10}  {:>9}  {:>9}  {:>9}  {}",
+            row.index.map_or_else(|| "-".into(), |i| i.to_string()),
+            count(u64::from(row.connections)),
+            count(row.completed),
+            count(row.failed),
+            per_second(row.requests_per_sec),
+            ms(row.p50_ms),
+            ms(row.p99_ms),
+            format!("+{:.3} ms", row.start_offset_ms),
+            row.file
+        )?;
+    }
+    if !m.warnings.is_empty() {
+        writeln!(o, "\nWarnings")?;
+        for w in &m.warnings {
+            writeln!(o, "  - {w}")?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,241 @@
+//! `spate merge` of real shards' results: counts equal the server's own, the merged percentiles
+//! equal what an HdrHistogram implementation no one here wrote (PyPI's `hdrhistogram`) gives
+//! for the sum of the shards' histograms, shards that started apart are warned of and their
+//! rate is over the job's whole window, and results of other jobs or of no shard are refused.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use spate::serve::ServeConfig;
+
+use crate::shard::shards;
+use crate::support::{builtin, spate, spate_json, test_python};
+
+/// The shards' histograms added by hdrh, and each percentile by nearest rank (as spate takes
+/// it; hdrh's own `get_value_at_percentile` rounds the rank to nearest).
+const SUM: &str = r#"
+import json, math, sys
+from hdrh.histogram import HdrHistogram
+total = HdrHistogram(1, 3600 * 10**9, 3)
+for path in sys.argv[1:]:
+    total.add(HdrHistogram.decode(json.load(open(path))["latency"]["hdr_base64"]))
+def nearest_rank(h, q):
+    rank = max(1, math.ceil(q / 100.0 * h.get_total_count()))
+    seen = 0
+    for item in h.get_recorded_iterator():
+        seen += item.count_at_value_iterated_to
+        if seen >= rank:
+            return h.get_highest_equivalent_value(item.value_iterated_to)
+print(json.dumps({"count": total.get_total_count(),
+                  "p": {str(q): nearest_rank(total, q) for q in (50, 99, 99.9)}}))
+"#;
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("spate-it-merge-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+
+    /// Writes each result as shard-I.json; their paths.
+    fn save(&self, docs: &[Value]) -> Vec<String> {
+        docs.iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let p = self.0.join(format!("shard-{i}.json"));
+                std::fs::write(&p, d.to_string()).unwrap();
+                p.to_str().unwrap().to_owned()
+            })
+            .collect()
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn merged(files: &[String], extra: &[&str]) -> (Option<i32>, Value, String) {
+    let args: Vec<&str> = ["merge", "--format", "json"]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .chain(files.iter().map(String::as_str))
+        .collect();
+    let out = spate(&args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code(), doc, err)
+}
+
+fn validate(doc: &Value) {
+    crate::schema::validate_against("docs/merge-schema.json", doc);
+}
+
+#[test]
+fn four_shards_merge_into_the_jobs_counts_and_exact_percentiles() {
+    let server = builtin(ServeConfig::default());
+    let docs = shards(4, &["-c", "8", "-n", "2001"], &server.url());
+    let dir = Dir::new("exact");
+    let files = dir.save(&docs);
+    let (code, doc, err) = merged(&files, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    validate(&doc);
+    assert_eq!(server.requests(), 2001);
+    assert_eq!(doc["requests"]["completed"], 2001);
+    assert_eq!(doc["latency"]["count"], 2001);
+    assert_eq!(doc["status_codes"][0]["count"], 2001);
+    assert_eq!(doc["job"]["connections"], 8);
+    assert_eq!(doc["job"]["requests"], 2001);
+    assert_eq!(doc["shards"].as_array().unwrap().len(), 4);
+    let started: Vec<u64> = docs
+        .iter()
+        .map(|d| d["config"]["started_unix_us"].as_u64().unwrap())
+        .collect();
+    let skew = started.iter().max().unwrap() - started.iter().min().unwrap();
+    assert_eq!(doc["start"]["skew_ms"].as_f64().unwrap(), skew as f64 / 1e3);
+    // The rate: the responses in the shards' windows over the job's window.
+    let window = doc["window"]["elapsed_s"].as_f64().unwrap();
+    let in_window: u64 = docs
+        .iter()
+        .map(|d| {
+            d["requests"]["completed"].as_u64().unwrap()
+                - d["totals"]["completed_in_drain"].as_u64().unwrap()
+        })
+        .sum();
+    let rate = doc["requests_per_sec"].as_f64().unwrap();
+    assert!(
+        (rate - in_window as f64 / window).abs() < 1e-6 * rate,
+        "{rate}"
+    );
+    let text = spate(
+        &[
+            &["merge"][..],
+            &files.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat(),
+    );
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.starts_with("spate merge: 4 shards of GET "), "{text}");
+    assert!(text.contains("\nShards\n"), "{text}");
+
+    let Some(python) = test_python("hdrh") else {
+        return;
+    };
+    let out = Command::new(python)
+        .args(["-c", SUM])
+        .args(&files)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(theirs["count"], 2001);
+    let ns = |ms: &Value| (ms.as_f64().unwrap() * 1e6).round() as u64;
+    for (q, key) in [("50", "p50"), ("99", "p99"), ("99.9", "p99_9")] {
+        assert_eq!(
+            theirs["p"][q].as_u64().unwrap(),
+            ns(&doc["latency"]["percentiles"][key]),
+            "p{q}"
+        );
+    }
+}
+
+#[test]
+fn shards_that_started_apart_are_warned_of_and_rated_over_the_whole_window() {
+    let server = builtin(ServeConfig::default());
+    // Shard 0 runs its second, then shard 1 runs its own: about a second apart.
+    let docs: Vec<Value> = (0..2)
+        .map(|i| {
+            spate_json(&[
+                "-c",
+                "2",
+                "-z",
+                "1s",
+                "--shard",
+                &format!("{i}/2"),
+                &server.url(),
+            ])
+        })
+        .collect();
+    let dir = Dir::new("apart");
+    let files = dir.save(&docs);
+    let (code, doc, err) = merged(&files, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    validate(&doc);
+    assert!(
+        doc["start"]["skew_ms"].as_f64().unwrap() >= 1000.0,
+        "{}",
+        doc["start"]
+    );
+    let window = doc["window"]["elapsed_s"].as_f64().unwrap();
+    assert!(
+        window >= 2.0,
+        "the union of two one-second windows a second apart: {window}"
+    );
+    let warning = doc["warnings"][0].as_str().unwrap();
+    assert!(warning.contains("the shards started"), "{warning}");
+    assert!(
+        err.contains("spate merge: warning: the shards started"),
+        "{err}"
+    );
+    let in_window: u64 = docs
+        .iter()
+        .map(|d| {
+            d["requests"]["completed"].as_u64().unwrap()
+                - d["totals"]["completed_in_drain"].as_u64().unwrap()
+        })
+        .sum();
+    let rate = doc["requests_per_sec"].as_f64().unwrap();
+    assert!(
+        (rate - in_window as f64 / window).abs() < 1e-6 * rate,
+        "{rate}"
+    );
+    // The second shard's seconds come after the first's on the job's timeline.
+    let last = doc["timeline"].as_array().unwrap().last().unwrap()["t_s"]
+        .as_u64()
+        .unwrap();
+    assert!(last >= 1, "{}", doc["timeline"]);
+}
+
+#[test]
+fn results_of_other_jobs_or_of_no_shard_are_refused_unless_forced() {
+    let server = builtin(ServeConfig::default());
+    let url = server.url();
+    let a = spate_json(&["-n", "20", "-c", "2", "--shard", "0/2", &url]);
+    let other = spate_json(&["-n", "40", "-c", "2", "--shard", "1/2", &url]);
+    let plain = spate_json(&["-n", "20", "-c", "2", &url]);
+    let dir = Dir::new("refused");
+    let files = dir.save(&[a, other, plain]);
+    let not_json = dir.0.join("notes.txt");
+    std::fs::write(&not_json, "hello").unwrap();
+    for (pick, says) in [
+        (vec![0, 1], "its job's requests (-n) differs from"),
+        (vec![0, 2], "not a shard's result"),
+        (vec![0], "shard 1 of 2 missing"),
+        (vec![0, 0], "are both shard 0"),
+    ] {
+        let chosen: Vec<String> = pick.iter().map(|&i| files[i].clone()).collect();
+        let (code, _, err) = merged(&chosen, &[]);
+        assert_eq!(code, Some(2), "{pick:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{pick:?}: {err}");
+        let (code, doc, err) = merged(&chosen, &["--force"]);
+        assert_eq!(code, Some(0), "{pick:?} forced: {err}");
+        validate(&doc);
+        assert_eq!(doc["forced"], true);
+        assert!(doc["warnings"][0].as_str().unwrap().contains(says), "{doc}");
+    }
+    let (code, _, err) = merged(&[not_json.to_str().unwrap().to_owned()], &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("not a spate result"), "{err}");
+    let missing = Path::new("/nonexistent/shard-0.json");
+    let (code, _, _) = merged(&[missing.to_str().unwrap().to_owned()], &[]);
+    assert_eq!(code, Some(2));
+}
