@@ -34,6 +34,7 @@ mod script;
 mod secrets;
 mod setup;
 mod shard;
+mod shard_nginx;
 mod signals;
 mod stream;
 mod support;

@@ -11,20 +11,26 @@ use spate::serve::ServeConfig;
 use crate::support::{builtin, spate, usage_error};
 
 /// Unix milliseconds `ms` from now.
-fn in_ms(ms: u64) -> String {
+pub fn in_ms(ms: u64) -> String {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     (now.as_millis() as u64 + ms).to_string()
 }
 
-/// Runs `count` shards of `args` at once, all starting at one instant; their JSON results.
+/// Runs `count` shards of `args` at once, all starting at one instant (each says which it is
+/// in an `X-Shard` header); their JSON results.
 pub fn shards(count: u32, args: &[&str], url: &str) -> Vec<Value> {
-    let at = in_ms(1_500);
+    shards_at(count, args, url, &in_ms(1_500))
+}
+
+/// As [`shards`], starting at `at` (unix ms).
+pub fn shards_at(count: u32, args: &[&str], url: &str, at: &str) -> Vec<Value> {
     let children: Vec<_> = (0..count)
         .map(|i| {
             let shard = format!("{i}/{count}");
             Command::new(env!("CARGO_BIN_EXE_spate"))
                 .args(["--no-progress", "--format", "json", "--shard", &shard])
-                .args(["--start-at", &at, "--start-deadline", "5s"])
+                .args(["-H", &format!("X-Shard: {i}")])
+                .args(["--start-at", at, "--start-deadline", "5s"])
                 .args(args)
                 .arg(url)
                 .stdout(Stdio::piped())

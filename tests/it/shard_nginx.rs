@@ -1,0 +1,142 @@
+//! Shards against Debian's nginx, which no one here wrote: the requests its access log holds
+//! are the merged count, each shard's first request is logged at the start instant, the
+//! merge's start skew agrees with the log's, and the open model's rate over four shards is the
+//! rate of one process. The shards run as separate processes on loopback (no network
+//! namespaces: those need privileges a test cannot count on). nginx is required in CI.
+
+use serde_json::Value;
+
+use crate::nginx::Nginx;
+use crate::shard::{in_ms, shards_at};
+use crate::support::{have, spate, spate_json};
+
+/// nginx logging, per request, the time it answered (s, ms resolution) and the X-Shard header.
+fn nginx(tag: &str) -> Nginx {
+    Nginx::start(
+        tag,
+        "",
+        "log_format shard '$msec $http_x_shard';",
+        "access_log {dir}/shard.log shard; location / { return 200 \"ok\\n\"; }",
+    )
+}
+
+/// Each logged request's time (ms since the Unix epoch) and shard ("-" without the header).
+fn logged(n: &Nginx) -> Vec<(f64, String)> {
+    n.log("shard.log")
+        .iter()
+        .filter_map(|l| {
+            let (t, shard) = l.split_once(' ')?;
+            Some((t.parse::<f64>().ok()? * 1e3, shard.to_owned()))
+        })
+        .collect()
+}
+
+fn merge(docs: &[Value], tag: &str) -> Value {
+    let dir =
+        std::env::temp_dir().join(format!("spate-it-shard-nginx-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files: Vec<String> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let p = dir.join(format!("shard-{i}.json"));
+            std::fs::write(&p, d.to_string()).unwrap();
+            p.to_str().unwrap().to_owned()
+        })
+        .collect();
+    let args: Vec<&str> = ["merge", "--format", "json"]
+        .into_iter()
+        .chain(files.iter().map(String::as_str))
+        .collect();
+    let out = spate(&args);
+    let _ = std::fs::remove_dir_all(&dir);
+    crate::support::succeeded(&out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn nginx_counts_the_merged_requests_and_sees_each_shard_start_at_the_instant() {
+    if !have("nginx") {
+        return;
+    }
+    let server = nginx("shards");
+    let url = format!("http://{}/", server.addr);
+    let at = in_ms(1_500);
+    let docs = shards_at(4, &["-c", "8", "-n", "2000"], &url, &at);
+    let merged = merge(&docs, "count");
+    let log = logged(&server);
+    assert_eq!(log.len(), 2000, "nginx's own count");
+    assert_eq!(merged["requests"]["completed"], 2000);
+    assert_eq!(merged["requests"]["successful"], 2000);
+    let at: f64 = at.parse().unwrap();
+    let mut firsts = Vec::new();
+    for shard in 0..4 {
+        let mine: Vec<f64> = log
+            .iter()
+            .filter(|(_, s)| *s == shard.to_string())
+            .map(|(t, _)| *t)
+            .collect();
+        assert_eq!(mine.len(), 500, "shard {shard}'s part");
+        let first = mine.iter().copied().fold(f64::INFINITY, f64::min);
+        // nginx logs in whole milliseconds: nothing before the instant's millisecond. The
+        // upper bound is a sanity bound for a loaded machine, not a measure of precision.
+        assert!(
+            first >= at,
+            "shard {shard} sent before the start: {first} < {at}"
+        );
+        assert!(
+            first < at + 1_000.0,
+            "shard {shard} started at {first}, the instant {at}"
+        );
+        firsts.push(first);
+    }
+    // The merge's skew (from the shards' own clocks) and the log's spread of first requests
+    // (from nginx's) describe the same starts: they differ by the log's millisecond and the
+    // time of a first exchange, far less than the second between the shards of the next test.
+    let spread = firsts.iter().copied().fold(0.0, f64::max)
+        - firsts.iter().copied().fold(f64::INFINITY, f64::min);
+    let skew = merged["start"]["skew_ms"].as_f64().unwrap();
+    assert!(
+        (spread - skew).abs() < 100.0,
+        "nginx {spread} ms, merge {skew} ms"
+    );
+}
+
+#[test]
+fn four_open_model_shards_keep_the_rate_of_one_process() {
+    if !have("nginx") {
+        return;
+    }
+    // Rate by nginx's log: requests over the time from its first to its last.
+    let rate = |log: &[(f64, String)]| {
+        let first = log.iter().map(|l| l.0).fold(f64::INFINITY, f64::min);
+        let last = log.iter().map(|l| l.0).fold(0.0, f64::max);
+        (log.len() - 1) as f64 / ((last - first) / 1e3)
+    };
+    let one = nginx("rate-one");
+    let url = format!("http://{}/", one.addr);
+    spate_json(&["-c", "8", "-q", "300", "-z", "3s", &url]);
+    let single = logged(&one);
+    let four = nginx("rate-four");
+    let url = format!("http://{}/", four.addr);
+    let docs = shards_at(
+        4,
+        &["-c", "8", "-q", "300", "-z", "3s"],
+        &url,
+        &in_ms(1_500),
+    );
+    let sharded = logged(&four);
+    assert_eq!(
+        sharded.len(),
+        single.len(),
+        "the same schedule: 900 requests"
+    );
+    assert_eq!(sharded.len(), 900);
+    let merged = merge(&docs, "rate");
+    assert_eq!(merged["requests"]["completed"], 900);
+    let (r1, r4) = (rate(&single), rate(&sharded));
+    assert!(
+        (r4 / r1 - 1.0).abs() < 0.02,
+        "one process {r1:.1}/s, four shards {r4:.1}/s"
+    );
+}
