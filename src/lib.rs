@@ -29,6 +29,7 @@ pub mod clock;
 pub mod compare;
 pub mod demo;
 pub mod engine;
+pub mod k8s_job;
 pub mod mcp;
 pub mod merge;
 pub mod net;

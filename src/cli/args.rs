@@ -144,6 +144,13 @@ pub enum Sub {
     /// job's connections, requests, duration or rate), a missing or repeated shard, a shard
     /// that did not run, and results that are not shards', unless --force.
     Merge(super::merge::MergeArgs),
+    /// Print a Kubernetes Indexed Job whose pods are the shards of one run: each with its
+    /// completion index as its shard, all starting at one instant, its result in its log.
+    ///
+    /// `kubectl apply -f` it; when it is complete, the comments at its top say how to collect
+    /// the pods' logs for `spate merge`.
+    #[command(name = "k8s-job")]
+    K8sJob(Box<super::k8s::K8sJobArgs>),
 }
 
 /// wrk's command line (`wrk --help`), with its defaults.
@@ -266,6 +273,11 @@ pub struct ShardArgs {
     /// the run exits 4.
     #[arg(long = "start-deadline", value_name = "T", value_parser = values::duration, requires = "start_at")]
     pub start_deadline: Option<std::time::Duration>,
+
+    /// After the report, print the JSON result on stdout between marker lines, for a log that
+    /// mixes in other lines (a Kubernetes pod's); spate merge finds results in such a log.
+    #[arg(long = "log-result")]
+    pub log_result: bool,
 }
 
 /// How the load is made, whatever the URL: a run's flags, and each target's in `spate compare`.

@@ -5,6 +5,7 @@ mod args;
 mod compare;
 mod files;
 mod generate;
+mod k8s;
 mod load;
 mod mcp;
 mod mcp_args;
@@ -213,6 +214,7 @@ where
         Some(Sub::Wrk(w)) => wrk::command(*w),
         Some(Sub::Mcp(m)) => mcp::command(*m),
         Some(Sub::Merge(m)) => merge::command(m),
+        Some(Sub::K8sJob(k)) => k8s::command(*k),
         None => run(cli.run),
     }
 }
@@ -280,6 +282,7 @@ fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
         html: f.html,
         hdr_log,
         no_color: f.no_color,
+        log_result: false,
     })
 }
 
@@ -312,6 +315,7 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
     let mut show = show(r.output)?;
     show.notes = notes;
     show.verbose = verbose;
+    show.output.log_result = r.shard.log_result;
     Ok(Command::Run {
         plan: Box::new(plan),
         show,

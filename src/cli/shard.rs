@@ -114,6 +114,7 @@ mod tests {
             shard_from_env: from_env,
             start_at: None,
             start_deadline: None,
+            log_result: false,
         }
     }
 

@@ -66,7 +66,13 @@ pub struct Output {
     pub hdr_log: Option<PathBuf>,
     /// `--no-color`: never colour, even on a terminal.
     pub no_color: bool,
+    /// `--log-result`: the JSON result on stdout too, after the report, between marker lines.
+    pub log_result: bool,
 }
+
+/// The lines around a result that `--log-result` prints, which `spate merge` looks for.
+pub const RESULT_BEGIN: &str = "-----BEGIN SPATE RESULT-----";
+pub const RESULT_END: &str = "-----END SPATE RESULT-----";
 
 /// An output that could not be written, named for the person who asked for it.
 #[derive(Debug)]
@@ -124,9 +130,9 @@ pub fn emit(summary: &Report, output: &Output) -> Vec<OutputError> {
             });
         }
     }
-    let body = match output.format {
+    let mut body = match output.format {
         // A run that did not start has no report: the line on stderr says why.
-        Format::Text if summary.error.is_some() => return failed,
+        Format::Text if summary.error.is_some() => String::new(),
         Format::Text => {
             use std::io::IsTerminal;
             render(
@@ -134,10 +140,18 @@ pub fn emit(summary: &Report, output: &Output) -> Vec<OutputError> {
                 Palette::detect(io::stdout().is_terminal(), output.no_color),
             )
         }
-        Format::Json => json,
+        Format::Json => json.clone(),
         Format::Csv => to_csv(summary),
-        Format::Wrk { .. } => return failed,
+        Format::Wrk { .. } => String::new(),
     };
+    // Framed, the result can be found in a log that mixes other lines in, even one whose
+    // every line has a prefix (`kubectl logs --prefix`).
+    if output.log_result {
+        body.push_str(&format!("{RESULT_BEGIN}\n{json}{RESULT_END}\n"));
+    }
+    if body.is_empty() {
+        return failed;
+    }
     let mut stdout = io::stdout().lock();
     if let Err(e) = stdout
         .write_all(body.as_bytes())

@@ -13,6 +13,7 @@ mod hdr;
 mod hostile;
 mod html;
 mod install;
+mod k8s_job;
 mod layers;
 mod limits;
 mod list;

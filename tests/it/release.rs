@@ -80,3 +80,19 @@ fn the_crate_has_what_a_crates_io_release_needs() {
     assert!(read("LICENSE-MIT").contains("MIT License"));
     assert!(read("LICENSE-APACHE").contains("Apache License"));
 }
+
+#[test]
+fn the_containerfile_fetches_a_static_build_the_release_makes() {
+    let file = read("Containerfile");
+    let workflow = read(".github/workflows/release.yml");
+    for cpu in ["x86_64", "aarch64"] {
+        let target = format!("{cpu}-unknown-linux-musl");
+        assert!(file.contains(&format!("target={target} ")), "{target}");
+        assert!(workflow.contains(&format!("target: {target},")), "{target}");
+    }
+    assert!(file.contains("\"$base/spate-$target.tar.gz\" \"$base/spate-$target.tar.gz.sha256\""));
+    assert!(file.contains("sha256sum -c"), "the archive is checked");
+    assert!(file.contains(&format!("{}/releases/", env!("CARGO_PKG_REPOSITORY"))));
+    // `spate k8s-job` gives the pods spate's arguments only.
+    assert!(file.contains("ENTRYPOINT [\"/spate\"]"));
+}

@@ -1,0 +1,207 @@
+//! `spate k8s-job`: the manifest validates offline against Kubernetes' own schemas (PyPI's
+//! `kubernetes-validate --strict`, which no one here wrote, for two Kubernetes versions), and
+//! its pods' arguments, run as the pods would run them (their completion index in the
+//! environment) with their logs interleaved as `kubectl logs --prefix` gives them, merge into
+//! the job: the server's own count.
+
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use spate::serve::ServeConfig;
+
+use crate::support::{builtin, spate, test_python, usage_error};
+
+fn manifest(extra: &[&str], run: &[&str]) -> String {
+    let args: Vec<&str> = ["k8s-job", "--image", "registry.example/spate:1"]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .chain(["--"])
+        .chain(run.iter().copied())
+        .collect();
+    let out = spate(&args);
+    crate::support::succeeded(&out);
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The container's arguments, as the manifest lists them (each a JSON string).
+fn pod_args(manifest: &str) -> Vec<String> {
+    manifest
+        .lines()
+        .skip_while(|l| l.trim() != "args:")
+        .skip(1)
+        .map_while(|l| l.trim().strip_prefix("- "))
+        .map(|s| serde_json::from_str(s).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_manifest_is_a_valid_indexed_job_for_kubernetes() {
+    let Some(python) = test_python("kubernetes_validate") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("spate-it-k8s-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let validate = |text: &str, version: &str| {
+        let path = dir.join("job.yaml");
+        std::fs::write(&path, text).unwrap();
+        Command::new(&python)
+            .args(["-m", "kubernetes_validate", "--strict", "-k", version])
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let plain = manifest(
+        &["--shards", "4"],
+        &["-c", "400", "-z", "60s", "http://svc:8080/"],
+    );
+    let full = manifest(
+        &[
+            "--shards",
+            "8",
+            "--name",
+            "load-7",
+            "--namespace",
+            "bench",
+            "--spread",
+            "--cpu",
+            "2",
+            "--memory",
+            "512Mi",
+        ],
+        &[
+            "-c",
+            "800",
+            "-q",
+            "8000",
+            "-z",
+            "5m",
+            "-H",
+            "Authorization: Bearer x: y",
+            "http://svc/",
+        ],
+    );
+    for m in [&plain, &full] {
+        for version in ["1.30.0", "1.37.0"] {
+            let out = validate(m, version);
+            assert!(
+                out.status.success(),
+                "{version}: {}{}\n{m}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    // The validator has teeth: a field Kubernetes does not have is refused.
+    let wrong = plain.replace("backoffLimit: 0", "backoffLimit: 0\n  retries: 3");
+    assert!(!validate(&wrong, "1.37.0").status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn its_pods_run_the_shards_and_their_logs_merge_into_the_job() {
+    let server = builtin(ServeConfig::default());
+    let m = manifest(
+        &[
+            "--shards",
+            "3",
+            "--start-in",
+            "2s",
+            "--start-deadline",
+            "10s",
+        ],
+        &["-c", "6", "-n", "999", &server.url()],
+    );
+    let args = pod_args(&m);
+    assert_eq!(args[0], "--shard-from-env");
+    let pods: Vec<_> = (0..3)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_spate"))
+                .args(&args)
+                .env("JOB_COMPLETION_INDEX", i.to_string())
+                .env("SPATE_SHARDS", "3")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Each pod's log: its stderr and stdout, every line prefixed with the pod's name.
+    let logs: Vec<Vec<String>> = pods
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let out = p.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8_lossy(&out.stderr).into_owned()
+                + &String::from_utf8_lossy(&out.stdout);
+            text.lines()
+                .map(|l| format!("[pod/spate-{i}-x/spate] {l}"))
+                .collect()
+        })
+        .collect();
+    // kubectl interleaves the pods' lines: one line of each in turn.
+    let longest = logs.iter().map(Vec::len).max().unwrap();
+    let mut all = String::new();
+    for k in 0..longest {
+        for log in &logs {
+            if let Some(l) = log.get(k) {
+                all.push_str(l);
+                all.push('\n');
+            }
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("spate-it-k8s-logs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("shards.log");
+    std::fs::write(&path, all).unwrap();
+    let out = spate(&["merge", "--format", "json", path.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    crate::support::succeeded(&out);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::schema::validate_against("docs/merge-schema.json", &doc);
+    assert_eq!(doc["job"]["shards"], 3);
+    assert_eq!(doc["requests"]["completed"], 999);
+    assert_eq!(server.requests(), 999, "the server's own count");
+}
+
+#[test]
+fn flags_the_manifest_sets_and_runs_a_shard_cannot_make_are_refused() {
+    for (run, says) in [
+        (
+            vec!["--shard", "1/2", "http://a/"],
+            "--shard is the manifest's",
+        ),
+        (
+            vec!["--start-at", "+1s", "http://a/"],
+            "--start-at is the manifest's",
+        ),
+        (
+            vec!["-c", "3", "http://a/"],
+            "leaves this one no connection",
+        ),
+        (vec!["-c", "8", "not a url"], "the run:"),
+    ] {
+        let args: Vec<&str> = ["k8s-job", "--shards", "4", "--image", "x", "--"]
+            .into_iter()
+            .chain(run)
+            .collect();
+        let err = usage_error(&args);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let err = usage_error(&[
+        "k8s-job",
+        "--shards",
+        "2",
+        "--image",
+        "x",
+        "--name",
+        "Big",
+        "--",
+        "http://a/",
+    ]);
+    assert!(err.contains("is not a Job name"), "{err}");
+}
