@@ -1,8 +1,10 @@
 //! Shards against Debian's nginx, which no one here wrote: the requests its access log holds
 //! are the merged count, each shard's first request is logged at the start instant, the
 //! merge's start skew agrees with the log's, and the open model's rate over four shards is the
-//! rate of one process. The shards run as separate processes on loopback (no network
-//! namespaces: those need privileges a test cannot count on). nginx is required in CI.
+//! rate of one process. The shards run as separate processes in network namespaces of their
+//! own, nginx in another (tests/it/servers/shards_netns.sh, under `unshare -rn`), and on
+//! loopback as well, which needs no privileges. nginx is required in CI, and so are the
+//! namespaces.
 
 use serde_json::Value;
 
@@ -22,7 +24,11 @@ fn nginx(tag: &str) -> Nginx {
 
 /// Each logged request's time (ms since the Unix epoch) and shard ("-" without the header).
 fn logged(n: &Nginx) -> Vec<(f64, String)> {
-    n.log("shard.log")
+    parse_log(&n.log("shard.log"))
+}
+
+fn parse_log(lines: &[String]) -> Vec<(f64, String)> {
+    lines
         .iter()
         .filter_map(|l| {
             let (t, shard) = l.split_once(' ')?;
@@ -63,8 +69,13 @@ fn nginx_counts_the_merged_requests_and_sees_each_shard_start_at_the_instant() {
     let url = format!("http://{}/", server.addr);
     let at = in_ms(1_500);
     let docs = shards_at(4, &["-c", "8", "-n", "2000"], &url, &at);
-    let merged = merge(&docs, "count");
-    let log = logged(&server);
+    counted_and_started_together(&docs, &logged(&server), &at);
+}
+
+/// Four shards of -n 2000 that started at `at`: nginx's log `log` holds every request, 500 a
+/// shard, none before the instant, and its spread of first requests is the merge's skew.
+fn counted_and_started_together(docs: &[Value], log: &[(f64, String)], at: &str) {
+    let merged = merge(docs, "count");
     assert_eq!(log.len(), 2000, "nginx's own count");
     assert_eq!(merged["requests"]["completed"], 2000);
     assert_eq!(merged["requests"]["successful"], 2000);
@@ -92,7 +103,7 @@ fn nginx_counts_the_merged_requests_and_sees_each_shard_start_at_the_instant() {
     }
     // The merge's skew (from the shards' own clocks) and the log's spread of first requests
     // (from nginx's) describe the same starts: they differ by the log's millisecond and the
-    // time of a first exchange, far less than the second between the shards of the next test.
+    // time of a first exchange, far less than the second between the shards of merge.rs's.
     let spread = firsts.iter().copied().fold(0.0, f64::max)
         - firsts.iter().copied().fold(f64::INFINITY, f64::min);
     let skew = merged["start"]["skew_ms"].as_f64().unwrap();
@@ -100,6 +111,64 @@ fn nginx_counts_the_merged_requests_and_sees_each_shard_start_at_the_instant() {
         (spread - skew).abs() < 100.0,
         "nginx {spread} ms, merge {skew} ms"
     );
+}
+
+/// Whether private network namespaces can be made here; under SPATE_REQUIRE_TOOLS they must.
+fn namespaces() -> bool {
+    let ok = std::process::Command::new("unshare")
+        .args(["-rn", "ip", "link", "add", "br0", "type", "bridge"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("SPATE_REQUIRE_TOOLS").is_none(),
+            "SPATE_REQUIRE_TOOLS is set but no network namespaces with a bridge can be made (unshare -rn, ip)"
+        );
+        eprintln!("skipped: no private network namespaces here; the shards ran on loopback only");
+    }
+    ok
+}
+
+#[test]
+fn shards_in_network_namespaces_of_their_own_count_as_nginx_in_another_does() {
+    if !have("nginx") || !namespaces() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("spate-it-netns-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/it/servers/shards_netns.sh"
+    );
+    let at = in_ms(2_000);
+    let out = std::process::Command::new("unshare")
+        .args(["-rn", "bash", script, env!("CARGO_BIN_EXE_spate")])
+        .arg(&dir)
+        .args(["4", &at, "--", "-c", "8", "-n", "2000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs: Vec<Value> = (0..4)
+        .map(|k| {
+            let text = std::fs::read(dir.join(format!("shard-{k}.json"))).unwrap();
+            serde_json::from_slice(&text).unwrap()
+        })
+        .collect();
+    let log: Vec<String> = std::fs::read_to_string(dir.join("shard.log"))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    for d in &docs {
+        assert_eq!(d["config"]["url"], "http://10.9.0.1:8080/");
+    }
+    counted_and_started_together(&docs, &parse_log(&log), &at);
 }
 
 #[test]
