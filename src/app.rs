@@ -212,8 +212,22 @@ fn merge(m: &cli::Merge) -> u8 {
     for w in &merged.warnings {
         say(&format!("spate merge: warning: {w}"));
     }
+    let json = report::merge::json(&merged);
+    if let Some(path) = &m.html {
+        let results: Vec<&crate::stats::Summary> = m
+            .runs
+            .iter()
+            .filter(|(name, _)| merged.shards.iter().any(|r| r.file == *name))
+            .map(|(_, s)| s)
+            .collect();
+        let page = report::merge_page(&merged, &results, &json);
+        if let Err(e) = report::save::write(path, page.as_bytes()) {
+            say(&format!("spate merge: --html {}: {e}", path.display()));
+            return EXIT_USAGE;
+        }
+    }
     let text = match m.json {
-        true => report::merge::json(&merged),
+        true => json,
         false => report::merge::text(&merged),
     };
     match print_bytes(text.as_bytes()) {

@@ -24,6 +24,11 @@ pub struct MergeArgs {
     #[arg(long = "format", value_enum, default_value_t = MergeFormat::Text)]
     pub format: MergeFormat,
 
+    /// Also write the job's result as one self-contained HTML page: the summary, the job's
+    /// latency by percentile with each shard's, its seconds, and the shards.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
     /// Merge even results of different jobs, a missing or repeated shard, a shard that did
     /// not run (left out), or results that are not shards'; each is a warning in the result.
     #[arg(long = "force")]
@@ -37,9 +42,19 @@ pub struct Merge {
     pub runs: Vec<(String, crate::stats::Summary)>,
     pub force: bool,
     pub json: bool,
+    /// `--html`: the page, written here too.
+    pub html: Option<PathBuf>,
 }
 
 pub(super) fn command(a: MergeArgs) -> Result<Command, Exit> {
+    if let Some(path) = &a.html {
+        crate::report::save::check(path).map_err(|e| {
+            Exit::usage(format!(
+                "merge: --html {}: cannot write there: {e}",
+                path.display()
+            ))
+        })?;
+    }
     let mut runs = Vec::with_capacity(a.files.len());
     for path in &a.files {
         let name = path.display().to_string();
@@ -65,6 +80,7 @@ pub(super) fn command(a: MergeArgs) -> Result<Command, Exit> {
         runs,
         force: a.force,
         json: a.format == MergeFormat::Json,
+        html: a.html,
     }))
 }
 

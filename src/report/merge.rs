@@ -28,46 +28,9 @@ fn write_text(o: &mut String, m: &Merged) -> std::fmt::Result {
         j.method,
         j.url
     )?;
-    let stop = match (j.requests, j.duration_s) {
-        (Some(n), _) => format!(", {}", counted(n, "request", "requests")),
-        (None, Some(d)) => format!(", {} duration", millis(d * 1e3)),
-        _ => String::new(),
-    };
-    let model = match j.rate {
-        Some(r) => format!("open model at {} requests/s", per_second(r)),
-        None => "closed model".into(),
-    };
-    writeln!(
-        o,
-        "  the job: {}{stop}, {model}",
-        counted(j.connections, "connection", "connections")
-    )?;
-    let s = &m.start;
-    let late = m
-        .shards
-        .iter()
-        .filter_map(|r| r.late_ms)
-        .fold(None, |acc: Option<(f64, f64)>, l| {
-            Some(acc.map_or((l, l), |(lo, hi)| (lo.min(l), hi.max(l))))
-        });
-    let late = match late {
-        Some((lo, hi)) => format!(
-            " ({} to {} after --start-at)",
-            millis(lo.max(0.0)),
-            millis(hi.max(0.0))
-        ),
-        None => String::new(),
-    };
-    writeln!(
-        o,
-        "  started within {} of each other{late}",
-        millis(s.skew_ms)
-    )?;
-    writeln!(
-        o,
-        "  window {}: from the first shard's start to the last one's end",
-        millis(m.window.elapsed_s * 1e3)
-    )?;
+    for line in describe(m) {
+        writeln!(o, "  {line}")?;
+    }
 
     let r = &m.requests;
     writeln!(o, "\nSummary")?;
@@ -160,4 +123,49 @@ fn write_text(o: &mut String, m: &Merged) -> std::fmt::Result {
         }
     }
     Ok(())
+}
+
+/// What the job was and when its shards ran, in the words of the report's header (after its
+/// first line); the HTML page's header says the same.
+pub fn describe(m: &Merged) -> Vec<String> {
+    let j = &m.job;
+    let mut lines = Vec::new();
+    let stop = match (j.requests, j.duration_s) {
+        (Some(n), _) => format!(", {}", counted(n, "request", "requests")),
+        (None, Some(d)) => format!(", {} duration", millis(d * 1e3)),
+        _ => String::new(),
+    };
+    let model = match j.rate {
+        Some(r) => format!("open model at {} requests/s", per_second(r)),
+        None => "closed model".into(),
+    };
+    lines.push(format!(
+        "the job: {}{stop}, {model}",
+        counted(j.connections, "connection", "connections")
+    ));
+    let s = &m.start;
+    let late = m
+        .shards
+        .iter()
+        .filter_map(|r| r.late_ms)
+        .fold(None, |acc: Option<(f64, f64)>, l| {
+            Some(acc.map_or((l, l), |(lo, hi)| (lo.min(l), hi.max(l))))
+        });
+    let late = match late {
+        Some((lo, hi)) => format!(
+            " ({} to {} after --start-at)",
+            millis(lo.max(0.0)),
+            millis(hi.max(0.0))
+        ),
+        None => String::new(),
+    };
+    lines.push(format!(
+        "started within {} of each other{late}",
+        millis(s.skew_ms)
+    ));
+    lines.push(format!(
+        "window {}: from the first shard's start to the last one's end",
+        millis(m.window.elapsed_s * 1e3)
+    ));
+    lines
 }

@@ -28,7 +28,7 @@ pub use colour::Palette;
 pub use csv::{COLUMNS as CSV_COLUMNS, TIMELINE_COLUMNS, timeline_csv, to_csv};
 pub use document::{Report, ReportOptions};
 pub use hlog::hdr_log;
-pub use html::{compare_page, embedded_json, sweep_page, to_html};
+pub use html::{compare_page, embedded_json, merge_page, sweep_page, to_html};
 pub use insight::{sentence, sentences};
 pub use json::to_json;
 pub use text::render;

@@ -111,6 +111,32 @@ fn four_shards_merge_into_the_jobs_counts_and_exact_percentiles() {
         (rate - in_window as f64 / window).abs() < 1e-6 * rate,
         "{rate}"
     );
+    // The page: the same JSON inside, a curve per shard and the job's, a row per shard.
+    let page = dir.0.join("job.html");
+    let (code, _, err) = merged(&files, &["--html", page.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let page = std::fs::read_to_string(&page).unwrap();
+    const OPEN: &str = r#"<script type="application/json" id="spate-merge">"#;
+    let inside = &page[page.find(OPEN).unwrap() + OPEN.len()..];
+    let inside: Value = serde_json::from_str(&inside[..inside.find("</script>").unwrap()]).unwrap();
+    assert_eq!(inside["requests"], doc["requests"]);
+    assert_eq!(
+        inside["latency"]["hdr_base64"],
+        doc["latency"]["hdr_base64"]
+    );
+    assert_eq!(
+        page.matches("<path class=\"t").count(),
+        4,
+        "a curve per shard"
+    );
+    assert!(page.contains("<path class=\"job\""), "the job's curve");
+    for (k, file) in files.iter().enumerate() {
+        assert!(
+            page.contains(&format!("<th>shard {k}</th>"))
+                && page.contains(&format!("<td>{file}</td>")),
+            "shard {k}'s row"
+        );
+    }
     let text = spate(
         &[
             &["merge"][..],

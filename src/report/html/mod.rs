@@ -6,12 +6,14 @@
 mod baseline;
 mod charts;
 mod mcp;
+mod merge;
 mod streaming;
 mod svg;
 mod sweep;
 mod tables;
 mod versus;
 
+pub use merge::page as merge_page;
 pub use sweep::page as sweep_page;
 pub use versus::page as compare_page;
 
