@@ -18,7 +18,8 @@ from hdrh.log import HistogramLogReader
 doc = json.load(open(sys.argv[1]))
 h = HdrHistogram.decode(doc["latency"]["hdr_base64"])
 def nearest_rank(h, q):
-    rank = max(1, math.ceil(q / 100.0 * h.get_total_count()))
+    # The fraction as spate's quantile (0.999, not 99.9 / 100, which rounds up in binary).
+    rank = max(1, math.ceil({"50": 0.5, "90": 0.9, "99": 0.99, "99.9": 0.999}[str(q)] * h.get_total_count()))
     seen = 0
     for item in h.get_recorded_iterator():
         seen += item.count_at_value_iterated_to

@@ -1,5 +1,6 @@
 //! Shards against Debian's nginx, which no one here wrote: the requests its access log holds
-//! are the merged count, each shard's first request is logged at the start instant, the
+//! are the merged count, the merged percentiles are those PyPI's hdrhistogram gives for the sum
+//! of the shards' histograms, each shard's first request is logged at the start instant, the
 //! merge's start skew agrees with the log's, and the open model's rate over four shards is the
 //! rate of one process. The shards run as separate processes in network namespaces of their
 //! own, nginx in another (tests/it/servers/shards_netns.sh, under `unshare -rn`), and on
@@ -37,9 +38,11 @@ fn parse_log(lines: &[String]) -> Vec<(f64, String)> {
         .collect()
 }
 
-fn merge(docs: &[Value], tag: &str) -> Value {
-    let dir =
-        std::env::temp_dir().join(format!("spate-it-shard-nginx-{}-{tag}", std::process::id()));
+fn merge(docs: &[Value]) -> Value {
+    // Tests run at once in one process: each merge has a directory of its own.
+    static MERGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = MERGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("spate-it-shard-nginx-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let files: Vec<String> = docs
         .iter()
@@ -55,9 +58,11 @@ fn merge(docs: &[Value], tag: &str) -> Value {
         .chain(files.iter().map(String::as_str))
         .collect();
     let out = spate(&args);
-    let _ = std::fs::remove_dir_all(&dir);
     crate::support::succeeded(&out);
-    serde_json::from_slice(&out.stdout).unwrap()
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::merge::hdrh_agrees(&files, &doc);
+    let _ = std::fs::remove_dir_all(&dir);
+    doc
 }
 
 #[test]
@@ -75,7 +80,7 @@ fn nginx_counts_the_merged_requests_and_sees_each_shard_start_at_the_instant() {
 /// Four shards of -n 2000 that started at `at`: nginx's log `log` holds every request, 500 a
 /// shard, none before the instant, and its spread of first requests is the merge's skew.
 fn counted_and_started_together(docs: &[Value], log: &[(f64, String)], at: &str) {
-    let merged = merge(docs, "count");
+    let merged = merge(docs);
     assert_eq!(log.len(), 2000, "nginx's own count");
     assert_eq!(merged["requests"]["completed"], 2000);
     assert_eq!(merged["requests"]["successful"], 2000);
@@ -201,7 +206,7 @@ fn four_open_model_shards_keep_the_rate_of_one_process() {
         "the same schedule: 900 requests"
     );
     assert_eq!(sharded.len(), 900);
-    let merged = merge(&docs, "rate");
+    let merged = merge(&docs);
     assert_eq!(merged["requests"]["completed"], 900);
     let (r1, r4) = (rate(&single), rate(&sharded));
     assert!(
