@@ -100,18 +100,7 @@ fn four_shards_merge_into_the_jobs_counts_and_exact_percentiles() {
     assert_eq!(doc["start"]["skew_ms"].as_f64().unwrap(), skew as f64 / 1e3);
     // The rate: the responses in the shards' windows over the job's window.
     let window = doc["window"]["elapsed_s"].as_f64().unwrap();
-    let in_window: u64 = docs
-        .iter()
-        .map(|d| {
-            d["requests"]["completed"].as_u64().unwrap()
-                - d["totals"]["completed_in_drain"].as_u64().unwrap()
-        })
-        .sum();
-    let rate = doc["requests_per_sec"].as_f64().unwrap();
-    assert!(
-        (rate - in_window as f64 / window).abs() < 1e-6 * rate,
-        "{rate}"
-    );
+    rated_over(&docs, &doc, window);
     // The page: the same JSON inside, a curve per shard and the job's, a row per shard.
     let page = dir.0.join("job.html");
     let (code, _, err) = merged(&files, &["--html", page.to_str().unwrap()]);
@@ -150,6 +139,22 @@ fn four_shards_merge_into_the_jobs_counts_and_exact_percentiles() {
     assert!(text.contains("\nShards\n"), "{text}");
 
     hdrh_agrees(&files, &doc);
+}
+
+/// The merged rate is the responses within the shards' windows over the job's `window`.
+fn rated_over(docs: &[Value], doc: &Value, window: f64) {
+    let in_window: u64 = docs
+        .iter()
+        .map(|d| {
+            d["requests"]["completed"].as_u64().unwrap()
+                - d["totals"]["completed_in_drain"].as_u64().unwrap()
+        })
+        .sum();
+    let rate = doc["requests_per_sec"].as_f64().unwrap();
+    assert!(
+        (rate - in_window as f64 / window).abs() < 1e-6 * rate,
+        "{rate}"
+    );
 }
 
 /// PyPI's hdrhistogram, given the shards' results `files`, adds their histograms to the count
@@ -218,18 +223,7 @@ fn shards_that_started_apart_are_warned_of_and_rated_over_the_whole_window() {
         err.contains("spate merge: warning: the shards started"),
         "{err}"
     );
-    let in_window: u64 = docs
-        .iter()
-        .map(|d| {
-            d["requests"]["completed"].as_u64().unwrap()
-                - d["totals"]["completed_in_drain"].as_u64().unwrap()
-        })
-        .sum();
-    let rate = doc["requests_per_sec"].as_f64().unwrap();
-    assert!(
-        (rate - in_window as f64 / window).abs() < 1e-6 * rate,
-        "{rate}"
-    );
+    rated_over(&docs, &doc, window);
     // The second shard's seconds come after the first's on the job's timeline.
     let last = doc["timeline"].as_array().unwrap().last().unwrap()["t_s"]
         .as_u64()

@@ -195,6 +195,21 @@ pub(super) fn percentile_plot(
     p
 }
 
+/// An empty percentile plot, page wide, whose axes hold every one of `curves`.
+pub(super) fn overlay_plot<'a>(
+    label: &str,
+    curves: impl Iterator<Item = &'a [(f64, f64)]> + Clone,
+) -> Plot {
+    let points = || curves.clone().flatten();
+    let x_max = points().map(|p| p.0).fold(10.0, f64::max);
+    let lo = points()
+        .map(|p| p.1)
+        .filter(|&y| y > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let hi = points().map(|p| p.1).fold(0.0, f64::max);
+    percentile_plot(label, (x_max, lo, hi), 960.0, 360.0)
+}
+
 /// HdrHistogram's percentile plot: latency by percentile, the tail stretched out on a log axis
 /// of 1/(1-p), with the `--slo` targets as dots at their percentiles.
 pub fn distribution(r: &Report) -> Option<String> {

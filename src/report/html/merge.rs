@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::charts::{curve, percentile_plot, rate_label};
+use super::charts::{curve, overlay_plot, rate_label};
 use super::svg::{Axis, Plot};
 use super::tables::{Table, count_val, ms_val, val, words};
 use super::{esc, page_end, page_start, section};
@@ -55,18 +55,9 @@ fn percentiles(m: &Merged, shards: &[&Summary]) -> Option<String> {
             Some((i, curve(&h)))
         })
         .collect();
-    let points = || job.iter().chain(each.iter().flat_map(|(_, c)| c.iter()));
-    let x_max = points().map(|p| p.0).fold(10.0, f64::max);
-    let lo = points()
-        .map(|p| p.1)
-        .filter(|&y| y > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    let hi = points().map(|p| p.1).fold(0.0, f64::max);
-    let mut p = percentile_plot(
+    let mut p = overlay_plot(
         "Latency by percentile: the job, and each shard",
-        (x_max, lo, hi),
-        960.0,
-        360.0,
+        std::iter::once(job.as_slice()).chain(each.iter().map(|(_, c)| c.as_slice())),
     );
     let names: Vec<String> = m.shards.iter().map(shard_name).collect();
     for (i, c) in &each {

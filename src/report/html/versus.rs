@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 
-use super::charts::{curve, percentile_plot, rate_label, short_ms};
+use super::charts::{curve, overlay_plot, rate_label, short_ms};
 use super::svg::{Axis, Plot};
 use super::{esc, page_end, page_start, section};
 use crate::analysis::{Measure, Outcome, Versus};
@@ -109,18 +109,9 @@ fn distributions(v: &Versus, rounds: &[Vec<Summary>]) -> Option<String> {
     if curves.is_empty() {
         return None;
     }
-    let points = || curves.iter().flat_map(|(_, c)| c.iter());
-    let x_max = points().map(|p| p.0).fold(10.0, f64::max);
-    let lo = points()
-        .map(|p| p.1)
-        .filter(|&y| y > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    let hi = points().map(|p| p.1).fold(0.0, f64::max);
-    let mut p = percentile_plot(
+    let mut p = overlay_plot(
         "Latency by percentile, each target's rounds together",
-        (x_max, lo, hi),
-        960.0,
-        360.0,
+        curves.iter().map(|(_, c)| c.as_slice()),
     );
     for (i, c) in &curves {
         let line: Vec<(f64, Option<f64>)> = c.iter().map(|&(x, y)| (x, Some(y))).collect();
