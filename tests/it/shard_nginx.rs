@@ -139,18 +139,31 @@ fn shards_in_network_namespaces_of_their_own_count_as_nginx_in_another_does() {
     if !have("nginx") || !namespaces() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("spate-it-netns-{}", std::process::id()));
+    let at = in_ms(2_000);
+    let (docs, log) = in_namespaces(4, &at, &["-c", "8", "-n", "2000"]);
+    for d in &docs {
+        assert_eq!(d["config"]["url"], "http://10.9.0.1:8080/");
+    }
+    counted_and_started_together(&docs, &log, &at);
+}
+
+/// `shards` shards of `args` starting at `at`, each in a network namespace of its own, against
+/// nginx in another (tests/it/servers/shards_netns.sh): their results and nginx's log.
+fn in_namespaces(shards: u32, at: &str, args: &[&str]) -> (Vec<Value>, Vec<(f64, String)>) {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("spate-it-netns-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/it/servers/shards_netns.sh"
     );
-    let at = in_ms(2_000);
     let out = std::process::Command::new("unshare")
         .args(["-rn", "bash", script, env!("CARGO_BIN_EXE_spate")])
         .arg(&dir)
-        .args(["4", &at, "--", "-c", "8", "-n", "2000"])
+        .args([&shards.to_string(), at, "--"])
+        .args(args)
         .output()
         .unwrap();
     assert!(
@@ -158,7 +171,7 @@ fn shards_in_network_namespaces_of_their_own_count_as_nginx_in_another_does() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let docs: Vec<Value> = (0..4)
+    let docs: Vec<Value> = (0..shards)
         .map(|k| {
             let text = std::fs::read(dir.join(format!("shard-{k}.json"))).unwrap();
             serde_json::from_slice(&text).unwrap()
@@ -170,10 +183,33 @@ fn shards_in_network_namespaces_of_their_own_count_as_nginx_in_another_does() {
         .map(String::from)
         .collect();
     let _ = std::fs::remove_dir_all(&dir);
-    for d in &docs {
-        assert_eq!(d["config"]["url"], "http://10.9.0.1:8080/");
+    (docs, parse_log(&log))
+}
+
+/// Requests per second by nginx's log: the requests over the time from its first to its last.
+fn log_rate(log: &[(f64, String)]) -> f64 {
+    let first = log.iter().map(|l| l.0).fold(f64::INFINITY, f64::min);
+    let last = log.iter().map(|l| l.0).fold(0.0, f64::max);
+    (log.len() - 1) as f64 / ((last - first) / 1e3)
+}
+
+#[test]
+fn in_namespaces_four_open_model_shards_keep_the_rate_of_one_process() {
+    if !have("nginx") || !namespaces() {
+        return;
     }
-    counted_and_started_together(&docs, &parse_log(&log), &at);
+    let run = ["-c", "8", "-q", "300", "-z", "3s"];
+    // One process is a job of one shard: --shard 0/1 is the whole run.
+    let (_, single) = in_namespaces(1, &in_ms(1_500), &run);
+    let (docs, sharded) = in_namespaces(4, &in_ms(1_500), &run);
+    assert_eq!(single.len(), 900);
+    assert_eq!(sharded.len(), 900, "the same schedule");
+    assert_eq!(merge(&docs)["requests"]["completed"], 900);
+    let (r1, r4) = (log_rate(&single), log_rate(&sharded));
+    assert!(
+        (r4 / r1 - 1.0).abs() < 0.02,
+        "one process {r1:.1}/s, four shards {r4:.1}/s"
+    );
 }
 
 #[test]
@@ -181,12 +217,6 @@ fn four_open_model_shards_keep_the_rate_of_one_process() {
     if !have("nginx") {
         return;
     }
-    // Rate by nginx's log: requests over the time from its first to its last.
-    let rate = |log: &[(f64, String)]| {
-        let first = log.iter().map(|l| l.0).fold(f64::INFINITY, f64::min);
-        let last = log.iter().map(|l| l.0).fold(0.0, f64::max);
-        (log.len() - 1) as f64 / ((last - first) / 1e3)
-    };
     let one = nginx("rate-one");
     let url = format!("http://{}/", one.addr);
     spate_json(&["-c", "8", "-q", "300", "-z", "3s", &url]);
@@ -208,7 +238,7 @@ fn four_open_model_shards_keep_the_rate_of_one_process() {
     assert_eq!(sharded.len(), 900);
     let merged = merge(&docs);
     assert_eq!(merged["requests"]["completed"], 900);
-    let (r1, r4) = (rate(&single), rate(&sharded));
+    let (r1, r4) = (log_rate(&single), log_rate(&sharded));
     assert!(
         (r4 / r1 - 1.0).abs() < 0.02,
         "one process {r1:.1}/s, four shards {r4:.1}/s"
