@@ -61,7 +61,7 @@ pub(super) fn command(a: MergeArgs) -> Result<Command, Exit> {
         let bytes = files::read("the result", path, RESULT_LIMIT).map_err(Exit::usage)?;
         let framed = std::str::from_utf8(&bytes)
             .ok()
-            .map(framed)
+            .map(crate::report::frame::unframe)
             .unwrap_or_default();
         if framed.is_empty() {
             let report =
@@ -82,66 +82,4 @@ pub(super) fn command(a: MergeArgs) -> Result<Command, Exit> {
         json: a.format == MergeFormat::Json,
         html: a.html,
     }))
-}
-
-/// The results `--log-result` framed in a log, in the order they end: the lines between each
-/// begin marker and its end, taking only the lines with the begin marker's prefix, without
-/// it. `kubectl logs --prefix` names each line's pod, and the pods' lines interleave.
-fn framed(log: &str) -> Vec<String> {
-    use crate::report::{RESULT_BEGIN, RESULT_END};
-    let mut out = Vec::new();
-    // The results under way: each one's prefix and its text so far.
-    let mut open: Vec<(&str, String)> = Vec::new();
-    for line in log.lines() {
-        if let Some(at) = line.find(RESULT_BEGIN) {
-            let prefix = &line[..at];
-            open.retain(|(p, _)| *p != prefix);
-            open.push((prefix, String::new()));
-            continue;
-        }
-        // The longest prefix the line has: a pod's own, before one of none.
-        let Some(k) = (0..open.len())
-            .filter(|&k| line.starts_with(open[k].0))
-            .max_by_key(|&k| open[k].0.len())
-        else {
-            continue;
-        };
-        let rest = &line[open[k].0.len()..];
-        if rest == RESULT_END {
-            out.push(open.remove(k).1);
-        } else {
-            open[k].1.push_str(rest);
-            open[k].1.push('\n');
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn framed_results_are_found_among_other_lines_and_prefixes() {
-        let log = "\
-spate: shard 0/2: 1 of 2 connections
------BEGIN SPATE RESULT-----
-{\"a\": 1}
------END SPATE RESULT-----
-[pod/x-0] -----BEGIN SPATE RESULT-----
-[pod/x-1] -----BEGIN SPATE RESULT-----
-[pod/x-0] {\"b\":
-[pod/x-1] {\"c\": 3}
-[pod/x-1] -----END SPATE RESULT-----
-[pod/x-0] 2}
-[pod/x-0] -----END SPATE RESULT-----
------BEGIN SPATE RESULT-----
-{\"cut\": short
-";
-        assert_eq!(
-            framed(log),
-            ["{\"a\": 1}\n", "{\"c\": 3}\n", "{\"b\":\n2}\n"]
-        );
-        assert!(framed("{}").is_empty());
-    }
 }

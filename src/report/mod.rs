@@ -5,6 +5,7 @@ mod baseline;
 mod colour;
 mod csv;
 mod document;
+pub mod frame;
 mod hlog;
 mod html;
 mod insight;
@@ -69,10 +70,6 @@ pub struct Output {
     /// `--log-result`: the JSON result on stdout too, after the report, between marker lines.
     pub log_result: bool,
 }
-
-/// The lines around a result that `--log-result` prints, which `spate merge` looks for.
-pub const RESULT_BEGIN: &str = "-----BEGIN SPATE RESULT-----";
-pub const RESULT_END: &str = "-----END SPATE RESULT-----";
 
 /// An output that could not be written, named for the person who asked for it.
 #[derive(Debug)]
@@ -147,7 +144,7 @@ pub fn emit(summary: &Report, output: &Output) -> Vec<OutputError> {
     // Framed, the result can be found in a log that mixes other lines in, even one whose
     // every line has a prefix (`kubectl logs --prefix`).
     if output.log_result {
-        body.push_str(&format!("{RESULT_BEGIN}\n{json}{RESULT_END}\n"));
+        body.push_str(&frame::frame(&json));
     }
     if body.is_empty() {
         return failed;
