@@ -1,5 +1,5 @@
 //! `spate k8s-job`: the manifest validates offline against Kubernetes' own schemas (PyPI's
-//! `kubernetes-validate --strict`, which no one here wrote, for two Kubernetes versions), and
+//! `kubernetes-validate --strict`, which no one here wrote, for three Kubernetes versions), and
 //! its pods' arguments, run as the pods would run them (their completion index in the
 //! environment) with their logs interleaved as `kubectl logs --prefix` gives them, merge into
 //! the job: the server's own count.
@@ -81,7 +81,7 @@ fn the_manifest_is_a_valid_indexed_job_for_kubernetes() {
         ],
     );
     for m in [&plain, &full] {
-        for version in ["1.30.0", "1.37.0"] {
+        for version in ["1.30.0", "1.33.0", "1.37.0"] {
             let out = validate(m, version);
             assert!(
                 out.status.success(),
