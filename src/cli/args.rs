@@ -30,6 +30,11 @@ Comparing servers (two frameworks, two versions, a proxy and the server behind i
   spate sweep --conc 10..1000 -z 5s http://127.0.0.1:8080/     throughput and tail per level
   spate -z 8s --baseline main.json --max-regression p99=10% http://127.0.0.1:8080/
 
+Beyond one machine (each machine one shard of the job, then their results merged):
+  spate -c 400 -z 60s --shard 0/4 --start-at 2026-11-27T10:00:00Z --save shard-0.json http://10.0.0.5:8080/
+  spate merge shard-*.json                       the job: histograms added, rate over its window
+  spate k8s-job --shards 8 --image IMAGE -- -c 800 -z 5m http://api:8080/ > job.yaml
+
 Shell completions and the manual page:
   spate completions bash > ~/.local/share/bash-completion/completions/spate
   spate man | man -l -
