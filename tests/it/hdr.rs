@@ -8,25 +8,32 @@ use std::process::Command;
 use crate::support::{builtin, spate_json, test_python};
 use spate::serve::ServeConfig;
 
-/// Reads the result and the log with Python's hdrh and prints what it found as JSON: per
-/// percentile the nearest-rank value (the rank rounded up, as spate and the Rust crate take it;
-/// hdrh's own `get_value_at_percentile` rounds the rank to nearest), counts and the intervals.
-const READ: &str = r#"
-import json, math, sys
-from hdrh.histogram import HdrHistogram
-from hdrh.log import HistogramLogReader
-doc = json.load(open(sys.argv[1]))
-h = HdrHistogram.decode(doc["latency"]["hdr_base64"])
-def nearest_rank(h, q):
+/// Python: `nearest_rank(h, label)`, the value of an hdrh histogram at a percentile ("99.9")
+/// by nearest rank, the rank rounded up, as spate and the Rust crate take it (hdrh's own
+/// `get_value_at_percentile` rounds the rank to nearest).
+pub const NEAREST_RANK: &str = r#"
+import math
+def nearest_rank(h, label):
     # The fraction as spate's quantile (0.999, not 99.9 / 100, which rounds up in binary).
-    rank = max(1, math.ceil({"50": 0.5, "90": 0.9, "99": 0.99, "99.9": 0.999}[str(q)] * h.get_total_count()))
+    q = {"50": 0.5, "90": 0.9, "99": 0.99, "99.9": 0.999}[label]
+    rank = max(1, math.ceil(q * h.get_total_count()))
     seen = 0
     for item in h.get_recorded_iterator():
         seen += item.count_at_value_iterated_to
         if seen >= rank:
             return h.get_highest_equivalent_value(item.value_iterated_to)
+"#;
+
+/// Reads the result and the log with Python's hdrh and prints what it found as JSON: per
+/// percentile the nearest-rank value, counts and the intervals.
+const READ: &str = r#"
+import json, sys
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+doc = json.load(open(sys.argv[1]))
+h = HdrHistogram.decode(doc["latency"]["hdr_base64"])
 out = {"count": h.get_total_count(), "max": h.get_max_value(),
-       "p": {str(q): nearest_rank(h, q) for q in (50, 90, 99, 99.9)}}
+       "p": {q: nearest_rank(h, q) for q in ("50", "90", "99", "99.9")}}
 acc = HdrHistogram(1, 3600 * 10**9, 3)
 reader = HistogramLogReader(sys.argv[2], acc)
 intervals = []
@@ -60,7 +67,8 @@ fn an_independent_hdrhistogram_reads_the_json_and_the_interval_log() {
     let saved = dir.join("run.json");
     std::fs::write(&saved, doc.to_string()).unwrap();
     let out = Command::new(python)
-        .args(["-c", READ, saved.to_str().unwrap(), log.to_str().unwrap()])
+        .args(["-c", &[NEAREST_RANK, READ].concat()])
+        .args([saved.to_str().unwrap(), log.to_str().unwrap()])
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);

@@ -12,24 +12,16 @@ use spate::serve::ServeConfig;
 use crate::shard::shards;
 use crate::support::{builtin, spate, spate_json, test_python};
 
-/// The shards' histograms added by hdrh, and each percentile by nearest rank (as spate takes
-/// it; hdrh's own `get_value_at_percentile` rounds the rank to nearest).
+/// The shards' histograms added by hdrh, and each percentile by nearest rank
+/// (`hdr::NEAREST_RANK`).
 const SUM: &str = r#"
-import json, math, sys
+import json, sys
 from hdrh.histogram import HdrHistogram
 total = HdrHistogram(1, 3600 * 10**9, 3)
 for path in sys.argv[1:]:
     total.add(HdrHistogram.decode(json.load(open(path))["latency"]["hdr_base64"]))
-def nearest_rank(h, q):
-    # The fraction as spate's quantile (0.999, not 99.9 / 100, which rounds up in binary).
-    rank = max(1, math.ceil({"50": 0.5, "90": 0.9, "99": 0.99, "99.9": 0.999}[str(q)] * h.get_total_count()))
-    seen = 0
-    for item in h.get_recorded_iterator():
-        seen += item.count_at_value_iterated_to
-        if seen >= rank:
-            return h.get_highest_equivalent_value(item.value_iterated_to)
 print(json.dumps({"count": total.get_total_count(),
-                  "p": {str(q): nearest_rank(total, q) for q in (50, 99, 99.9)}}))
+                  "p": {q: nearest_rank(total, q) for q in ("50", "99", "99.9")}}))
 "#;
 
 struct Dir(PathBuf);
@@ -164,7 +156,7 @@ pub fn hdrh_agrees(files: &[String], doc: &Value) {
         return;
     };
     let out = Command::new(python)
-        .args(["-c", SUM])
+        .args(["-c", &[crate::hdr::NEAREST_RANK, SUM].concat()])
         .args(files)
         .output()
         .unwrap();
