@@ -11,4 +11,5 @@ venv="$root/target/test-venv"
   numpy==2.4.6 scipy==1.17.1 \
   llmock==0.2.2 fastapi==0.165.0 uvicorn==0.54.0 \
   mcp==2.3.0 \
+  hypercorn==0.18.0 aioquic==1.7.2 \
   kubernetes-validate==1.37.0

@@ -33,6 +33,8 @@ pub enum Protocol {
     Http1,
     /// HTTP/2 only (`--http2`): ALPN h2 on https://, prior knowledge (h2c) on http://.
     Http2,
+    /// HTTP/3 over QUIC (`--http3`): https:// only, ALPN h3, TLS 1.3.
+    Http3,
 }
 
 /// TLS settings for https:// targets. Certificates and keys are PEM, read once by the CLI.
@@ -324,7 +326,10 @@ impl Plan {
                 return Err(PlanError::ZeroStreamTime);
             }
         }
-        if self.h2.streams > 1 && !self.may_use_h2() {
+        if self.protocol == Protocol::Http3 {
+            self.validate_h3()?;
+        }
+        if self.h2.streams > 1 && !self.multiplexes() {
             return Err(PlanError::StreamsNeedH2(self.h2.streams));
         }
         if self.rpc == Some(0) {
@@ -399,6 +404,48 @@ impl Plan {
         Ok(())
     }
 
+    /// What HTTP/3 cannot be combined with: plain http://, the ways to reach a server that are
+    /// TCP's (a proxy's tunnel, a Unix socket), and the features that run over HTTP/1.1 only.
+    fn validate_h3(&self) -> Result<(), PlanError> {
+        if !self.target.tls {
+            return Err(PlanError::Http3NeedsHttps);
+        }
+        let d = H2::default();
+        for (on, flag) in [
+            (self.route.proxy.is_some(), "--proxy (a proxy tunnels TCP)"),
+            (self.route.unix_socket.is_some(), "--unix-socket"),
+            (self.redirects > 0, "--redirect"),
+            (
+                self.list.is_some(),
+                "a request list (several URLs, --urls-from-file)",
+            ),
+            (
+                self.script.as_ref().is_some_and(|s| s.per_request()),
+                "a script with delay(), request() or response()",
+            ),
+            (self.stream.is_some(), "--stream"),
+            (
+                (
+                    self.h2.stream_window,
+                    self.h2.conn_window,
+                    self.h2.max_frame,
+                ) != (d.stream_window, d.conn_window, d.max_frame),
+                "--h2-stream-window, --h2-conn-window or --h2-max-frame",
+            ),
+        ] {
+            if on {
+                return Err(PlanError::Http3With(flag));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether connections carry several requests at once (-p): HTTP/3, and HTTP/2 where it
+    /// may be spoken.
+    pub fn multiplexes(&self) -> bool {
+        self.protocol == Protocol::Http3 || self.may_use_h2()
+    }
+
     /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
     /// following redirects.
     pub fn may_use_h2(&self) -> bool {
@@ -410,7 +457,7 @@ impl Plan {
         }
         match self.protocol {
             Protocol::Http2 => true,
-            Protocol::Http1 => false,
+            Protocol::Http1 | Protocol::Http3 => false,
             Protocol::Auto => self.target.tls,
         }
     }

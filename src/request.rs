@@ -1,5 +1,5 @@
 //! The request, built once before the run: HTTP/1.1 wire bytes that every send writes as they
-//! are, and the parts of the same request for HTTP/2. Defaults (Host, User-Agent,
+//! are, and the parts of the same request for HTTP/2 and HTTP/3. Defaults (Host, User-Agent,
 //! Accept-Encoding) give way to user headers of the same name.
 
 use bytes::Bytes;
@@ -102,6 +102,37 @@ pub fn tunnel_bytes(plan: &Plan) -> Option<Bytes> {
 
 /// The same request for HTTP/2: method, :authority (a user Host header wins), path, headers.
 pub fn h2_prepared(plan: &Plan) -> Result<Prepared, String> {
+    let (method, uri, headers) = parts(plan)?;
+    let authority = uri.authority().map_or("", |a| a.as_str());
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut fields: Vec<(&[u8], &[u8])> = vec![
+        (b":method", method.as_str().as_bytes()),
+        (b":scheme", plan.target.scheme().as_bytes()),
+        (b":path", path.as_bytes()),
+        (b":authority", authority.as_bytes()),
+    ];
+    fields.extend(
+        headers
+            .iter()
+            .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes())),
+    );
+    Ok(Prepared::new(&fields, Bytes::from(plan.body.clone())))
+}
+
+/// The same request for HTTP/3, whose fields are HTTP/2's (RFC 9114, 4.2).
+pub fn h3_request(plan: &Plan) -> Result<crate::proto::h3::Request, String> {
+    let (method, uri, headers) = parts(plan)?;
+    Ok(crate::proto::h3::Request {
+        method,
+        uri,
+        headers,
+        body: Bytes::from(plan.body.clone()),
+    })
+}
+
+/// The method, URI (with the Host header's authority, if one was given) and headers of the
+/// request as HTTP/2 and HTTP/3 carry it.
+fn parts(plan: &Plan) -> Result<(Method, Uri, HeaderMap), String> {
     let method = Method::from_bytes(plan.method.as_bytes()).map_err(|e| e.to_string())?;
     let user = |name: &str| {
         plan.headers
@@ -142,19 +173,7 @@ pub fn h2_prepared(plan: &Plan) -> Result<Prepared, String> {
     if !plan.body.is_empty() || expects_body {
         put("content-length", &plan.body.len().to_string())?;
     }
-    let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let mut fields: Vec<(&[u8], &[u8])> = vec![
-        (b":method", method.as_str().as_bytes()),
-        (b":scheme", plan.target.scheme().as_bytes()),
-        (b":path", path.as_bytes()),
-        (b":authority", authority.as_bytes()),
-    ];
-    fields.extend(
-        headers
-            .iter()
-            .map(|(n, v)| (n.as_str().as_bytes(), v.as_bytes())),
-    );
-    Ok(Prepared::new(&fields, Bytes::from(plan.body.clone())))
+    Ok((method, uri, headers))
 }
 
 #[cfg(test)]

@@ -44,6 +44,8 @@ pub fn connections() -> Connections {
         tls_resumed: 0,
         http1: 50,
         http2: 0,
+        http3: 0,
+        quic: None,
         server_max_streams: None,
         goaways: 0,
         requests_per_connection: None,

@@ -63,7 +63,7 @@ fn read_lines(path: &Path) -> Result<Vec<Line>, Exit> {
 
 /// The load flags of a --targets line: the command line's with the line's flags after them,
 /// where a later flag replaces an earlier one (and -H adds to the headers), as do the flags
-/// that exclude each other: -n and -z, --http1.1 and --http2.
+/// that exclude each other: -n and -z, and the HTTP versions.
 fn line_load(argv: &[OsString], line: &Line) -> Result<LoadArgs, Exit> {
     let mut words = argv.to_vec();
     let at = words.iter().position(|w| w == "--").unwrap_or(words.len());
@@ -74,8 +74,14 @@ fn line_load(argv: &[OsString], line: &Line) -> Result<LoadArgs, Exit> {
     };
     let matches = Cli::command()
         .mut_subcommand("compare", |c| {
-            let c = either(c.args_override_self(true), "requests", "duration");
-            either(c, "http1", "http2")
+            let mut c = either(c.args_override_self(true), "requests", "duration");
+            let versions = ["http1", "http2", "http3", "http_version"];
+            for (i, a) in versions.iter().enumerate() {
+                for b in &versions[i + 1..] {
+                    c = either(c, a, b);
+                }
+            }
+            c
         })
         .try_get_matches_from(words)
         .and_then(|m| Cli::from_arg_matches(&m))

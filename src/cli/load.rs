@@ -82,10 +82,11 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
         conn_window: fit(a.h2_conn_window, defaults.conn_window),
         max_frame: fit(a.h2_max_frame, defaults.max_frame),
     };
-    let protocol = match (a.http1, a.http2) {
-        (true, _) => Protocol::Http1,
-        (_, true) => Protocol::Http2,
-        _ => Protocol::Auto,
+    let protocol = match (a.http1, a.http2, a.http3) {
+        (true, _, _) => Protocol::Http1,
+        (_, true, _) => Protocol::Http2,
+        (_, _, true) => Protocol::Http3,
+        _ => a.http_version.unwrap_or_default(),
     };
     let route = Route {
         connect_to: a.connect_to,

@@ -120,14 +120,22 @@ pub struct LoadArgs {
     pub disable_compression: bool,
 
     /// Force HTTP/1.1 (on https://, offer only http/1.1 with ALPN).
-    #[arg(long = "http1.1", conflicts_with = "http2")]
+    #[arg(long = "http1.1", conflicts_with_all = ["http2", "http3", "http_version"])]
     pub http1: bool,
 
     /// Force HTTP/2: ALPN h2 on https://, prior knowledge (h2c) on http://.
-    #[arg(long = "http2")]
+    #[arg(long = "http2", conflicts_with_all = ["http3", "http_version"])]
     pub http2: bool,
 
-    /// HTTP/2 streams in flight per connection (never more than the server allows).
+    /// HTTP/3 over QUIC (UDP) on an https:// URL: ALPN h3, TLS 1.3, -p streams per connection.
+    #[arg(long = "http3", conflicts_with = "http_version")]
+    pub http3: bool,
+
+    /// The HTTP version to speak: 1.1, 2 or 3 (the same as --http1.1, --http2 or --http3).
+    #[arg(long = "http-version", value_name = "VERSION", value_parser = values::http_version)]
+    pub http_version: Option<crate::plan::Protocol>,
+
+    /// Streams in flight per connection, HTTP/2 or HTTP/3 (never more than the server allows).
     #[arg(short = 'p', long = "streams", value_name = "N", default_value_t = 1)]
     pub streams: u32,
 

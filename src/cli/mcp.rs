@@ -94,6 +94,12 @@ pub(super) fn http_flags(load: &LoadArgs) -> Result<(), String> {
         (load.stream.is_some(), "--stream"),
         (load.redirect.is_some(), "--redirect"),
         (load.http2, "--http2"),
+        (load.http3, "--http3"),
+        (
+            load.http_version
+                .is_some_and(|v| v != crate::plan::Protocol::Http1),
+            "--http-version",
+        ),
         (load.streams > 1, "--streams"),
     ] {
         if given {

@@ -49,6 +49,19 @@ pub fn basic_auth(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `--http-version`: 1.1, 2 or 3 (1 and 1.0 are not versions spate speaks).
+pub fn http_version(s: &str) -> Result<crate::plan::Protocol, String> {
+    use crate::plan::Protocol;
+    match s.trim() {
+        "1.1" => Ok(Protocol::Http1),
+        "2" | "2.0" => Ok(Protocol::Http2),
+        "3" | "3.0" => Ok(Protocol::Http3),
+        other => Err(format!(
+            "{other:?} is not an HTTP version spate speaks: 1.1, 2 or 3"
+        )),
+    }
+}
+
 /// `--connect-to HOST1:PORT1:HOST2:PORT2`, as curl reads it.
 pub fn connect_to(s: &str) -> Result<crate::route::ConnectTo, String> {
     s.parse()

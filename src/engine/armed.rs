@@ -41,7 +41,7 @@ pub fn prepare<'a>(plan: &'a Plan, control: &'a Control) -> Result<Armed<'a>, Ru
     prepare_staged(plan, control, None)
 }
 
-/// The HTTP/1.1 and HTTP/2 requests of `plan`, into `setup`: a thread whose script shaped
+/// The HTTP/1.1, HTTP/2 and HTTP/3 requests of `plan`, into `setup`: a thread whose script shaped
 /// another request than the run's builds its own.
 pub(super) fn shape_requests(setup: &mut Setup, plan: &Plan) -> Result<(), String> {
     setup.request = request::h1_bytes(plan);
@@ -53,6 +53,9 @@ pub(super) fn shape_requests(setup: &mut Setup, plan: &Plan) -> Result<(), Strin
     setup.head_request = plan.is_head();
     if plan.may_use_h2() {
         setup.h2_request = request::h2_prepared(plan)?;
+    }
+    if setup.h3_request.is_some() {
+        setup.h3_request = Some(Arc::new(request::h3_request(plan)?));
     }
     Ok(())
 }
@@ -111,6 +114,7 @@ pub fn prepare_staged<'a>(
     let threads = plan.effective_threads() as usize;
     let lane = lane_choice(plan);
     let tls = tls_client(plan)?;
+    let quic = super::quic_client(plan)?;
     let connecting = Instant::now();
     let setup = Setup {
         request: request::h1_bytes(plan),
@@ -127,13 +131,20 @@ pub fn prepare_staged<'a>(
         } else {
             Default::default()
         },
-        streams: if plan.may_use_h2() {
+        streams: if plan.multiplexes() {
             plan.h2.streams as usize
         } else {
             1
         },
         lane,
         tls,
+        h3_request: match quic {
+            Some(_) => Some(Arc::new(
+                request::h3_request(plan).map_err(RunError::Request)?,
+            )),
+            None => None,
+        },
+        quic,
         h2: lane_h2::Settings {
             stream_window: plan.h2.stream_window,
             conn_window: plan.h2.conn_window,

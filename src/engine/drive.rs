@@ -1,6 +1,6 @@
 //! HOT: the thread's connections as its task set holds them: one `Link` per slot, over the
 //! lane the server agreed to (HTTP/1.1 inline, an HTTP/2 group's stream slots inline), and
-//! HTTP/1.1 that follows redirects boxed. Also the pre-connect that opens each connection before
+//! the lanes off the static path (redirects, lists, scripts, --stream, HTTP/3) boxed. Also the pre-connect that opens each connection before
 //! the clock starts.
 
 use std::future::Future;
@@ -11,6 +11,7 @@ use std::task::{Context, Poll};
 use super::answering::Answering;
 use super::h1_lane::H1Lane;
 use super::h2_lane::{Group, H2Lane};
+use super::h3_lane::{self, H3Lane};
 use super::link::Link;
 use super::list_lane::{ListLane, Listing};
 use super::script_lane::ScriptLane;
@@ -37,7 +38,7 @@ pub fn links(ctx: Rc<Shared>, open: Vec<(usize, Connected)>) -> Links {
         .iter()
         .map(|(_, c)| match c {
             Connected::H1(_) => 1,
-            Connected::H2(_) => streams,
+            Connected::H2(_) | Connected::H3(_) => streams,
         })
         .sum();
     Links {
@@ -53,6 +54,7 @@ pub fn links(ctx: Rc<Shared>, open: Vec<(usize, Connected)>) -> Links {
 enum Making {
     Plain(Rc<Group<()>>),
     Watched(Rc<Group<Watch>>),
+    H3(Rc<h3_lane::Group>),
 }
 
 pub struct Links {
@@ -83,6 +85,12 @@ impl Iterator for Links {
                 Making::Watched(g) => {
                     let index = g.base() + k;
                     let link = Link::new(ctx.clone(), index, H2Lane::new(g, k));
+                    Drive::Boxed(Box::pin(link))
+                }
+                // HTTP/3: off the static path, boxed.
+                Making::H3(g) => {
+                    let index = g.base() + k;
+                    let link = Link::new(ctx.clone(), index, H3Lane::new(g, k));
                     Drive::Boxed(Box::pin(link))
                 }
             });
@@ -140,6 +148,10 @@ impl Iterator for Links {
                     H2Handle::Watched(_) => Making::Watched(Group::new(ctx, g, c)),
                 };
                 self.group = Some((group, 0));
+                self.next()
+            }
+            Connected::H3(c) => {
+                self.group = Some((Making::H3(h3_lane::Group::new(ctx, g, c)), 0));
                 self.next()
             }
         }

@@ -277,6 +277,6 @@ async fn connect(ctx: &Shared, slot: &Slot, dest: &Dest) -> Result<OpenConn, Fai
     match opened? {
         Connected::H1(conn) => Ok(conn),
         // Following connections offer only HTTP/1.1.
-        Connected::H2(_) => Err(super::drive::switched()),
+        Connected::H2(_) | Connected::H3(_) => Err(super::drive::switched()),
     }
 }

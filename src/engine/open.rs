@@ -1,5 +1,6 @@
 //! Opening a connection for a thread: TCP or a Unix socket (timed), the proxy's tunnel, TLS
-//! (timed apart, resumption counted), then the lane the server agreed to. Where it goes is a
+//! (timed apart, resumption counted), then the lane the server agreed to; or QUIC and HTTP/3
+//! on it (--http3). Where it goes is a
 //! `Via`: the run's own destination, or (--redirect) an origin a redirect pointed to. Must not be
 //! on the static request path: a connect is rare, and that path boxes it.
 
@@ -8,9 +9,10 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
-use super::shared::{Connected, H2Handle, LaneChoice, OpenConn, OpenGuard, OpenH2, Shared};
+use super::shared::{Connected, H2Handle, LaneChoice, OpenConn, OpenGuard, OpenH2, OpenH3, Shared};
 use super::slot::{ConnectPhase, Slot};
 use super::watch::Watch;
+use crate::net::quic::OpenError;
 use crate::net::{self, Socket, Stream, TlsClient};
 use crate::proto::h1::Conn;
 use crate::proto::h2::{self as lane_h2, Counted};
@@ -56,6 +58,9 @@ impl Shared {
         reconnect: bool,
         slot: &Slot,
     ) -> Result<Connected, Fail> {
+        if via.lane == LaneChoice::Http3 {
+            return self.open_h3(via, reconnect, slot).await;
+        }
         let (stream, alpn_h2) = self.dial(via, slot).await?;
         self.lane_on(stream, alpn_h2, via, reconnect, slot).await
     }
@@ -171,6 +176,7 @@ impl Shared {
                 return Err(fail);
             }
             LaneChoice::Http2 => true,
+            LaneChoice::Http3 => unreachable!("HTTP/3 opens over QUIC, not TCP"),
         };
         let connected = if h2 {
             slot.connect_reached(ConnectPhase::H2Handshake);
@@ -219,6 +225,7 @@ impl Shared {
         match connected {
             Connected::H1(_) => s.conns.h1 += 1,
             Connected::H2(_) => s.conns.h2 += 1,
+            Connected::H3(_) => s.conns.h3 += 1,
         }
         Ok(connected)
     }
@@ -268,6 +275,70 @@ impl Shared {
         });
         let max_streams = lane.settled().await?;
         Ok((lane, max_streams))
+    }
+
+    /// A QUIC connection (its handshake timed as TLS's, which it carries) and HTTP/3 on it, whose
+    /// control streams run as a task of their own. A failure is counted here.
+    async fn open_h3(&self, via: Via<'_>, reconnect: bool, slot: &Slot) -> Result<Connected, Fail> {
+        let (Some(client), Endpoint::Tcp(addrs)) = (&self.setup.quic, via.endpoint) else {
+            unreachable!(
+                "--http3 without a QUIC client, or over a Unix socket: the plan refuses it"
+            );
+        };
+        let addr = addrs[via.preferred.get() % addrs.len()];
+        let t = Instant::now();
+        slot.connect_reached(ConnectPhase::Quic);
+        let opened = match client.connect(addr).await {
+            Ok(opened) => opened,
+            Err(e) => {
+                let mut s = self.rec.stats.borrow_mut();
+                let fail = match e {
+                    OpenError::Socket(e) => {
+                        if is_fd_exhaustion(&e) {
+                            s.fd_exhausted += 1;
+                        }
+                        Fail {
+                            class: Failure::of_connect(&e),
+                            cause: Cause::Message(format!("cannot open a UDP socket: {e}")),
+                        }
+                    }
+                    OpenError::Handshake { tls, words } => Fail {
+                        class: if tls { Failure::Tls } else { Failure::Connect },
+                        cause: Cause::Message(words),
+                    },
+                };
+                s.connect_failed(|| fail.to_string());
+                return Err(fail);
+            }
+        };
+        self.rec.stats.borrow_mut().tls.record_duration(t.elapsed());
+        let (mut driver, send) = match crate::proto::h3::start(opened.conn.clone()).await {
+            Ok(started) => started,
+            Err(fail) => {
+                self.rec
+                    .stats
+                    .borrow_mut()
+                    .connect_failed(|| fail.to_string());
+                return Err(fail);
+            }
+        };
+        let open = self.guard();
+        self.tasks.spawn(async move {
+            let _open = open;
+            // How it ended reaches the streams through their own outcomes.
+            std::future::poll_fn(|cx| driver.poll_close(cx)).await;
+        });
+        self.rec.quic.borrow_mut().push(opened.conn.clone());
+        let mut s = self.rec.stats.borrow_mut();
+        match reconnect {
+            true => s.conns.reconnects += 1,
+            false => s.conns.established += 1,
+        }
+        s.conns.h3 += 1;
+        Ok(Connected::H3(OpenH3 {
+            send,
+            quic: opened.conn,
+        }))
     }
 
     pub(super) fn guard(&self) -> OpenGuard {

@@ -1,5 +1,6 @@
 //! What a thread records: its `Stats`, the display's interval latencies, the timeline's
-//! seconds, HTTP/2's byte counters, and the last completion (for the longest gap). Written by
+//! seconds, HTTP/2's byte counters and the open QUIC connections (whose bytes QUIC counts), and
+//! the last completion (for the longest gap). Written by
 //! the accounting (`attempt`) and read by the sweeper; single-threaded (`RefCell`). Must not
 //! decide anything about admission or connections.
 
@@ -17,8 +18,11 @@ pub struct Record {
     pub stats: RefCell<Stats>,
     /// Latencies since the last publication, when a display wants them.
     pub interval: Option<RefCell<LiveHist>>,
-    /// Bytes of all HTTP/2 connections of the thread.
+    /// Bytes of all HTTP/2 connections of the thread, and of the HTTP/3 connections it closed.
     pub h2_bytes: Rc<ByteCounters>,
+    /// --http3: the thread's open QUIC connections, whose bytes their own figures hold until
+    /// they close.
+    pub quic: RefCell<Vec<quinn::Connection>>,
     /// The last completed (recorded) response, for the completion gap.
     pub last_done: Cell<Option<Tick>>,
     /// The measured window second by second, from the start signal on.
@@ -30,6 +34,31 @@ pub struct Record {
 }
 
 impl Record {
+    /// Bytes read by connections that count them themselves (HTTP/2, HTTP/3) so far: read
+    /// once a second for the timeline, never per request.
+    pub fn counted_bytes_in(&self) -> u64 {
+        let open: u64 = self
+            .quic
+            .borrow()
+            .iter()
+            .map(|c| c.stats().udp_rx.bytes)
+            .sum();
+        self.h2_bytes.read.get() + open
+    }
+
+    /// The QUIC connection `conn` closed: its figures go into the thread's.
+    pub fn quic_closed(&self, conn: &quinn::Connection) {
+        let mut open = self.quic.borrow_mut();
+        if let Some(i) = open.iter().position(|c| c.stable_id() == conn.stable_id()) {
+            open.swap_remove(i);
+        }
+        let q = conn.stats();
+        let b = &self.h2_bytes;
+        b.read.set(b.read.get() + q.udp_rx.bytes);
+        b.written.set(b.written.get() + q.udp_tx.bytes);
+        self.stats.borrow_mut().quic.add(&q);
+    }
+
     pub fn new(setup: &Setup) -> Record {
         Record {
             stats: RefCell::new(Stats::default()),
@@ -38,6 +67,7 @@ impl Record {
                 .as_ref()
                 .map(|_| RefCell::new(LiveHist::default())),
             h2_bytes: Rc::new(ByteCounters::default()),
+            quic: RefCell::new(Vec::new()),
             last_done: Cell::new(None),
             timeline: RefCell::new(None),
             timeout_ns: u64::try_from(setup.timeout.as_nanos()).unwrap_or(u64::MAX),

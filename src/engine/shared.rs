@@ -22,6 +22,7 @@ use super::slot::Slot;
 use super::tasks::Spawner;
 use super::watch::Watch;
 use crate::net::TlsClient;
+use crate::net::quic::QuicClient;
 use crate::proto::h1::{Conn, ReadSpace};
 use crate::proto::h2::{self as lane_h2, Lane, Prepared};
 use crate::route::Endpoint;
@@ -39,6 +40,8 @@ pub enum LaneChoice {
     Http2,
     /// TLS: whatever the server picks with ALPN.
     Alpn,
+    /// HTTP/3 over QUIC.
+    Http3,
 }
 
 /// The fixed inputs of one thread.
@@ -69,10 +72,13 @@ pub struct Setup {
     pub endpoint: Arc<Endpoint>,
     /// Connections of this thread.
     pub connections: usize,
-    /// HTTP/2 streams per connection (1 for HTTP/1.1).
+    /// HTTP/2 or HTTP/3 streams per connection (1 for HTTP/1.1).
     pub streams: usize,
     pub lane: LaneChoice,
     pub tls: Option<TlsClient>,
+    /// --http3: the QUIC client and the request as HTTP/3 sends it.
+    pub quic: Option<QuicClient>,
+    pub h3_request: Option<Arc<crate::proto::h3::Request>>,
     pub h2: lane_h2::Settings,
     /// How long in-flight requests may finish after the run is told to stop.
     pub drain: Duration,
@@ -155,10 +161,19 @@ pub enum H2Handle {
     Watched(Lane<Watch>),
 }
 
+/// An open HTTP/3 connection: the handle that starts requests, and the QUIC connection under
+/// it (its figures, its close). Its control streams run as a task of their own on this thread,
+/// holding the open-connection guard.
+pub struct OpenH3 {
+    pub send: crate::proto::h3::Sender,
+    pub quic: quinn::Connection,
+}
+
 /// A connection, in the lane the server agreed to.
 pub enum Connected {
     H1(OpenConn),
     H2(OpenH2),
+    H3(OpenH3),
 }
 
 /// What the connections of one thread share, by concern: the fixed inputs and the slots, when
@@ -341,7 +356,7 @@ impl Shared {
             return;
         };
         let gauges = |end| Gauges {
-            h2_bytes_in: self.rec.h2_bytes.read.get(),
+            h2_bytes_in: self.rec.counted_bytes_in(),
             open: self.dial.open.get(),
             scheduled: self.gate.pacer.get().map_or(0, |p| p.scheduled_before(end)),
             dropped: self.gate.pacer.get().map_or(0, Pacer::dropped),

@@ -35,6 +35,8 @@ pub enum ConnectPhase {
     Proxy,
     /// `spate mcp`: connected; the answers to the session's handshake are awaited.
     Session,
+    /// --http3: the QUIC handshake (and TLS in it) is under way.
+    Quic,
 }
 
 impl ConnectPhase {
@@ -51,6 +53,10 @@ impl ConnectPhase {
             ConnectPhase::Session => format!(
                 "the connection opened, but the server did not answer the MCP handshake \
                  (initialize) within --connect-timeout {t:?}"
+            ),
+            ConnectPhase::Quic => format!(
+                "the QUIC handshake did not finish within --connect-timeout {t:?}: is an HTTP/3 \
+                 server listening on that UDP port?"
             ),
             ConnectPhase::H2Handshake => format!(
                 "the connection opened, but the server did not complete the HTTP/2 handshake (its \

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::cpu::thread_cpu;
 use super::drive::{NotOpen, Unopened, links, preconnect};
 use super::pace::{Pacer, Schedule};
-use super::shared::{Connected, Limit, Setup, Shared};
+use super::shared::{Connected, LaneChoice, Limit, Setup, Shared};
 use super::side;
 use super::slot::Slot;
 use super::task_set::TaskSet;
@@ -174,9 +174,10 @@ pub fn run(
     // waits between failed connects on the sweeper's (`Backoffs`).
     let mut builder = tokio::runtime::Builder::new_current_thread();
     builder.enable_io();
-    // Elsewhere `Timer` is tokio's.
-    #[cfg(not(target_os = "linux"))]
-    builder.enable_time();
+    // Elsewhere `Timer` is tokio's; and QUIC's timers (--http3) are tokio's everywhere.
+    if cfg!(not(target_os = "linux")) || setup.lane == LaneChoice::Http3 {
+        builder.enable_time();
+    }
     let rt = builder.build()?;
     crate::timer::tighten_timer_slack();
     let (sweep_timer, pace_timer) = {

@@ -1,7 +1,8 @@
 //! Transport only: open a TCP connection to one of the resolved addresses (TCP_NODELAY) or a
-//! Unix socket, and TLS on top of TCP. Knows nothing of HTTP messages, of runs or of the clock;
-//! timeouts are the caller's business.
+//! Unix socket, and TLS on top of TCP; QUIC for HTTP/3 (`quic`). Knows nothing of HTTP messages,
+//! of runs or of the clock; timeouts are the caller's business.
 
+pub mod quic;
 mod stream;
 mod tls;
 mod tls_words;

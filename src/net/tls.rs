@@ -12,7 +12,7 @@ use rustls::{ClientConfig, HandshakeKind, RootCertStore, ServerConfig};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use super::verify::{NoVerification, TrustPinned};
+use super::verify::{NoVerification, Refused, TrustPinned};
 
 /// Why a TLS configuration could not be built. Each names the file or flag to fix.
 #[derive(Debug, thiserror::Error)]
@@ -106,41 +106,56 @@ fn pair(e: rustls::Error, cert: &'static str, key: &'static str) -> TlsSetupErro
     }
 }
 
+/// The client configuration of `s`: over TCP any version rustls deems safe; over QUIC
+/// (`quic`) TLS 1.3 only, which is all QUIC carries. The verifier keeps what it refused last in
+/// `refused`.
+pub(super) fn client_config(
+    s: &ClientSettings<'_>,
+    quic: bool,
+    refused: Refused,
+) -> Result<ClientConfig, TlsSetupError> {
+    let builder = ClientConfig::builder_with_provider(provider());
+    let builder = match quic {
+        true => builder.with_protocol_versions(&[&rustls::version::TLS13])?,
+        false => builder.with_safe_default_protocol_versions()?,
+    };
+    let builder = if s.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerification(provider())))
+    } else {
+        let mut roots = RootCertStore::empty();
+        // The system's roots: where the private CAs of the services people load-test live.
+        let native = rustls_native_certs::load_native_certs();
+        roots.add_parsable_certificates(native.certs);
+        let pinned = match s.cacert {
+            Some(pem) => certs(pem, "--cacert")?,
+            None => Vec::new(),
+        };
+        for cert in &pinned {
+            roots.add(cert.clone())?;
+        }
+        if roots.is_empty() {
+            return Err(TlsSetupError::NoRoots);
+        }
+        let verifier = TrustPinned::new(roots, pinned, provider(), refused)?;
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
+    };
+    let mut config = match (s.cert, s.key) {
+        (Some(cert), Some(k)) => builder
+            .with_client_auth_cert(certs(cert, "--cert")?, key(k, "--key")?)
+            .map_err(|e| pair(e, "--cert", "--key"))?,
+        _ => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = s.alpn.clone();
+    Ok(config)
+}
+
 impl TlsClient {
     pub fn new(host: &str, s: &ClientSettings<'_>) -> Result<TlsClient, TlsSetupError> {
-        let builder = ClientConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()?;
-        let builder = if s.insecure {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoVerification(provider())))
-        } else {
-            let mut roots = RootCertStore::empty();
-            // The system's roots: where the private CAs of the services people load-test live.
-            let native = rustls_native_certs::load_native_certs();
-            roots.add_parsable_certificates(native.certs);
-            let pinned = match s.cacert {
-                Some(pem) => certs(pem, "--cacert")?,
-                None => Vec::new(),
-            };
-            for cert in &pinned {
-                roots.add(cert.clone())?;
-            }
-            if roots.is_empty() {
-                return Err(TlsSetupError::NoRoots);
-            }
-            let verifier = TrustPinned::new(roots, pinned, provider())?;
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(verifier))
-        };
-        let mut config = match (s.cert, s.key) {
-            (Some(cert), Some(k)) => builder
-                .with_client_auth_cert(certs(cert, "--cert")?, key(k, "--key")?)
-                .map_err(|e| pair(e, "--cert", "--key"))?,
-            _ => builder.with_no_client_auth(),
-        };
-        config.alpn_protocols = s.alpn.clone();
+        let config = client_config(s, false, Refused::default())?;
         let server_name = ServerName::try_from(host.to_owned())
             .map_err(|_| TlsSetupError::ServerName(host.into()))?;
         Ok(TlsClient {

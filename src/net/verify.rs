@@ -16,11 +16,16 @@ use rustls::{Error, SignatureScheme};
 
 use super::tls::TlsSetupError;
 
+/// The last certificate the verifier refused, and why: QUIC hands on a refusal as text only,
+/// and the report says more from the error itself (`describe_tls`).
+pub type Refused = Arc<std::sync::Mutex<Option<Error>>>;
+
 /// WebPKI over `roots`, and the --cacert certificates trusted as themselves.
 #[derive(Debug)]
 pub struct TrustPinned {
     webpki: Arc<WebPkiServerVerifier>,
     pinned: Vec<CertificateDer<'static>>,
+    refused: Refused,
 }
 
 impl TrustPinned {
@@ -28,11 +33,16 @@ impl TrustPinned {
         roots: RootCertStore,
         pinned: Vec<CertificateDer<'static>>,
         provider: Arc<CryptoProvider>,
+        refused: Refused,
     ) -> Result<TrustPinned, TlsSetupError> {
         let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
             .build()
             .map_err(|e| TlsSetupError::Verifier(e.to_string()))?;
-        Ok(TrustPinned { webpki, pinned })
+        Ok(TrustPinned {
+            webpki,
+            pinned,
+            refused,
+        })
     }
 }
 
@@ -48,8 +58,8 @@ pub(super) fn ca_as_end_entity(e: &CertificateError) -> bool {
     }
 }
 
-impl ServerCertVerifier for TrustPinned {
-    fn verify_server_cert(
+impl TrustPinned {
+    fn verify(
         &self,
         end_entity: &CertificateDer<'_>,
         intermediates: &[CertificateDer<'_>],
@@ -76,6 +86,25 @@ impl ServerCertVerifier for TrustPinned {
             }
             other => other,
         }
+    }
+}
+
+impl ServerCertVerifier for TrustPinned {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, Error> {
+        let verdict = self.verify(end_entity, intermediates, server_name, ocsp, now);
+        if let Err(e) = &verdict
+            && let Ok(mut last) = self.refused.lock()
+        {
+            *last = Some(e.clone());
+        }
+        verdict
     }
 
     fn verify_tls12_signature(

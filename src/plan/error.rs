@@ -39,7 +39,7 @@ pub enum PlanError {
     #[error("--streams must be at least 1")]
     NoStreams,
     #[error(
-        "--streams {0} needs HTTP/2: HTTP/1.1 has one request in flight per connection (use --http2, or an https:// URL)"
+        "--streams {0} needs HTTP/2 or HTTP/3: HTTP/1.1 has one request in flight per connection (use --http2, --http3, or an https:// URL)"
     )]
     StreamsNeedH2(u32),
     #[error(
@@ -90,4 +90,8 @@ pub enum PlanError {
     ScriptWith(&'static str),
     #[error("a request list (several URLs, --urls-from-file) cannot be combined with {0}")]
     ListWith(&'static str),
+    #[error("--http3 needs an https:// URL: HTTP/3 runs over QUIC, which is always encrypted")]
+    Http3NeedsHttps,
+    #[error("--http3 cannot be combined with {0}")]
+    Http3With(&'static str),
 }

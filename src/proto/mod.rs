@@ -3,6 +3,7 @@
 
 pub mod h1;
 pub mod h2;
+pub mod h3;
 pub mod sse;
 pub mod stream;
 

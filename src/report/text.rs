@@ -68,12 +68,17 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
         (None, Some(d)) => format!("{} duration", millis(d * 1000.0)),
         (None, None) => String::new(),
     };
+    // QUIC always carries TLS 1.3.
+    let over = match c.protocol.as_str() {
+        "HTTP/3" => "QUIC",
+        _ => "TLS",
+    };
     let protocol = match c.tls.as_deref() {
         Some("insecure") => format!(
-            "{} over TLS (certificate NOT verified: --insecure)",
+            "{} over {over} (certificate NOT verified: --insecure)",
             c.protocol
         ),
-        Some(_) => format!("{} over TLS", c.protocol),
+        Some(_) => format!("{} over {over}", c.protocol),
         None => c.protocol.clone(),
     };
     let model = match c.rate {

@@ -1,5 +1,5 @@
 //! The timing tables of the text report: the open model's schedule (send lag, service time),
-//! the phases of completed requests, and connection setup (DNS, TCP connect, TLS). Rendered
+//! the phases of completed requests, and connection setup (DNS, TCP connect, TLS, QUIC). Rendered
 //! from a `Summary` like the rest of the report.
 
 use std::fmt::Write as _;
@@ -83,7 +83,7 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
     if let Some(f) = &k.requests_per_connection {
         writeln!(
             o,
-            "  responses per TCP connection: min {}, median {}, max {}",
+            "  responses per connection: min {}, median {}, max {}",
             count(f.min),
             count(f.p50),
             count(f.max)
@@ -104,11 +104,15 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
     }
     writeln!(o, "  DNS lookup once, {}", millis(k.dns_ms))?;
     phase_header(o)?;
-    phase_row(o, "TCP connect", &k.connect)?;
+    if k.http3 == 0 || k.connect.count > 0 {
+        phase_row(o, "TCP connect", &k.connect)?;
+    }
     if k.proxy.count > 0 {
         phase_row(o, "proxy CONNECT", &k.proxy)?;
     }
-    if k.tls.count > 0 {
+    if k.http3 > 0 {
+        quic(o, s)?;
+    } else if k.tls.count > 0 {
         phase_row(o, "TLS handshake", &k.tls)?;
         writeln!(
             o,
@@ -130,6 +134,7 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
     }
     if s.requests.retried > 0 {
         let why = match (k.http1 > 0, k.http2 > 0) {
+            _ if k.http3 > 0 => "turned away unprocessed (a GOAWAY or H3_REQUEST_REJECTED)",
             (false, true) => "refused unprocessed by a GOAWAY",
             (true, false) => "the server had closed the kept-alive connection",
             _ => "a GOAWAY, or a kept-alive connection the server had closed",
@@ -160,6 +165,39 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
         o,
         "  requested connections with the reconnects that replaced it."
     )
+}
+
+/// HTTP/3's connection lines: the QUIC handshake (TLS's is inside it), the streams and
+/// GOAWAYs, and what QUIC itself counted.
+fn quic(o: &mut String, s: &Summary) -> std::fmt::Result {
+    let k = &s.connections;
+    phase_row(o, "QUIC handshake", &k.tls)?;
+    writeln!(
+        o,
+        "  HTTP/3: {} per connection asked; {} GOAWAY",
+        counted(u64::from(s.config.streams), "stream", "streams"),
+        count(k.goaways)
+    )?;
+    if let Some(q) = &k.quic {
+        let share = match q.packets_sent {
+            0 => String::new(),
+            n => format!(" ({:.3} %)", q.packets_lost as f64 * 100.0 / n as f64),
+        };
+        writeln!(
+            o,
+            "  QUIC: {} UDP datagrams sent, {} received",
+            count(q.datagrams_sent),
+            count(q.datagrams_received),
+        )?;
+        writeln!(
+            o,
+            "  QUIC: {} of {} packets lost{share}, {}",
+            count(q.packets_lost),
+            count(q.packets_sent),
+            counted(q.congestion_events, "congestion event", "congestion events")
+        )?;
+    }
+    Ok(())
 }
 
 /// What became of the connections that did not open, e.g. "6,800 timed out connecting, 200

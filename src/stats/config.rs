@@ -34,7 +34,7 @@ pub struct Config {
     pub compression: bool,
     /// "verified", "insecure" (--insecure), or null without TLS.
     pub tls: Option<String>,
-    /// HTTP/2 streams per connection asked for with -p (1 for HTTP/1.1).
+    /// HTTP/2 or HTTP/3 streams per connection asked for with -p (1 for HTTP/1.1).
     pub streams: u32,
     /// Open model: requests per second (-q); null in the closed model.
     pub rate: Option<f64>,
@@ -122,7 +122,7 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
             }
             .into()
         }),
-        streams: if plan.may_use_h2() {
+        streams: if plan.multiplexes() {
             plan.h2.streams
         } else {
             1
@@ -183,6 +183,9 @@ fn protocol(plan: &Plan, s: &Stats) -> String {
     } else {
         "HTTP/2 (h2c)"
     };
+    if s.conns.h3 > 0 || (plan.protocol == Protocol::Http3 && s.conns.h1 + s.conns.h2 == 0) {
+        return "HTTP/3".into();
+    }
     match (s.conns.h1 > 0, s.conns.h2 > 0) {
         (true, true) => format!("HTTP/1.1 and {h2}"),
         (false, true) => h2.into(),

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::summary::Phase;
-use super::{Fairness, NotOpened, PerConnection, RunOutput};
+use super::{Fairness, NotOpened, PerConnection, Quic, RunOutput};
 use crate::plan::Plan;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -26,16 +26,22 @@ pub struct Connections {
     pub not_opened: NotOpened,
     /// Every successful TCP connect, before and during the run.
     pub connect: Phase,
-    /// Every successful TLS handshake (count 0 without TLS).
+    /// Every successful TLS handshake (count 0 without TLS); over HTTP/3, every QUIC handshake,
+    /// which carries TLS's.
     pub tls: Phase,
     /// Every CONNECT tunnel through --proxy, from the request to the proxy's 2xx (count 0
     /// without one).
     pub proxy: Phase,
     /// TLS handshakes that resumed an earlier session.
     pub tls_resumed: u64,
-    /// Connections opened speaking HTTP/1.1 and HTTP/2.
+    /// Connections opened speaking HTTP/1.1, HTTP/2 and HTTP/3.
     pub http1: u64,
     pub http2: u64,
+    #[serde(default)]
+    pub http3: u64,
+    /// QUIC's own figures of the HTTP/3 connections; null without HTTP/3.
+    #[serde(default)]
+    pub quic: Option<Quic>,
     /// The lowest MAX_CONCURRENT_STREAMS an HTTP/2 server announced; null without HTTP/2 or when
     /// the server announced no limit.
     pub server_max_streams: Option<u64>,
@@ -67,6 +73,8 @@ pub fn connections(plan: &Plan, run: &RunOutput) -> Connections {
         tls_resumed: s.conns.tls_resumed,
         http1: s.conns.h1,
         http2: s.conns.h2,
+        http3: s.conns.h3,
+        quic: (s.conns.h3 > 0).then_some(s.quic),
         // HTTP/2 allows at most 2^31-1; more means the server announced no limit.
         server_max_streams: s.conns.server_streams.filter(|&n| n <= i32::MAX as u64),
         goaways: s.conns.goaways,

@@ -29,6 +29,9 @@ pub enum Failure {
     Reset,
     /// HTTP/2: any other protocol error (GOAWAY with an error, flow control, framing).
     H2,
+    /// HTTP/3: the QUIC connection ended with an error (a QUIC or HTTP/3 error code), or a
+    /// response broke HTTP/3.
+    H3,
     /// --redirect: a redirect could not be followed: more than N in a row (a loop), or a
     /// Location that is not an http(s) URL.
     Redirect,
@@ -48,7 +51,7 @@ pub enum Failure {
 }
 
 impl Failure {
-    pub const ALL: [Failure; 17] = [
+    pub const ALL: [Failure; 18] = [
         Failure::Connect,
         Failure::Ports,
         Failure::Tls,
@@ -59,6 +62,7 @@ impl Failure {
         Failure::Closed,
         Failure::Reset,
         Failure::H2,
+        Failure::H3,
         Failure::Redirect,
         Failure::StreamTruncated,
         Failure::StreamIdle,
@@ -81,6 +85,7 @@ impl Failure {
             Failure::Closed => "closed",
             Failure::Reset => "reset",
             Failure::H2 => "h2",
+            Failure::H3 => "h3",
             Failure::Redirect => "redirect",
             Failure::StreamTruncated => "stream_truncated",
             Failure::StreamIdle => "stream_idle",

@@ -10,6 +10,7 @@ mod generator;
 mod hist;
 mod live;
 mod open_model;
+mod quic;
 mod stream;
 mod summary;
 pub mod timeline;
@@ -25,6 +26,7 @@ pub use generator::Generator;
 pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist, Sparse, from_base64_v2};
 pub use live::{Counters, Live, LiveHist};
 pub use open_model::OpenModel;
+pub use quic::Quic;
 pub use stream::{END_DONE, END_MAX_EVENTS, END_MAX_TIME, END_SERVER, StreamStats, Streaming};
 pub use summary::{
     Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, RunFailure,
@@ -96,6 +98,8 @@ pub struct Stats {
     pub bytes_in: u64,
     pub body_bytes: u64,
     pub conns: ConnCounts,
+    /// --http3: QUIC's figures of the connections that closed.
+    pub quic: Quic,
     /// The first connect failure's message (formatted once, not per failure).
     pub connect_error: Option<String>,
     /// Connect failures because the file-descriptor limit was reached (EMFILE, ENFILE).
@@ -221,9 +225,10 @@ impl AddAssign for NotOpened {
 /// Connection bookkeeping.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConnCounts {
-    /// Connections opened speaking HTTP/1.1, and HTTP/2.
+    /// Connections opened speaking HTTP/1.1, HTTP/2 and HTTP/3.
     pub h1: u64,
     pub h2: u64,
+    pub h3: u64,
     /// TLS handshakes that resumed an earlier session.
     pub tls_resumed: u64,
     /// HTTP/2 connections the server ended with GOAWAY.
@@ -269,6 +274,7 @@ impl Default for Stats {
             bytes_in: 0,
             body_bytes: 0,
             conns: ConnCounts::default(),
+            quic: Quic::default(),
             connect_error: None,
             fd_exhausted: 0,
             not_opened: NotOpened::default(),
@@ -398,6 +404,8 @@ impl AddAssign<&Stats> for Stats {
         self.note_stall(o.stall);
         self.conns.h1 += o.conns.h1;
         self.conns.h2 += o.conns.h2;
+        self.conns.h3 += o.conns.h3;
+        self.quic += &o.quic;
         self.conns.tls_resumed += o.conns.tls_resumed;
         self.conns.goaways += o.conns.goaways;
         self.conns.server_streams = match (self.conns.server_streams, o.conns.server_streams) {

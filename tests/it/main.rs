@@ -9,6 +9,8 @@ mod engine;
 mod fairness;
 mod golden;
 mod h2;
+mod h3;
+mod h3_hostile;
 mod hdr;
 mod hostile;
 mod html;

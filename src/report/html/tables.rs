@@ -338,7 +338,12 @@ pub fn connections(r: &Report) -> String {
         "Connect p99 (all)",
         &[ms_val("connections.connect.p99_ms", c.connect.p99_ms)],
     );
-    if c.tls.count > 0 {
+    if c.http3 > 0 {
+        a.row(
+            "QUIC handshake p99",
+            &[ms_val("connections.tls.p99_ms", c.tls.p99_ms)],
+        );
+    } else if c.tls.count > 0 {
         a.row(
             "TLS handshake p99",
             &[ms_val("connections.tls.p99_ms", c.tls.p99_ms)],
@@ -356,12 +361,26 @@ pub fn connections(r: &Report) -> String {
         "HTTP/2 connections",
         &[count_val("connections.http2", c.http2)],
     );
+    if let Some(q) = &c.quic {
+        a.row(
+            "HTTP/3 connections",
+            &[count_val("connections.http3", c.http3)],
+        );
+        a.row(
+            "QUIC packets sent",
+            &[count_val("connections.quic.packets_sent", q.packets_sent)],
+        );
+        a.row(
+            "QUIC packets lost",
+            &[count_val("connections.quic.packets_lost", q.packets_lost)],
+        );
+    }
     let mut cards = vec![("Connections", a.finish())];
     let mut b = Table::new("kv", &[]);
     if let Some(p) = &c.requests_per_connection {
         let k = "connections.requests_per_connection";
         b.row(
-            "Responses per TCP connection, min",
+            "Responses per connection, min",
             &[count_val(&format!("{k}.min"), p.min)],
         );
         b.row("median", &[count_val(&format!("{k}.p50"), p.p50)]);

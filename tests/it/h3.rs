@@ -1,0 +1,391 @@
+//! --http3 against HTTP/3 servers no one here wrote: Debian's caddy (its access log is the
+//! server's own count) and PyPI's hypercorn on aioquic. Exact counts in the closed and the open
+//! model, -p streams, verified certificates and refused ones, mTLS, and bad input. Both servers
+//! are required in CI (SPATE_REQUIRE_TOOLS=1); they bind loopback only.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::pki::Pki;
+use crate::support::{Child, free_addr, have, spate, spate_json, test_python, usage_error};
+
+/// A caddy serving "hi!" over HTTP/1.1, HTTP/2 and HTTP/3 on one loopback port with the test
+/// PKI's certificate, logging each request as a JSON line.
+struct Caddy {
+    _child: Child,
+    dir: PathBuf,
+    addr: SocketAddr,
+}
+
+impl Caddy {
+    /// `tls_extra`: more lines for caddy's `tls` block (mTLS).
+    fn start(pki: &Pki, cert: &[u8], key: &[u8], tls_extra: &str) -> Caddy {
+        let addr = free_addr();
+        let dir = pki.dir.join(format!("caddy-{}", addr.port()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("cert.pem"), cert).unwrap();
+        std::fs::write(dir.join("key.pem"), key).unwrap();
+        let d = dir.display();
+        let config = format!(
+            "{{\n\tadmin off\n\tauto_https off\n\tskip_install_trust\n\tservers {{\n\t\tprotocols h1 h2 h3\n\t\t{sni}\n\t}}\n}}\n\
+             https://localhost:{port} {{\n\tbind 127.0.0.1\n\ttls {d}/cert.pem {d}/key.pem {{\n{tls_extra}\n\t}}\n\
+             \trespond \"hi!\" 200\n\tlog {{\n\t\toutput file {d}/access.log\n\t}}\n}}\n",
+            port = addr.port(),
+            // Caddy 2.6 does not hand an HTTP/3 request's TLS state (its SNI) to the check
+            // that a client-authenticated request's Host matches its SNI, and answers 421.
+            sni = match tls_extra.is_empty() {
+                true => "",
+                false => "strict_sni_host insecure_off",
+            },
+        );
+        std::fs::write(dir.join("Caddyfile"), config).unwrap();
+        let child = Command::new("caddy")
+            .args(["run", "--adapter", "caddyfile", "--config"])
+            .arg(dir.join("Caddyfile"))
+            .env("HOME", &dir)
+            .env("XDG_DATA_HOME", &dir)
+            .env("XDG_CONFIG_HOME", &dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let caddy = Caddy {
+            _child: Child(child),
+            dir,
+            addr,
+        };
+        caddy.wait_listening();
+        caddy
+    }
+
+    fn url(&self) -> String {
+        format!("https://localhost:{}/", self.addr.port())
+    }
+
+    /// Waits until caddy's TCP port answers: its UDP listener starts beside it, and the runs
+    /// below wait for it through --connect-timeout.
+    fn wait_listening(&self) {
+        let t = Instant::now();
+        while std::net::TcpStream::connect(self.addr).is_err() {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "caddy never listened"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Requests caddy logged, by protocol ("HTTP/3.0").
+    fn logged(&self, proto: &str) -> usize {
+        let log = std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default();
+        log.lines()
+            .filter(|l| {
+                let v: Value = serde_json::from_str(l).unwrap();
+                v["request"]["proto"] == proto
+            })
+            .count()
+    }
+}
+
+fn caddy_pki(tag: &str) -> Option<(Pki, Caddy)> {
+    if !have("caddy") {
+        return None;
+    }
+    let pki = Pki::new(tag);
+    let caddy = Caddy::start(&pki, &pki.server_cert, &pki.server_key, "");
+    Some((pki, caddy))
+}
+
+/// A run's JSON, which must have succeeded and must match the schema.
+fn run_json(args: &[&str]) -> Value {
+    let v = spate_json(args);
+    crate::schema::validate(&v);
+    v
+}
+
+/// The first run against a server that just started may wait for its UDP port; a generous
+/// connect timeout covers that without a sleep.
+const PATIENT: [&str; 2] = ["--connect-timeout", "10s"];
+
+#[test]
+fn caddy_logs_exactly_the_requests_of_a_count_run_over_streams() {
+    let Some((pki, caddy)) = caddy_pki("h3-count") else {
+        return;
+    };
+    let (ca, url) = (pki.path("ca.pem"), caddy.url());
+    let mut args = vec![
+        "--http3", "-n", "1000", "-c", "4", "-p", "4", "--cacert", &ca,
+    ];
+    args.extend(PATIENT);
+    args.push(&url);
+    let v = run_json(&args);
+    assert_eq!(v["config"]["protocol"], "HTTP/3");
+    assert_eq!(v["config"]["streams"], 4);
+    assert_eq!(v["requests"]["completed"], 1000);
+    assert_eq!(v["requests"]["failed"], 0);
+    assert_eq!(v["status_codes"][0]["count"], 1000, "{}", v["status_codes"]);
+    let c = &v["connections"];
+    assert_eq!(
+        (c["http3"].as_u64(), c["http1"].as_u64()),
+        (Some(4), Some(0))
+    );
+    assert_eq!(c["tls"]["count"], 4, "one QUIC handshake per connection");
+    assert_eq!(c["connect"]["count"], 0, "no TCP connect");
+    let q = &c["quic"];
+    assert!(q["packets_sent"].as_u64().unwrap() > 0, "{q}");
+    assert!(q["datagrams_received"].as_u64().unwrap() > 0, "{q}");
+    assert!(
+        v["totals"]["bytes_in"].as_u64().unwrap() > 1000 * 3,
+        "{}",
+        v["totals"]
+    );
+    assert_eq!(caddy.logged("HTTP/3.0"), 1000);
+    assert_eq!(caddy.logged("HTTP/2.0") + caddy.logged("HTTP/1.1"), 0);
+}
+
+#[test]
+fn caddy_logs_exactly_the_requests_of_an_open_model_run() {
+    let Some((pki, caddy)) = caddy_pki("h3-open") else {
+        return;
+    };
+    let (ca, url) = (pki.path("ca.pem"), caddy.url());
+    let mut args = vec![
+        "--http3", "-q", "300", "-z", "2s", "-c", "4", "-p", "2", "--cacert", &ca,
+    ];
+    args.extend(PATIENT);
+    args.push(&url);
+    let v = run_json(&args);
+    let r = &v["requests"];
+    assert_eq!(v["config"]["model"], "open");
+    assert_eq!(r["failed"], 0, "{r}");
+    let sent = r["attempted"].as_u64().unwrap();
+    assert_eq!(r["completed"].as_u64(), Some(sent));
+    assert!((595..=601).contains(&sent), "300/s for 2 s: {sent}");
+    assert_eq!(caddy.logged("HTTP/3.0") as u64, sent);
+}
+
+#[test]
+fn certificates_are_verified_over_quic_and_bad_ones_refused() {
+    let Some((pki, caddy)) = caddy_pki("h3-certs") else {
+        return;
+    };
+    let url = caddy.url();
+    // No --cacert: the test CA is unknown.
+    let out = spate(&[
+        "--http3",
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "--connect-timeout",
+        "10s",
+        &url,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not signed by a CA spate trusts"), "{err}");
+    // -k: the same server, unverified, says so.
+    let out = spate(&["--http3", "-k", "-n", "4", "-c", "1", &url]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("HTTP/3 over QUIC (certificate NOT verified"),
+    );
+    assert_eq!(caddy.logged("HTTP/3.0"), 4, "the refused run sent nothing");
+    // A certificate for another name.
+    let other = Caddy::start(&pki, &pki.wrong_name_cert, &pki.wrong_name_key, "");
+    let ca = pki.path("ca.pem");
+    let other_url = other.url();
+    let out = spate(&[
+        "--http3",
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "--cacert",
+        &ca,
+        "--connect-timeout",
+        "10s",
+        &other_url,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not valid for localhost"), "{err}");
+    assert_eq!(other.logged("HTTP/3.0"), 0);
+}
+
+#[test]
+fn mtls_over_quic_sends_the_client_certificate() {
+    if !have("caddy") {
+        return;
+    }
+    let pki = Pki::new("h3-mtls");
+    let ca = pki.path("ca.pem");
+    let extra = format!(
+        "\t\tclient_auth {{\n\t\t\tmode require_and_verify\n\t\t\ttrusted_ca_cert_file {ca}\n\t\t}}"
+    );
+    let caddy = Caddy::start(&pki, &pki.server_cert, &pki.server_key, &extra);
+    let url = caddy.url();
+    let (cert, key) = (pki.path("client.pem"), pki.path("client-key.pem"));
+    let mut args = vec!["--http3", "-n", "20", "-c", "2", "--cacert", &ca];
+    args.extend(["--cert", &cert, "--key", &key]);
+    args.extend(PATIENT);
+    args.push(&url);
+    let v = run_json(&args);
+    assert_eq!(v["requests"]["completed"], 20);
+    assert_eq!(caddy.logged("HTTP/3.0"), 20);
+    // Without the client certificate the server ends the handshake with an alert.
+    let v = crate::support::failed_json(&["--http3", "-n", "4", "-c", "1", "--cacert", &ca, &url]);
+    let e = &v["errors"][0];
+    assert_eq!(
+        (e["class"].as_str(), e["count"].as_u64()),
+        (Some("tls"), Some(4)),
+        "{e}"
+    );
+    let example = e["example"].as_str().unwrap();
+    assert!(
+        example.contains("refused spate's client certificate"),
+        "{example}"
+    );
+    assert_eq!(caddy.logged("HTTP/3.0"), 20);
+}
+
+/// An ASGI app for hypercorn that answers "ok" and appends a line per request to $H3_LOG.
+const APP: &str = r#"import os
+async def app(scope, receive, send):
+    if scope['type'] != 'http':
+        return
+    with open(os.environ['H3_LOG'], 'a') as f:
+        f.write(scope['http_version'] + '\n')
+    await send({'type': 'http.response.start', 'status': 200,
+                'headers': [(b'content-length', b'2')]})
+    await send({'type': 'http.response.body', 'body': b'ok'})
+"#;
+
+#[test]
+fn hypercorn_on_aioquic_counts_every_request() {
+    let Some(python) = test_python("hypercorn") else {
+        return;
+    };
+    let pki = Pki::new("h3-hypercorn");
+    let dir = &pki.dir;
+    std::fs::write(dir.join("h3app.py"), APP).unwrap();
+    std::fs::write(dir.join("cert.pem"), &pki.server_cert).unwrap();
+    std::fs::write(dir.join("key.pem"), &pki.server_key).unwrap();
+    let log = dir.join("requests.log");
+    let addr = free_addr();
+    let bind = addr.to_string();
+    let child = Command::new(python)
+        .args(["-m", "hypercorn", "--bind", &bind, "--quic-bind", &bind])
+        .arg("--certfile")
+        .arg(dir.join("cert.pem"))
+        .arg("--keyfile")
+        .arg(dir.join("key.pem"))
+        .arg("h3app:app")
+        .current_dir(dir)
+        .env("H3_LOG", &log)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+        .spawn()
+        .unwrap();
+    let _server = Child(child);
+    let t = Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() {
+        let err = std::fs::read_to_string(dir.join("stderr")).unwrap_or_default();
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "hypercorn never listened: {err}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (ca, url) = (
+        pki.path("ca.pem"),
+        format!("https://localhost:{}/", addr.port()),
+    );
+    let mut args = vec![
+        "--http3", "-n", "300", "-c", "2", "-p", "3", "--cacert", &ca,
+    ];
+    args.extend(PATIENT);
+    args.push(&url);
+    let v = run_json(&args);
+    assert_eq!(v["requests"]["completed"], 300);
+    assert_eq!(v["requests"]["failed"], 0);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        logged.lines().filter(|l| *l == "3").count(),
+        300,
+        "{logged}"
+    );
+    assert_eq!(logged.lines().count(), 300);
+}
+
+#[test]
+fn bad_http3_input_is_one_line_and_exit_2() {
+    for (args, says) in [
+        (
+            &["--http3", "http://127.0.0.1:1/"][..],
+            "needs an https:// URL",
+        ),
+        (
+            &["--http3", "--http2", "https://127.0.0.1:1/"][..],
+            "cannot be used with",
+        ),
+        (
+            &["--http-version", "3", "--http1.1", "https://h/"][..],
+            "cannot be used with",
+        ),
+        (
+            &["--http-version", "4", "https://h/"][..],
+            "not an HTTP version",
+        ),
+        (
+            &["--http3", "--proxy", "http://127.0.0.1:1", "https://h/"][..],
+            "--http3 cannot be combined with --proxy",
+        ),
+        (
+            &["--http3", "--unix-socket", "/tmp/x.sock", "https://h/"][..],
+            "--unix-socket",
+        ),
+        (
+            &["--http3", "--stream", "sse", "https://h/"][..],
+            "--stream",
+        ),
+        (
+            &["--http3", "--redirect", "2", "https://h/"][..],
+            "--redirect",
+        ),
+        (
+            &["--http3", "--h2-max-frame", "20000", "https://h/"][..],
+            "--h2-max-frame",
+        ),
+    ] {
+        let err = usage_error(args);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_unreachable_udp_port_is_one_line_and_exit_1() {
+    let addr = free_addr();
+    let url = format!("https://127.0.0.1:{}/", addr.port());
+    let out = spate(&[
+        "--http3",
+        "-k",
+        "-n",
+        "2",
+        "-c",
+        "1",
+        "--connect-timeout",
+        "300ms",
+        &url,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("QUIC handshake did not finish"), "{err}");
+    assert!(err.contains("UDP port"), "{err}");
+}
