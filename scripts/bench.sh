@@ -7,6 +7,8 @@
 #                                    CPU and user CPU per request, peak RSS, p99/p50
 #   scripts/bench.sh h2              HTTP/2 rows: 16 connections x 16 streams, h2c against the
 #                                    hyper target and h2 over TLS against nginx, beside h2load and oha
+#   scripts/bench.sh h3              HTTP/3 against caddy, 16 connections x 8 streams, beside oha
+#                                    built with http3 (CONCS, H3_STREAMS)
 #   scripts/bench.sh tls             HTTP/1.1 over TLS against nginx at c = 50, 1000, 10000,
 #                                    beside wrk, oha and hey (TLS_TOOLS), alternating (REPS,
 #                                    default 3; DURATION, default 10 s): requests/s and CPU per
@@ -467,6 +469,60 @@ mode_tls() {
   stop_target
 }
 
+# HTTP/3 against Debian's caddy (quic-go; one worker thread, GOMAXPROCS=1, on CPU 1), every
+# tool on CPU 0 with one thread, C connections x H3_STREAMS streams, alternating. caddy's access
+# log counts every tool's responses the same way, over the tool's whole wall time (handshakes
+# included). Debian's h2load is built without QUIC, so the peer is oha built with its http3
+# feature (installed into /tmp/arena/peers-h3 once).
+OHA3=/tmp/arena/peers-h3/bin/oha
+
+start_caddy() {
+  local dir=/tmp/arena/caddy p=18444
+  ss -Hlun "sport = :$p" | grep -q . && { echo "bench.sh: UDP port $p already in use" >&2; exit 2; }
+  mkdir -p "$dir"
+  [ -f "$dir/cert.pem" ] || openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/key.pem" \
+    -out "$dir/cert.pem" -days 365 -subj /CN=localhost \
+    -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" 2>/dev/null
+  printf '{\n admin off\n auto_https off\n skip_install_trust\n servers {\n  protocols h1 h2 h3\n }\n}\n%s {\n bind 127.0.0.1\n tls %s %s\n respond "hi!" 200\n log {\n  output file %s {\n   roll_disabled\n  }\n }\n}\n' \
+    "https://127.0.0.1:$p" "$dir/cert.pem" "$dir/key.pem" "$dir/access.log" > "$dir/Caddyfile"
+  : > "$dir/access.log"
+  HOME=$dir XDG_DATA_HOME=$dir XDG_CONFIG_HOME=$dir GOMAXPROCS=1 taskset -c 1 \
+    caddy run --adapter caddyfile --config "$dir/Caddyfile" >/dev/null 2>&1 &
+  srv=$!
+  trap 'kill $srv 2>/dev/null' EXIT
+  for _ in $(seq 1 50); do ss -Hlun "sport = :$p" | grep -q . && return; sleep 0.1; done
+  echo "bench.sh: caddy did not start" >&2; exit 1
+}
+
+# Lines logged since the last call, which empties the log (caddy appends: O_APPEND).
+caddy_count() { local log=/tmp/arena/caddy/access.log n; n=$(wc -l < "$log"); : > "$log"; echo "$n"; }
+
+h3_run() { # TOOL C DUR -> "requests/s cpu_us user_us rss_mib"
+  local tool=$1 c=$2 d=$3 p=${H3_STREAMS:-8} url=https://127.0.0.1:18444/ tmp before t0 n; tmp=$(mktemp -d)
+  case $tool in
+    spate) set -- "$SPATE" --http3 -k --threads 1 -c "$c" -p "$p" -z "${d}s" --no-progress --format json "$url" ;;
+    oha)   set -- "$OHA3" --no-tui --worker-threads 1 --insecure --http-version 3 -p "$p" -z "${d}s" -c "$c" "$url" ;;
+  esac
+  caddy_count >/dev/null; t0=$(date +%s.%N)
+  /usr/bin/time -o "$tmp/time" -f '%U %S %M' taskset -c 0 "$@" > "$tmp/out" 2>/dev/null || true
+  n=$(caddy_count)
+  python3 - "$tmp" "$n" "$t0" "$(date +%s.%N)" <<'PY'
+import sys
+d, n, t0, t1 = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+u, s, rss = map(float, open(f"{d}/time").read().split()[-3:])
+print(f"{n / (t1 - t0):.0f} {(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f} {rss / 1024:.1f}")
+PY
+  rm -rf "$tmp"
+}
+
+mode_h3() {
+  command -v caddy >/dev/null || { echo "bench.sh: caddy is required (apt-get install caddy)" >&2; exit 2; }
+  [ -x "$OHA3" ] || cargo install -q oha --version 1.16.0 --features http3 --locked --root /tmp/arena/peers-h3 >&2
+  start_caddy
+  CONCS=${CONCS:-16} REPS=${REPS:-5} alternate h3_run "${H3_TOOLS:-spate oha}" 5 tls_summary
+  stop_target
+}
+
 # Before and after a change: BASE (another spate build) against this one, with wrk as the
 # yardstick, alternating, so that the VM's drift falls on all three alike.
 mode_compare() {
@@ -570,6 +626,7 @@ case "${1:-h1}" in
   scripts) mode_scripts ;;
   mcp) mode_mcp ;;
   tls) mode_tls ;;
+  h3) mode_h3 ;;
   all)
     label=${LABEL:-spate-all-$(date +%Y%m%d-%H%M%S)}
     mode_size
@@ -582,5 +639,5 @@ case "${1:-h1}" in
     python3 "$ROOT/scripts/bench-table.py" "/tmp/arena/results/$label-h1/results.csv" \
       "/tmp/arena/results/$label-h2/results.csv"
     ;;
-  *) echo "bench.sh: unknown mode '$1' (h1 h2 tls scripts mcp syscalls instructions thread-instructions display soak size floor compare all)" >&2; exit 2 ;;
+  *) echo "bench.sh: unknown mode '$1' (h1 h2 h3 tls scripts mcp syscalls instructions thread-instructions display soak size floor compare all)" >&2; exit 2 ;;
 esac

@@ -1,16 +1,20 @@
 //! `-v`: one exchange before the run, on a connection of its own made as the run's are (route,
-//! proxy, TLS, protocol), shown on stderr as curl -v shows it: the request head, the response
+//! proxy, TLS, protocol; QUIC for --http3), shown on stderr as curl -v shows it: the request head, the response
 //! head and the first bytes of the body, credentials masked. Never part of the run's numbers.
 
 use std::fmt::Write as _;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::engine::{LaneChoice, lane_choice, tls_client};
+use bytes::Buf;
+
+use crate::engine::{LaneChoice, lane_choice, quic_client, tls_client};
+use crate::net::quic::OpenError;
 use crate::net::{self, Socket, Stream};
 use crate::plan::Plan;
 use crate::redact::{MASK, is_sensitive};
 use crate::request;
+use crate::route::Endpoint;
 
 /// How much of the response body is shown.
 const BODY_SHOWN: usize = 256;
@@ -43,6 +47,9 @@ async fn run(plan: &Plan, out: &mut String) -> Result<(), String> {
         .route
         .resolve(&plan.target)
         .map_err(|e| e.to_string())?;
+    if lane_choice(plan) == LaneChoice::Http3 {
+        return h3(plan, &endpoint, out).await;
+    }
     let (socket, _) = net::open(&endpoint, 0)
         .await
         .map_err(|e| format!("cannot connect to {}: {e}", endpoint.describe()))?;
@@ -84,6 +91,76 @@ async fn run(plan: &Plan, out: &mut String) -> Result<(), String> {
         LaneChoice::Alpn if alpn_h2 => h2(plan, stream, out).await,
         _ => h1(plan, stream, out).await,
     }
+}
+
+/// HTTP/3: a QUIC connection of its own, the request's fields and the response's.
+async fn h3(plan: &Plan, endpoint: &Endpoint, out: &mut String) -> Result<(), String> {
+    let Some(client) = quic_client(plan).map_err(|e| e.to_string())? else {
+        unreachable!("an HTTP/3 plan without a QUIC client");
+    };
+    let Endpoint::Tcp(addrs) = endpoint else {
+        unreachable!("--http3 over a Unix socket: the plan refuses it");
+    };
+    let opened = client.connect(addrs[0]).await.map_err(|e| match e {
+        OpenError::Socket(e) => format!("cannot open a UDP socket: {e}"),
+        OpenError::Handshake { words, .. } => format!("cannot connect to {}: {words}", addrs[0]),
+    })?;
+    let _ = writeln!(
+        out,
+        "* QUIC connection to {} (TLS 1.3, certificate {})",
+        addrs[0],
+        match plan.tls.insecure {
+            true => "NOT verified: --insecure",
+            false => "verified",
+        }
+    );
+    let (mut driver, mut send) = crate::proto::h3::start(opened.conn)
+        .await
+        .map_err(|f| f.to_string())?;
+    tokio::spawn(async move { std::future::poll_fn(|cx| driver.poll_close(cx)).await });
+    let r = request::h3_request(plan)?;
+    let _ = writeln!(out, "> :method: {}", r.method);
+    let _ = writeln!(
+        out,
+        "> :path: {}",
+        r.uri.path_and_query().map_or("/", |p| p.as_str())
+    );
+    let _ = writeln!(
+        out,
+        "> :authority: {}",
+        r.uri.authority().map_or("", |a| a.as_str())
+    );
+    for (n, v) in &r.headers {
+        let _ = writeln!(
+            out,
+            "> {}",
+            shown(n.as_str(), &String::from_utf8_lossy(v.as_bytes()))
+        );
+    }
+    let mut message = http::Request::new(());
+    *message.method_mut() = r.method.clone();
+    *message.uri_mut() = r.uri.clone();
+    *message.headers_mut() = r.headers.clone();
+    let failed = |e: h3::error::StreamError| format!("HTTP/3: {e}");
+    let mut stream = send.send_request(message).await.map_err(failed)?;
+    if !r.body.is_empty() {
+        let _ = writeln!(out, "> ({} bytes of body)", r.body.len());
+        stream.send_data(r.body.clone()).await.map_err(failed)?;
+    }
+    stream.finish().await.map_err(failed)?;
+    let response = stream.recv_response().await.map_err(failed)?;
+    let _ = writeln!(out, "< :status: {}", response.status().as_u16());
+    for (n, v) in response.headers() {
+        let _ = writeln!(
+            out,
+            "< {}",
+            shown(n.as_str(), &String::from_utf8_lossy(v.as_bytes()))
+        );
+    }
+    if let Some(data) = stream.recv_data().await.map_err(failed)? {
+        let _ = writeln!(out, "< {}", printable(data.chunk()));
+    }
+    Ok(())
 }
 
 /// `text` with bytes that are not printable ASCII as `\xNN`, and at most `BODY_SHOWN` of them.

@@ -22,6 +22,7 @@ Examples:
   spate -m POST -T application/json -d '{\"a\":1}' http://127.0.0.1:8080/items
   spate -c 16 -p 16 --http2 -z 10s http://127.0.0.1:8080/     HTTP/2 (h2c), 16 x 16 streams
   spate -z 10s --cacert ca.pem https://127.0.0.1:8443/         HTTPS; ALPN picks h2 or 1.1
+  spate -c 16 -p 8 --http3 -z 10s https://127.0.0.1:8443/     HTTP/3 over QUIC
   spate -c 200 -z 8s --format json --save a.json http://127.0.0.1:8080/   JSON for CI
   spate serve --port 8080 --body-size 1k         the built-in target, for your own tests
 

@@ -240,16 +240,19 @@ fn mtls_over_quic_sends_the_client_certificate() {
     assert_eq!(caddy.logged("HTTP/3.0"), 20);
     // Without the client certificate the server ends the handshake with an alert.
     let v = crate::support::failed_json(&["--http3", "-n", "4", "-c", "1", "--cacert", &ca, &url]);
-    let e = &v["errors"][0];
-    assert_eq!(
-        (e["class"].as_str(), e["count"].as_u64()),
-        (Some("tls"), Some(4)),
-        "{e}"
-    );
-    let example = e["example"].as_str().unwrap();
+    // TLS 1.3 lets the client finish first: the alert ends either the handshake (no connection
+    // opened) or the connection before its first answer.
+    let said = match v["errors"][0]["class"].as_str() {
+        Some(class) => {
+            assert_eq!(class, "tls", "{}", v["errors"]);
+            assert_eq!(v["requests"]["failed"], 4);
+            v["errors"][0]["example"].to_string()
+        }
+        None => v["error"].to_string(),
+    };
     assert!(
-        example.contains("refused spate's client certificate"),
-        "{example}"
+        said.contains("refused spate's client certificate"),
+        "{said}"
     );
     assert_eq!(caddy.logged("HTTP/3.0"), 20);
 }
@@ -388,4 +391,159 @@ fn an_unreachable_udp_port_is_one_line_and_exit_1() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("QUIC handshake did not finish"), "{err}");
     assert!(err.contains("UDP port"), "{err}");
+}
+
+#[test]
+fn rpc_slo_shards_and_merge_work_over_http3() {
+    let Some((pki, caddy)) = caddy_pki("h3-more") else {
+        return;
+    };
+    let (ca, url) = (pki.path("ca.pem"), caddy.url());
+    // --rpc 10: each connection carries 10 requests, then the next opens inside a request.
+    let mut args = vec![
+        "--http3", "-n", "100", "-c", "2", "--rpc", "10", "--cacert", &ca,
+    ];
+    args.extend(["--slo", "p99=10s,errors=0%"]);
+    args.extend(PATIENT);
+    args.push(&url);
+    let v = run_json(&args);
+    assert_eq!(v["requests"]["completed"], 100);
+    let c = &v["connections"];
+    assert_eq!(
+        (c["established"].as_u64(), c["reconnects"].as_u64()),
+        (Some(2), Some(8))
+    );
+    assert_eq!(c["requests_per_connection"]["max"], 10, "{c}");
+    let verdicts = v["thresholds"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 2);
+    assert!(verdicts.iter().all(|t| t["pass"] == true), "{verdicts:?}");
+    assert_eq!(caddy.logged("HTTP/3.0"), 100);
+    // Two shards of one job, merged: the server saw exactly the job's requests.
+    let dir = pki.dir.join("shards");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut files = Vec::new();
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let file = dir.join(format!("{i}.json")).to_string_lossy().into_owned();
+        let out = spate(&[
+            "--http3",
+            "--shard",
+            &shard,
+            "-n",
+            "301",
+            "-c",
+            "4",
+            "-p",
+            "2",
+            "--cacert",
+            &ca,
+            "--no-progress",
+            "--format",
+            "json",
+            "--save",
+            &file,
+            &url,
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        files.push(file);
+    }
+    let mut merge = vec!["merge", "--format", "json"];
+    merge.extend(files.iter().map(String::as_str));
+    let out = spate(&merge);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(m["requests"]["completed"], 301, "{}", m["requests"]);
+    assert_eq!(caddy.logged("HTTP/3.0"), 100 + 301);
+}
+
+#[test]
+fn compare_puts_http2_and_http3_of_one_server_side_by_side() {
+    let Some((pki, caddy)) = caddy_pki("h3-compare") else {
+        return;
+    };
+    let (ca, url) = (pki.path("ca.pem"), caddy.url());
+    let targets = pki.dir.join("targets.txt");
+    std::fs::write(&targets, format!("h2={url} --http2\nh3={url} --http3\n")).unwrap();
+    let save = pki.dir.join("rounds");
+    std::fs::create_dir_all(&save).unwrap();
+    let out = spate(&[
+        "compare",
+        "--rounds",
+        "3",
+        "-n",
+        "100",
+        "-c",
+        "2",
+        "-p",
+        "2",
+        "--cacert",
+        &ca,
+        "--connect-timeout",
+        "10s",
+        "--format",
+        "json",
+        "--save-dir",
+        &save.to_string_lossy(),
+        "--targets",
+        &targets.to_string_lossy(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (name, protocol) in [("h2", "HTTP/2"), ("h3", "HTTP/3")] {
+        for round in 1..=3 {
+            let file = save.join(format!("{name}-{round}.json"));
+            let v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+            assert_eq!(v["config"]["protocol"], protocol, "{}", file.display());
+            assert_eq!(v["requests"]["completed"], 100);
+        }
+    }
+    assert_eq!(caddy.logged("HTTP/3.0"), 300);
+    assert_eq!(caddy.logged("HTTP/2.0"), 300);
+}
+
+#[test]
+fn verbose_shows_the_http3_exchange_with_secrets_masked() {
+    let Some((pki, caddy)) = caddy_pki("h3-verbose") else {
+        return;
+    };
+    let (ca, url) = (pki.path("ca.pem"), caddy.url());
+    let out = spate(&[
+        "-v",
+        "--http3",
+        "-n",
+        "2",
+        "-c",
+        "1",
+        "--cacert",
+        &ca,
+        "--connect-timeout",
+        "10s",
+        "-H",
+        "Authorization: Bearer sekrit",
+        &url,
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("* QUIC connection to 127.0.0.1:"), "{err}");
+    assert!(err.contains("> :authority: localhost:"), "{err}");
+    assert!(err.contains("> authorization: ***"), "{err}");
+    assert!(!err.contains("sekrit"), "{err}");
+    assert!(err.contains("< :status: 200"), "{err}");
+    assert!(err.contains("< hi!"), "{err}");
+    // The shown exchange is not part of the run: caddy saw it and the run's two.
+    assert_eq!(caddy.logged("HTTP/3.0"), 3);
 }
