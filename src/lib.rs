@@ -22,6 +22,7 @@
 //! [`units`] and [`numbers`] (numbers as people type and read them). See docs/ARCHITECTURE.md
 //! for the invariants.
 
+pub mod alt_svc;
 pub mod analysis;
 pub mod app;
 pub mod cli;

@@ -147,6 +147,9 @@ pub struct Plan {
     /// `--start-at`: the wall-clock instant to start at, once connected.
     #[serde(skip)]
     pub start_at: Option<crate::shard::StartAt>,
+    /// `--alt-svc`: HTTP/3 where the server's Alt-Svc (read over TCP before the run) points.
+    #[serde(default)]
+    pub alt_svc: bool,
 }
 
 /// How responses are cut into the units a stream is timed by (--stream).
@@ -221,6 +224,7 @@ impl Plan {
             list: None,
             shard: None,
             start_at: None,
+            alt_svc: false,
         }
     }
 

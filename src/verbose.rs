@@ -48,6 +48,15 @@ async fn run(plan: &Plan, out: &mut String) -> Result<(), String> {
         .resolve(&plan.target)
         .map_err(|e| e.to_string())?;
     if lane_choice(plan) == LaneChoice::Http3 {
+        if plan.alt_svc {
+            let followed = crate::alt_svc::follow_async(plan, &endpoint).await?;
+            let _ = writeln!(
+                out,
+                "* Alt-Svc over TCP: {}",
+                followed.alternative.describe()
+            );
+            return h3(plan, &followed.endpoint, out).await;
+        }
         return h3(plan, &endpoint, out).await;
     }
     let (socket, _) = net::open(&endpoint, 0)

@@ -82,7 +82,7 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
         conn_window: fit(a.h2_conn_window, defaults.conn_window),
         max_frame: fit(a.h2_max_frame, defaults.max_frame),
     };
-    let protocol = match (a.http1, a.http2, a.http3) {
+    let protocol = match (a.http1, a.http2, a.http3 || a.alt_svc) {
         (true, _, _) => Protocol::Http1,
         (_, true, _) => Protocol::Http2,
         (_, _, true) => Protocol::Http3,
@@ -137,6 +137,7 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
         list: None,
         shard: None,
         start_at: None,
+        alt_svc: a.alt_svc,
     };
     if let Some(file) = &a_script {
         let script = crate::script::Script::load(file, &a_script_args, &plan)

@@ -131,6 +131,11 @@ pub struct LoadArgs {
     #[arg(long = "http3", conflicts_with = "http_version")]
     pub http3: bool,
 
+    /// HTTP/3 where the server says it is: one request over TCP (HTTP/2 or 1.1 by ALPN) before
+    /// the run reads its Alt-Svc header, and the run goes over QUIC to its h3 alternative.
+    #[arg(long = "alt-svc", conflicts_with_all = ["http1", "http2", "http3", "http_version"])]
+    pub alt_svc: bool,
+
     /// The HTTP version to speak: 1.1, 2 or 3 (the same as --http1.1, --http2 or --http3).
     #[arg(long = "http-version", value_name = "VERSION", value_parser = values::http_version)]
     pub http_version: Option<crate::plan::Protocol>,

@@ -32,6 +32,8 @@ pub struct Armed<'a> {
     established: Vec<u64>,
     dns: Duration,
     setup_time: Duration,
+    /// `--alt-svc`: the alternative the run followed.
+    alt_svc: Option<String>,
 }
 
 /// Prepares `plan`: resolves the target, starts the load threads and waits until each has
@@ -108,8 +110,24 @@ pub fn prepare_staged<'a>(
     check_nofile(plan.connections, plan.effective_threads(), plan.connections)
         .map_err(RunError::FileLimit)?;
     let t = Instant::now();
-    let endpoint = Arc::new(plan.route.resolve(&plan.target)?);
+    let endpoint = plan.route.resolve(&plan.target)?;
     let dns = t.elapsed();
+    let (endpoint, alt_svc) = match plan.alt_svc {
+        false => (Arc::new(endpoint), None),
+        true => {
+            let followed = crate::alt_svc::follow(plan, &endpoint).map_err(|reason| {
+                RunError::Unreachable {
+                    target: endpoint.describe(),
+                    class: Failure::Connect,
+                    reason,
+                }
+            })?;
+            (
+                Arc::new(followed.endpoint),
+                Some(followed.alternative.describe()),
+            )
+        }
+    };
 
     let threads = plan.effective_threads() as usize;
     let lane = lane_choice(plan);
@@ -288,6 +306,7 @@ pub fn prepare_staged<'a>(
         established,
         dns,
         setup_time,
+        alt_svc,
     })
 }
 
@@ -374,6 +393,7 @@ impl Armed<'_> {
             wall: end.saturating_duration_since(start),
             dns,
             setup: setup_time,
+            alt_svc: self.alt_svc.take(),
             threads: threads as u32,
             window_start,
             start_unix_ms,

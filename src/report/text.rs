@@ -81,6 +81,10 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
         Some(_) => format!("{} over {over}", c.protocol),
         None => c.protocol.clone(),
     };
+    let protocol = match &c.alt_svc {
+        Some(alt) => format!("{protocol} (Alt-Svc {alt})"),
+        None => protocol,
+    };
     let model = match c.rate {
         Some(r) => format!("open model at {} requests/s", rate(r)),
         None => "closed model".into(),

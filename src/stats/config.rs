@@ -18,6 +18,9 @@ pub struct Config {
     pub url: String,
     pub method: String,
     pub protocol: String,
+    /// `--alt-svc`: the server's HTTP/3 alternative the run followed, as `h3=":443"`.
+    #[serde(default)]
+    pub alt_svc: Option<String>,
     pub model: String,
     pub latency_definition: String,
     pub connections: u32,
@@ -87,6 +90,7 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
         url: plan.target.url.clone(),
         method: plan.method.clone(),
         protocol: protocol(plan, s),
+        alt_svc: run.alt_svc.clone(),
         model: if plan.rate.is_some() {
             "open"
         } else {

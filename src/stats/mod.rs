@@ -147,6 +147,8 @@ pub struct RunOutput {
     pub wall: Duration,
     /// Time to resolve the host, once, before any connection.
     pub dns: Duration,
+    /// `--alt-svc`: the server's h3 alternative the run followed (`h3=":443"`).
+    pub alt_svc: Option<String>,
     /// Time the connections took to open before the clock started (at most --setup-timeout).
     pub setup: Duration,
     /// Threads that ran.
@@ -178,6 +180,7 @@ impl RunOutput {
             drain: Duration::ZERO,
             wall: Duration::ZERO,
             dns: Duration::ZERO,
+            alt_svc: None,
             setup: Duration::ZERO,
             threads,
             window_start: Instant::now(),

@@ -72,6 +72,7 @@ fn fixed_run() -> (Plan, RunOutput) {
         drain: Duration::ZERO,
         wall: Duration::from_millis(5_000),
         dns: Duration::from_micros(40),
+        alt_svc: None,
         setup: Duration::from_millis(3),
         threads: 2,
         window_start: std::time::Instant::now(),

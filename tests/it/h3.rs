@@ -117,12 +117,22 @@ fn caddy_logs_exactly_the_requests_of_a_count_run_over_streams() {
         return;
     };
     let (ca, url) = (pki.path("ca.pem"), caddy.url());
+    let html = pki.path("run.html");
     let mut args = vec![
         "--http3", "-n", "1000", "-c", "4", "-p", "4", "--cacert", &ca,
     ];
+    args.extend(["--html", &html]);
     args.extend(PATIENT);
     args.push(&url);
     let v = run_json(&args);
+    let page = std::fs::read_to_string(&html).unwrap();
+    for row in [
+        "HTTP/3 connections",
+        "QUIC handshake p99",
+        "QUIC packets lost",
+    ] {
+        assert!(page.contains(row), "{row} in the HTML page");
+    }
     assert_eq!(v["config"]["protocol"], "HTTP/3");
     assert_eq!(v["config"]["streams"], 4);
     assert_eq!(v["requests"]["completed"], 1000);
@@ -166,6 +176,12 @@ fn caddy_logs_exactly_the_requests_of_an_open_model_run() {
     assert_eq!(r["completed"].as_u64(), Some(sent));
     assert!((595..=601).contains(&sent), "300/s for 2 s: {sent}");
     assert_eq!(caddy.logged("HTTP/3.0") as u64, sent);
+    // QUIC's bytes reach the timeline every second, not only when the connections close.
+    let seconds = v["timeline"].as_array().unwrap();
+    assert_eq!(seconds.len(), 2, "{seconds:?}");
+    for s in seconds {
+        assert!(s["bytes_in"].as_u64().unwrap() > 150 * 3, "{s}");
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Integration tests: one binary, loopback servers started on port 0 by the tests themselves.
 
 mod alloc;
+mod alt_svc;
 mod baseline;
 mod cli;
 mod compare;
