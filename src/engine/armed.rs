@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::shared::{LaneChoice, Limit, ListSetup, Listed, ScriptSetup, Setup};
+use super::shared::{H3Setup, LaneChoice, Limit, ListSetup, Listed, ScriptSetup, Setup};
 use super::thread::{self, Finished, Go, Ready};
 use super::{
     CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, follow, join, lane_choice,
@@ -56,8 +56,11 @@ pub(super) fn shape_requests(setup: &mut Setup, plan: &Plan) -> Result<(), Strin
     if plan.may_use_h2() {
         setup.h2_request = request::h2_prepared(plan)?;
     }
-    if setup.h3_request.is_some() {
-        setup.h3_request = Some(Arc::new(request::h3_request(plan)?));
+    if let Some(h3) = &setup.h3 {
+        setup.h3 = Some(Arc::new(H3Setup {
+            quic: h3.quic.clone(),
+            request: Arc::new(request::h3_request(plan)?),
+        }));
     }
     Ok(())
 }
@@ -156,13 +159,13 @@ pub fn prepare_staged<'a>(
         },
         lane,
         tls,
-        h3_request: match quic {
-            Some(_) => Some(Arc::new(
-                request::h3_request(plan).map_err(RunError::Request)?,
-            )),
+        h3: match quic {
+            Some(quic) => Some(Arc::new(H3Setup {
+                quic,
+                request: Arc::new(request::h3_request(plan).map_err(RunError::Request)?),
+            })),
             None => None,
         },
-        quic,
         h2: lane_h2::Settings {
             stream_window: plan.h2.stream_window,
             conn_window: plan.h2.conn_window,

@@ -30,6 +30,15 @@ pub(super) fn switched() -> Fail {
     }
 }
 
+/// A connection in another protocol than the lane's, closed out of line: inline, its drop (an
+/// HTTP/2 or HTTP/3 connection's) grew the HTTP/1.1 loop it is never taken in.
+#[cold]
+#[inline(never)]
+pub(super) fn switched_from(opened: Connected) -> Fail {
+    drop(opened);
+    switched()
+}
+
 /// The links of the pre-connected connections `open` (group and connection), one per slot that
 /// runs: made one at a time as the thread's set takes them.
 pub fn links(ctx: Rc<Shared>, open: Vec<(usize, Connected)>) -> Links {

@@ -131,7 +131,7 @@ impl<E: Observe> Lane for H1Lane<E> {
                 self.conn = Some(c);
                 Ok(())
             }
-            Connected::H2(_) | Connected::H3(_) => Err(super::drive::switched()),
+            other => Err(super::drive::switched_from(other)),
         }
     }
 

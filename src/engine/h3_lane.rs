@@ -232,13 +232,13 @@ impl Lane for H3Lane {
             let Some(open) = conn.as_ref() else {
                 unreachable!("exchanging without a connection");
             };
-            let Some(request) = ctx.setup.h3_request.clone() else {
+            let Some(h3) = &ctx.setup.h3 else {
                 unreachable!("an HTTP/3 lane in a run without an HTTP/3 request");
             };
             Box::pin(h3::exchange(
                 open.send.clone(),
                 open.quic.clone(),
-                request,
+                h3.request.clone(),
                 self.written.clone(),
             ))
         });

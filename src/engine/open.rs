@@ -280,7 +280,7 @@ impl Shared {
     /// A QUIC connection (its handshake timed as TLS's, which it carries) and HTTP/3 on it, whose
     /// control streams run as a task of their own. A failure is counted here.
     async fn open_h3(&self, via: Via<'_>, reconnect: bool, slot: &Slot) -> Result<Connected, Fail> {
-        let (Some(client), Endpoint::Tcp(addrs)) = (&self.setup.quic, via.endpoint) else {
+        let (Some(h3), Endpoint::Tcp(addrs)) = (&self.setup.h3, via.endpoint) else {
             unreachable!(
                 "--http3 without a QUIC client, or over a Unix socket: the plan refuses it"
             );
@@ -288,7 +288,7 @@ impl Shared {
         let addr = addrs[via.preferred.get() % addrs.len()];
         let t = Instant::now();
         slot.connect_reached(ConnectPhase::Quic);
-        let opened = match client.connect(addr).await {
+        let opened = match h3.quic.connect(addr).await {
             Ok(opened) => opened,
             Err(e) => {
                 let mut s = self.rec.stats.borrow_mut();

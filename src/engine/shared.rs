@@ -77,8 +77,7 @@ pub struct Setup {
     pub lane: LaneChoice,
     pub tls: Option<TlsClient>,
     /// --http3: the QUIC client and the request as HTTP/3 sends it.
-    pub quic: Option<QuicClient>,
-    pub h3_request: Option<Arc<crate::proto::h3::Request>>,
+    pub h3: Option<Arc<H3Setup>>,
     pub h2: lane_h2::Settings,
     /// How long in-flight requests may finish after the run is told to stop.
     pub drain: Duration,
@@ -99,6 +98,13 @@ pub struct Setup {
     pub list: Option<Arc<ListSetup>>,
     /// The thread's index among the run's load threads.
     pub thread: usize,
+}
+
+/// What --http3's connections need: the QUIC client and the request.
+#[derive(Debug)]
+pub struct H3Setup {
+    pub quic: QuicClient,
+    pub request: Arc<crate::proto::h3::Request>,
 }
 
 /// One request of a list, as the HTTP/1.1 lane sends it.

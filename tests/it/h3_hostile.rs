@@ -170,3 +170,29 @@ fn a_goaway_moves_the_next_requests_to_a_new_connection() {
     assert!(c["reconnects"].as_u64().unwrap() >= 2, "{c}");
     assert_eq!(s.answered(), 60);
 }
+
+#[test]
+fn every_connection_is_closed_with_h3_no_error_not_left_to_time_out() {
+    let Some(s) = Scripted::start("answer") else {
+        return;
+    };
+    let v = s.run(&["-n", "200", "-c", "8", "-p", "2", "--rpc", "50"], true);
+    assert_eq!(v["requests"]["completed"], 200);
+    assert_eq!(s.answered(), 200);
+    // 8 connections of 25 requests: none reaches --rpc; then 4 of 50 each with --rpc 25.
+    let v = s.run(&["-n", "100", "-c", "2", "--rpc", "25"], true);
+    assert_eq!(v["connections"]["reconnects"], 2);
+    // The server reads the last closes a moment after spate exits: waited for, within a bound.
+    let file = s.log.with_extension("log.closed");
+    let t = std::time::Instant::now();
+    let closed = loop {
+        let closed = std::fs::read_to_string(&file).unwrap_or_default();
+        if closed.lines().count() >= 8 + 4 || t.elapsed() > std::time::Duration::from_secs(5) {
+            break closed;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let codes: Vec<&str> = closed.lines().collect();
+    assert_eq!(codes.len(), 8 + 4, "{closed}");
+    assert!(codes.iter().all(|c| *c == "0x100"), "{closed}");
+}

@@ -9,7 +9,8 @@
   nostreams  allows the client no request stream at all
 
 Usage: h3_server.py MODE HOST PORT CERT KEY LOG. Each answered request appends a line to LOG, the
-server's own count. It prints "ready" once it listens.
+server's own count, and each connection's end appends its error code to LOG.closed (0x100,
+H3_NO_ERROR, when the client closed it). It prints "ready" once it listens.
 """
 
 import asyncio
@@ -35,9 +36,19 @@ class Server(QuicConnectionProtocol):
         self.h3 = None
         self.answered = 0
         self.goaway_at = None
+        self.closed = False
         if MODE == "nostreams":
             limit = self._quic._local_max_streams_bidi
             limit.value = limit.sent = 0
+
+    def datagram_received(self, data, addr):
+        super().datagram_received(data, addr)
+        # aioquic tells of a close only after its draining period; the frame is here at once.
+        close = self._quic._close_event
+        if close is not None and not self.closed:
+            self.closed = True
+            with open(LOG + ".closed", "a") as f:
+                f.write(f"{close.error_code:#x}\n")
 
     def quic_event_received(self, event):
         if isinstance(event, ProtocolNegotiated):
