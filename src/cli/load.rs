@@ -230,6 +230,7 @@ fn stream_plan(a: &LoadArgs) -> Result<Option<crate::plan::StreamPlan>, Exit> {
         rules: crate::proto::stream::Rules {
             done: a.done.as_ref().map(|d| d.as_bytes().to_vec()),
             openai: a.usage.is_some(),
+            max_units: a.max_events,
         },
         max_events: a.max_events,
         max_time: a.max_stream_time,

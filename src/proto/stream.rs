@@ -34,6 +34,10 @@ pub struct Rules {
     /// OpenAI-compatible chunks: a unit has data only when a choice's `delta.content` (or
     /// `text`) is not empty, and the last `usage.completion_tokens` gives the output tokens.
     pub openai: bool,
+    /// --max-events: the units after the first this many are not counted, nor anything else the
+    /// response says after them (the reader stops at the end of the read that brought them,
+    /// which may hold more).
+    pub max_units: Option<u64>,
 }
 
 /// What one response's stream did.
@@ -157,8 +161,16 @@ impl<G: FnMut(u64)> Meter<G> {
 }
 
 impl<G: FnMut(u64)> Timing<G> {
+    /// --max-events: the stream has had all the units it is measured by.
+    fn capped(&self) -> bool {
+        self.rules.max_units.is_some_and(|n| self.facts.units >= n)
+    }
+
     /// A unit arrived; `data`: one with data.
     fn unit(&mut self, data: bool) {
+        if self.capped() {
+            return;
+        }
         let Some(at) = self.at else { return };
         let f = &mut self.facts;
         f.units += 1;
@@ -179,6 +191,9 @@ impl<G: FnMut(u64)> Timing<G> {
 
     /// An event's or a line's data: the sentinel, or a unit with or without data.
     fn payload(&mut self, data: &[u8], cut: bool) {
+        if self.capped() {
+            return;
+        }
         self.facts.cut |= cut;
         if self.rules.done.as_deref() == Some(data) {
             self.facts.done = true;
@@ -217,6 +232,7 @@ impl<G: FnMut(u64)> Events for Meter<G> {
                 let mut input = bytes;
                 while let Some(item) = self.sse.next(&mut input) {
                     match item {
+                        Item::Comment if self.timing.capped() => {}
                         Item::Comment => self.timing.facts.keepalives += 1,
                         Item::Event { data, cut, .. } => self.timing.payload(data, cut),
                     }
@@ -340,6 +356,7 @@ mod tests {
         let rules = Rules {
             done: Some(b"[DONE]".to_vec()),
             openai: true,
+            ..Rules::default()
         };
         let (f, gaps, t0) = run(Unit::Sse, rules, &reads);
         assert_eq!(f.first_unit.map(|t| t.nanos_since(t0)), Some(200 * MS));
@@ -357,6 +374,7 @@ mod tests {
         let rules = Rules {
             done: Some(b"[DONE]".to_vec()),
             openai: false,
+            ..Rules::default()
         };
         let (f, gaps, _) = run(
             Unit::Sse,
@@ -369,12 +387,27 @@ mod tests {
     }
 
     #[test]
+    fn max_events_counts_no_unit_past_the_cap_even_in_the_same_read() {
+        let rules = Rules {
+            done: Some(b"[DONE]".to_vec()),
+            max_units: Some(5),
+            ..Rules::default()
+        };
+        let events = "data: x\n\n".repeat(7) + ": ka\n\ndata: [DONE]\n\n";
+        let (f, gaps, _) = run(Unit::Sse, rules, &[(5, events.as_bytes())]);
+        assert_eq!((f.units, f.data_units, f.keepalives), (5, 5, 0));
+        assert_eq!(gaps.len(), 4);
+        assert!(!f.done, "the sentinel came after the cap");
+    }
+
+    #[test]
     fn lines_are_units_and_empty_lines_are_not() {
         let (f, gaps, t0) = run(
             Unit::Lines,
             Rules {
                 done: Some(b"{\"done\":true}".to_vec()),
                 openai: false,
+                ..Rules::default()
             },
             &[
                 (10, b"{\"t\":\"a\"}\r\n\n{\"t\""),
@@ -450,6 +483,7 @@ mod tests {
             let rules = Rc::new(Rules {
                 done: Some(b"[DONE]".to_vec()),
                 openai,
+                ..Rules::default()
             });
             let t0 = Tick::now();
             let facts = |cuts: &[usize]| {

@@ -60,6 +60,7 @@ fn stream_once(addr: std::net::SocketAddr) -> (Option<(u16, Media)>, Facts, Vec<
     let rules = Rc::new(Rules {
         done: Some(b"[DONE]".to_vec()),
         openai: true,
+        ..Rules::default()
     });
     let mut watch = Watch {
         meter: Meter::new(Unit::Sse, rules, |g| gaps.push(g)),
