@@ -2,16 +2,17 @@
 //! share its connection through a `Group`: as many run as the server allows; when the
 //! connection takes no more streams (GOAWAY, an error, --rpc), the streams in flight finish, the
 //! first slot to find it idle closes it, and one slot (the opener) opens the next inside its
-//! next attempt while the others wait. Attempts the server refused unprocessed wait in the group
-//! and go first on the next connection. What a stream's response says as it arrives goes to `E`
-//! (`()` on the static path: nothing; a `Watch` per slot under --stream). Must not allocate per
-//! request or account for attempts.
+//! next attempt while the others wait (those turns are the group's `Crew`'s). Attempts the
+//! server refused unprocessed wait in the group and go first on the next connection. What a
+//! stream's response says as it arrives goes to `E` (`()` on the static path: nothing; a `Watch`
+//! per slot under --stream). Must not allocate per request or account for attempts.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
-use super::attempt::{Ended, MAX_RETRIES};
+use super::attempt::Ended;
+use super::crew::Crew;
 use super::lane::{Again, Lane, Outcome, Ready};
 use super::shared::{Admitted, Connected, OpenH2, Shared};
 use super::slot::Slot;
@@ -19,51 +20,24 @@ use super::watch::{Observe, Streamed};
 use crate::clock::Tick;
 use crate::proto::{Fail, Response, h2};
 
-/// What the slots of one HTTP/2 connection group share.
+/// What the slots of one HTTP/2 connection group share: the connection, how many of them run
+/// on it, and their `Crew`.
 pub struct Group<E: Observe> {
-    /// The group's first slot.
-    base: usize,
+    crew: Crew,
     /// The connection, while there is one.
     lane: RefCell<Option<h2::Lane<E>>>,
     /// Slots that run on the current connection: -p, or fewer if the server allows fewer.
     width: Cell<usize>,
-    /// The current connection takes no more streams, and whether a GOAWAY said so.
-    gone: Cell<bool>,
-    goaway: Cell<bool>,
-    /// Requests admitted on the current connection (--rpc), and the responses it carried.
-    used: Cell<u64>,
-    done: Cell<u64>,
-    /// The current connection opened before the run (it counts as one that served).
-    preconnected: Cell<bool>,
-    /// Slots that took an attempt on the current connection and have not accounted for it.
-    busy: Cell<usize>,
-    /// The slot opening the next connection, while there is none.
-    opener: Cell<Option<usize>>,
-    /// Slots whose loop has not ended.
-    live: Cell<usize>,
-    /// Attempts the server refused unprocessed, to go first on the next connection. At most one
-    /// per slot: allocated once per group, not per request.
-    retries: RefCell<Vec<Admitted>>,
 }
 
 impl<E: Observe> Group<E> {
     /// The group of connection `group`, pre-connected as `open`, whose streams tell their
     /// responses to an `E`.
     pub fn new(ctx: &Shared, group: usize, open: OpenH2) -> Rc<Group<E>> {
-        let streams = ctx.setup.streams.max(1);
         let g = Group {
-            base: group * streams,
+            crew: Crew::new(ctx, group),
             lane: RefCell::new(None),
             width: Cell::new(1),
-            gone: Cell::new(false),
-            goaway: Cell::new(false),
-            used: Cell::new(0),
-            done: Cell::new(0),
-            preconnected: Cell::new(true),
-            busy: Cell::new(0),
-            opener: Cell::new(None),
-            live: Cell::new(streams),
-            retries: RefCell::new(Vec::with_capacity(streams)),
         };
         g.install(ctx, open)
             .expect("the run's connections tell their responses to one kind of receiver");
@@ -71,7 +45,7 @@ impl<E: Observe> Group<E> {
     }
 
     pub fn base(&self) -> usize {
-        self.base
+        self.crew.base()
     }
 
     /// Takes the new connection `open`; fails if its streams report to another kind of
@@ -87,50 +61,13 @@ impl<E: Observe> Group<E> {
         self.width
             .set(ctx.setup.streams.max(1).min(max_streams.max(1)));
         *self.lane.borrow_mut() = Some(lane);
-        self.opener.set(None);
-        self.nudge(ctx);
+        self.crew.nudge(ctx);
         Ok(())
     }
 
-    /// Wakes every slot of the group, for those waiting on it to look again.
-    fn nudge(&self, ctx: &Shared) {
-        let n = ctx.setup.streams.max(1);
-        for slot in &ctx.slots[self.base..self.base + n] {
-            slot.nudge();
-        }
-    }
-
-    fn mark_gone(&self, goaway: bool) {
-        self.gone.set(true);
-        self.goaway.set(self.goaway.get() || goaway);
-    }
-
-    /// Closes the current connection, counting what it carried; true if it served (a
-    /// connection that served nothing is a failed connect).
-    fn close(&self, ctx: &Shared) -> bool {
-        let Some(lane) = self.lane.borrow_mut().take() else {
-            return true;
-        };
-        drop(lane);
-        let mut s = ctx.rec.stats.borrow_mut();
-        s.conns.goaways += u64::from(self.goaway.get());
-        s.per_connection.record(self.done.get());
-        let served = self.preconnected.get() || self.done.get() > 0;
-        self.gone.set(false);
-        self.goaway.set(false);
-        self.used.set(0);
-        self.done.set(0);
-        self.preconnected.set(false);
-        served
-    }
-
-    /// A slot that waits for the group: it ends if the run admits nothing more and no refused
-    /// attempt waits to go again.
-    fn wait(&self, ctx: &Shared) -> Poll<Ready> {
-        match self.retries.borrow().is_empty() && ctx.is_over() {
-            true => Poll::Ready(Ready::Over),
-            false => Poll::Pending,
-        }
+    /// Drops the current connection, if there is one; true if there was.
+    fn drop_lane(&self) -> bool {
+        self.lane.borrow_mut().take().is_some()
     }
 }
 
@@ -153,19 +90,6 @@ impl<E: Observe> H2Lane<E> {
             on: false,
             open: false,
             written: None,
-        }
-    }
-
-    /// The attempt no longer holds the connection; the last one off a gone connection lets it
-    /// be closed.
-    fn release(&mut self, ctx: &Shared) {
-        if !std::mem::take(&mut self.on) {
-            return;
-        }
-        let g = &*self.group;
-        g.busy.set(g.busy.get() - 1);
-        if g.busy.get() == 0 && g.gone.get() {
-            g.nudge(ctx);
         }
     }
 
@@ -196,15 +120,16 @@ impl<E: Observe> Lane for H2Lane<E> {
             return Poll::Ready(Ready::Over);
         }
         let g = &*self.group;
+        let crew = &g.crew;
         loop {
             let lane = g.lane.borrow();
             match &*lane {
-                Some(lane) if !g.gone.get() => {
+                Some(lane) if !crew.is_gone() => {
                     if self.k >= g.width.get() {
-                        return g.wait(ctx);
+                        return crew.wait(ctx);
                     }
-                    if ctx.setup.rpc.is_some_and(|n| g.used.get() >= n) {
-                        g.mark_gone(false);
+                    if crew.spent(ctx) {
+                        crew.mark_gone(false);
                         continue;
                     }
                     // A server that allows no stream while none of ours is open frees no place:
@@ -215,46 +140,33 @@ impl<E: Observe> Lane for H2Lane<E> {
                         false => std::task::ready!(lane.poll_ready(cx)),
                     };
                     match ready {
-                        h2::Ready::Gone { goaway } => g.mark_gone(goaway),
+                        h2::Ready::Gone { goaway } => crew.mark_gone(goaway),
                         _ => {
-                            self.on = true;
-                            g.busy.set(g.busy.get() + 1);
+                            crew.board(&mut self.on);
                             return Poll::Ready(Ready::Go);
                         }
                     }
                 }
-                Some(_) => {
-                    if g.busy.get() > 0 {
-                        return g.wait(ctx);
-                    }
+                held => {
+                    let held = held.is_some();
                     drop(lane);
-                    let served = g.close(ctx);
-                    g.opener.set(Some(self.k));
-                    if !served && !g.wait(ctx).is_ready() {
-                        return Poll::Ready(Ready::BackOff);
-                    }
+                    return crew.turn(ctx, self.k, held, || {
+                        g.drop_lane();
+                    });
                 }
-                None => match g.opener.get() {
-                    Some(k) if k != self.k => return g.wait(ctx),
-                    _ => {
-                        g.opener.set(Some(self.k));
-                        return Poll::Ready(Ready::Go);
-                    }
-                },
             }
         }
     }
 
     fn retry(&mut self) -> Option<Admitted> {
-        self.group.retries.borrow_mut().pop()
+        self.group.crew.retry()
     }
 
     fn begin(&mut self, _: &Shared, adm: &Admitted) -> bool {
         self.open = false;
         self.written = None;
         if self.on {
-            let g = &*self.group;
-            g.used.set(g.used.get() + 1);
+            self.group.crew.admitted();
             self.begin_watch(adm);
         }
         self.on
@@ -266,9 +178,7 @@ impl<E: Observe> Lane for H2Lane<E> {
         };
         let g = &*self.group;
         g.install(ctx, open)?;
-        g.used.set(1);
-        g.busy.set(g.busy.get() + 1);
-        self.on = true;
+        g.crew.adopted(&mut self.on);
         self.begin_watch(adm);
         Ok(())
     }
@@ -327,43 +237,17 @@ impl<E: Observe> Lane for H2Lane<E> {
     /// unprocessed (a graceful GOAWAY below its id) waits for the next connection.
     fn again(&mut self, ctx: &Shared, adm: Admitted, _: bool, outcome: &Outcome) -> Again {
         self.abandon();
-        match outcome {
-            Ok(Err(f)) if f.refused() && adm.retries < MAX_RETRIES => {
-                self.group.retries.borrow_mut().push(Admitted {
-                    retries: adm.retries + 1,
-                    ..adm
-                });
-                self.release(ctx);
-                Again::Queued
-            }
-            _ => Again::No,
-        }
+        self.group.crew.again(ctx, &mut self.on, adm, outcome)
     }
 
     fn ended(&mut self, ctx: &Shared, ended: Ended) {
-        if self.on && matches!(ended, Ended::Completed { .. }) {
-            let g = &*self.group;
-            g.done.set(g.done.get() + 1);
-        }
-        self.release(ctx);
+        self.group.crew.ended(ctx, &mut self.on, ended);
     }
 
     fn finish(&mut self, ctx: &Shared, index: usize) {
         self.abandon();
-        self.release(ctx);
         let g = &*self.group;
-        if g.opener.get() == Some(self.k) {
-            g.opener.set(None);
-        }
-        g.live.set(g.live.get() - 1);
-        ctx.slots[index].retire();
-        if g.live.get() > 0 {
-            g.nudge(ctx);
-            return;
-        }
-        g.close(ctx);
-        // Refused attempts the run ended before sending again: in flight, as far as it knows.
-        let left = g.retries.borrow().iter().filter(|a| !a.warmup).count() as u64;
-        ctx.rec.stats.borrow_mut().interrupted += left;
+        g.crew
+            .leave(ctx, self.k, index, &mut self.on, || g.drop_lane());
     }
 }

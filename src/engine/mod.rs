@@ -8,6 +8,7 @@ mod attempt;
 mod backoff;
 mod control;
 mod cpu;
+mod crew;
 mod drive;
 mod follow;
 mod gate;

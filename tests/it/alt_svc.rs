@@ -2,61 +2,19 @@
 //! where it points. Against PyPI's hypercorn with its QUIC port apart from its TCP port (it
 //! advertises it itself), and against the built-in server, which advertises no HTTP/3.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
 use spate::serve::{ServeConfig, ServeTls, Server};
 
+use crate::h3::Hypercorn;
 use crate::pki::Pki;
-use crate::support::{Child, failed_json, free_addr, spate, spate_json, test_python};
-
-/// An ASGI app that answers "ok" and logs each request's HTTP version to $H3_LOG.
-const APP: &str = r#"import os
-async def app(scope, receive, send):
-    if scope['type'] != 'http':
-        return
-    with open(os.environ['H3_LOG'], 'a') as f:
-        f.write(scope['http_version'] + '\n')
-    await send({'type': 'http.response.start', 'status': 200,
-                'headers': [(b'content-length', b'2')]})
-    await send({'type': 'http.response.body', 'body': b'ok'})
-"#;
+use crate::support::{failed_json, free_addr, spate, spate_json};
 
 #[test]
 fn the_run_follows_alt_svc_to_a_quic_port_of_its_own() {
-    let Some(python) = test_python("hypercorn") else {
+    let pki = Pki::new("alt-svc");
+    let (tcp, udp) = (free_addr(), free_addr());
+    let Some(server) = Hypercorn::start(&pki, tcp, udp) else {
         return;
     };
-    let pki = Pki::new("alt-svc");
-    let dir = &pki.dir;
-    std::fs::write(dir.join("altapp.py"), APP).unwrap();
-    std::fs::write(dir.join("cert.pem"), &pki.server_cert).unwrap();
-    std::fs::write(dir.join("key.pem"), &pki.server_key).unwrap();
-    let log = dir.join("requests.log");
-    let (tcp, udp) = (free_addr(), free_addr());
-    let child = Command::new(python)
-        .args(["-m", "hypercorn", "--bind", &tcp.to_string()])
-        .args(["--quic-bind", &udp.to_string()])
-        .arg("--certfile")
-        .arg(dir.join("cert.pem"))
-        .arg("--keyfile")
-        .arg(dir.join("key.pem"))
-        .arg("altapp:app")
-        .current_dir(dir)
-        .env("H3_LOG", &log)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _server = Child(child);
-    let t = Instant::now();
-    while std::net::TcpStream::connect(tcp).is_err() {
-        assert!(
-            t.elapsed() < Duration::from_secs(10),
-            "hypercorn never listened"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
     let (ca, url) = (
         pki.path("ca.pem"),
         format!("https://localhost:{}/", tcp.port()),
@@ -80,18 +38,17 @@ fn the_run_follows_alt_svc_to_a_quic_port_of_its_own() {
     let alt = format!("h3=\":{}\"", udp.port());
     assert_eq!(v["config"]["alt_svc"], alt.as_str());
     assert_eq!(v["requests"]["completed"], 50);
-    let logged = std::fs::read_to_string(&log).unwrap();
-    let versions: Vec<&str> = logged.lines().collect();
+    let versions = server.versions();
     assert_eq!(
-        versions.iter().filter(|v| **v == "3").count(),
+        versions.iter().filter(|v| *v == "3").count(),
         50,
-        "{logged}"
+        "{versions:?}"
     );
     // The one request that read Alt-Svc went over TCP, by ALPN HTTP/2.
     assert_eq!(
-        versions.iter().filter(|v| **v == "2").count(),
+        versions.iter().filter(|v| *v == "2").count(),
         1,
-        "{logged}"
+        "{versions:?}"
     );
     assert_eq!(versions.len(), 51);
     // The text report names the alternative.
