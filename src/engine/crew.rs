@@ -63,10 +63,12 @@ impl Crew {
         }
     }
 
+    #[inline]
     pub fn is_gone(&self) -> bool {
         self.gone.get()
     }
 
+    #[inline]
     pub fn mark_gone(&self, goaway: bool) {
         self.gone.set(true);
         self.goaway.set(self.goaway.get() || goaway);
@@ -113,6 +115,7 @@ impl Crew {
 
     /// A slot that waits for the group: it ends if the run admits nothing more and no refused
     /// attempt waits to go again.
+    #[inline]
     pub fn wait(&self, ctx: &Shared) -> Poll<Ready> {
         match self.retries.borrow().is_empty() && ctx.is_over() {
             true => Poll::Ready(Ready::Over),
@@ -159,12 +162,14 @@ impl Crew {
         served
     }
 
+    #[inline]
     pub fn retry(&self) -> Option<Admitted> {
         self.retries.borrow_mut().pop()
     }
 
     /// An attempt the server refused unprocessed waits for the next connection, unless it went
     /// again too often already.
+    #[inline]
     pub fn again(&self, ctx: &Shared, on: &mut bool, adm: Admitted, outcome: &Outcome) -> Again {
         match outcome {
             Ok(Err(f)) if f.refused() && adm.retries < MAX_RETRIES => {
