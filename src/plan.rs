@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::route::Route;
 use crate::target::Target;
-use crate::units::MAX_DURATION;
 
 mod error;
+mod validate;
 pub use error::PlanError;
 
 /// When the run stops sending.
@@ -234,216 +234,6 @@ impl Plan {
         self.rate.map(|r| r.per_second() / f64::from(shards))
     }
 
-    pub fn validate(&self) -> Result<(), PlanError> {
-        if self.connections == 0 {
-            return Err(PlanError::NoConnections);
-        }
-        if self.threads == 0 {
-            return Err(PlanError::NoThreads);
-        }
-        match self.stop {
-            Stop::Requests(n) if n < u64::from(self.connections) => {
-                return Err(PlanError::FewerRequestsThanConnections {
-                    requests: n,
-                    connections: self.connections,
-                });
-            }
-            Stop::Duration(d) if d.is_zero() => return Err(PlanError::ZeroDuration),
-            _ => {}
-        }
-        if self.timeout < MIN_TIMEOUT {
-            return Err(PlanError::ShortTimeout);
-        }
-        if self.connect_timeout < MIN_TIMEOUT {
-            return Err(PlanError::ShortConnectTimeout);
-        }
-        if self.setup_timeout < MIN_TIMEOUT {
-            return Err(PlanError::ShortSetupTimeout);
-        }
-        let duration = match self.stop {
-            Stop::Duration(d) => d,
-            Stop::Requests(_) => Duration::ZERO,
-        };
-        for (flag, d) in [
-            ("--duration", duration),
-            ("--warmup", self.warmup),
-            ("--timeout", self.timeout),
-            ("--connect-timeout", self.connect_timeout),
-            ("--setup-timeout", self.setup_timeout),
-            ("--max-lag", self.max_lag.unwrap_or_default()),
-        ] {
-            if d > MAX_DURATION {
-                return Err(PlanError::TooLong(flag));
-            }
-        }
-        if !is_token(&self.method) {
-            return Err(PlanError::Method(self.method.clone()));
-        }
-        if self.h2.streams == 0 {
-            return Err(PlanError::NoStreams);
-        }
-        if self.redirects > 0 && (self.protocol == Protocol::Http2 || self.h2.streams > 1) {
-            return Err(PlanError::RedirectH2);
-        }
-        if self.list.is_some() {
-            for (on, flag) in [
-                (
-                    self.script.is_some(),
-                    "--script: the script makes the requests",
-                ),
-                (
-                    self.protocol == Protocol::Http2,
-                    "--http2: lists are sent over HTTP/1.1",
-                ),
-                (
-                    self.h2.streams > 1,
-                    "--streams: lists are sent over HTTP/1.1",
-                ),
-                (self.redirects > 0, "--redirect"),
-                (self.stream.is_some(), "--stream"),
-            ] {
-                if on {
-                    return Err(PlanError::ListWith(flag));
-                }
-            }
-        }
-        if self.script.as_ref().is_some_and(|s| s.per_request()) {
-            for (on, flag) in [
-                (self.protocol == Protocol::Http2, "--http2"),
-                (self.h2.streams > 1, "--streams"),
-                (self.redirects > 0, "--redirect"),
-                (self.stream.is_some(), "--stream"),
-            ] {
-                if on {
-                    return Err(PlanError::ScriptWith(flag));
-                }
-            }
-        }
-        if let Some(st) = &self.stream {
-            if self.redirects > 0 {
-                return Err(PlanError::StreamRedirect);
-            }
-            if st.max_events == Some(0) {
-                return Err(PlanError::ZeroMaxEvents);
-            }
-            if [st.max_time, st.idle].contains(&Some(Duration::ZERO)) {
-                return Err(PlanError::ZeroStreamTime);
-            }
-        }
-        if self.protocol == Protocol::Http3 {
-            self.validate_h3()?;
-        }
-        if self.h2.streams > 1 && !self.multiplexes() {
-            return Err(PlanError::StreamsNeedH2(self.h2.streams));
-        }
-        if self.rpc == Some(0) {
-            return Err(PlanError::ZeroRpc);
-        }
-        if !self.keep_alive && self.rpc.is_some_and(|n| n != 1) {
-            return Err(PlanError::RpcWithoutKeepAlive);
-        }
-        if self.h2.streams > 1
-            && self
-                .requests_per_connection()
-                .is_some_and(|n| n < u64::from(self.h2.streams))
-        {
-            return Err(PlanError::StreamsWithoutKeepAlive);
-        }
-        if self.max_lag.is_some() && self.rate.is_none() {
-            return Err(PlanError::MaxLagWithoutRate);
-        }
-        if self.max_lag.is_some_and(|d| d.is_zero()) {
-            return Err(PlanError::ZeroMaxLag);
-        }
-        if self.rate.is_some_and(|r| r.num == 0 || r.den == 0) {
-            return Err(PlanError::ZeroRate);
-        }
-        let window = 65_535..=H2_MAX_WINDOW;
-        if !window.contains(&self.h2.stream_window) || !window.contains(&self.h2.conn_window) {
-            return Err(PlanError::H2Window);
-        }
-        if !(16_384..=16_777_215).contains(&self.h2.max_frame) {
-            return Err(PlanError::H2Frame);
-        }
-        if self.tls.cert.is_some() != self.tls.key.is_some() {
-            return Err(PlanError::CertWithoutKey);
-        }
-        let t = &self.tls;
-        if !self.target.tls
-            && self.redirects == 0
-            && (t.insecure || t.cacert.is_some() || t.cert.is_some())
-        {
-            return Err(PlanError::TlsWithoutHttps);
-        }
-        if self.route.unix_socket.is_some() {
-            if self.target.tls {
-                return Err(PlanError::UnixSocketTls);
-            }
-            if !self.route.connect_to.is_empty() {
-                return Err(PlanError::UnixSocketWith("--connect-to"));
-            }
-            if self.route.family.is_some() {
-                return Err(PlanError::UnixSocketWith("--ipv4 or --ipv6"));
-            }
-            if self.route.proxy.is_some() {
-                return Err(PlanError::UnixSocketWith("--proxy"));
-            }
-        }
-        if self.route.proxy.is_some() && !self.route.connect_to.is_empty() {
-            return Err(PlanError::ProxyWithConnectTo);
-        }
-        for (name, value) in &self.headers {
-            if !is_token(name) {
-                return Err(PlanError::HeaderName(name.clone()));
-            }
-            if value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)) {
-                return Err(PlanError::HeaderValue(name.clone()));
-            }
-            if name.eq_ignore_ascii_case("content-length")
-                || name.eq_ignore_ascii_case("transfer-encoding")
-            {
-                return Err(PlanError::ManagedHeader(name.clone()));
-            }
-        }
-        Ok(())
-    }
-
-    /// What HTTP/3 cannot be combined with: plain http://, the ways to reach a server that are
-    /// TCP's (a proxy's tunnel, a Unix socket), and the features that run over HTTP/1.1 only.
-    fn validate_h3(&self) -> Result<(), PlanError> {
-        if !self.target.tls {
-            return Err(PlanError::Http3NeedsHttps);
-        }
-        let d = H2::default();
-        for (on, flag) in [
-            (self.route.proxy.is_some(), "--proxy (a proxy tunnels TCP)"),
-            (self.route.unix_socket.is_some(), "--unix-socket"),
-            (self.redirects > 0, "--redirect"),
-            (
-                self.list.is_some(),
-                "a request list (several URLs, --urls-from-file)",
-            ),
-            (
-                self.script.as_ref().is_some_and(|s| s.per_request()),
-                "a script with delay(), request() or response()",
-            ),
-            (self.stream.is_some(), "--stream"),
-            (
-                (
-                    self.h2.stream_window,
-                    self.h2.conn_window,
-                    self.h2.max_frame,
-                ) != (d.stream_window, d.conn_window, d.max_frame),
-                "--h2-stream-window, --h2-conn-window or --h2-max-frame",
-            ),
-        ] {
-            if on {
-                return Err(PlanError::Http3With(flag));
-            }
-        }
-        Ok(())
-    }
-
     /// Whether connections carry several requests at once (-p): HTTP/3, and HTTP/2 where it
     /// may be spoken.
     pub fn multiplexes(&self) -> bool {
@@ -517,6 +307,7 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::MAX_DURATION;
 
     fn plan() -> Plan {
         Plan::new(Target::parse("http://127.0.0.1:8080/").unwrap())

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::shared::{H3Setup, LaneChoice, Limit, ListSetup, Listed, ScriptSetup, Setup};
+use super::shared::{H3Setup, LaneChoice, Limit, ScriptSetup, Setup};
 use super::thread::{self, Finished, Go, Ready};
 use super::{
     CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, follow, join, lane_choice,
@@ -41,64 +41,6 @@ pub struct Armed<'a> {
 /// views for a display. Nothing is measured until [`Armed::go`].
 pub fn prepare<'a>(plan: &'a Plan, control: &'a Control) -> Result<Armed<'a>, RunError> {
     prepare_staged(plan, control, None)
-}
-
-/// The HTTP/1.1, HTTP/2 and HTTP/3 requests of `plan`, into `setup`: a thread whose script shaped
-/// another request than the run's builds its own.
-pub(super) fn shape_requests(setup: &mut Setup, plan: &Plan) -> Result<(), String> {
-    setup.request = request::h1_bytes(plan);
-    setup.request_close = request::h1_bytes(&Plan {
-        keep_alive: false,
-        ..plan.clone()
-    });
-    setup.retry_safe = plan.is_idempotent();
-    setup.head_request = plan.is_head();
-    if plan.may_use_h2() {
-        setup.h2_request = request::h2_prepared(plan)?;
-    }
-    if let Some(h3) = &setup.h3 {
-        setup.h3 = Some(Arc::new(H3Setup {
-            quic: h3.quic.clone(),
-            request: Arc::new(request::h3_request(plan)?),
-        }));
-    }
-    Ok(())
-}
-
-/// The requests of the list `l`, each built once as `plan` with its method, URL and body.
-fn listed(plan: &Plan, l: &crate::request_list::RequestList) -> ListSetup {
-    let requests = l
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let mut headers = plan.headers.clone();
-            if let Some(m) = &l.mcp {
-                headers.extend(m.headers[i].iter().cloned());
-            }
-            let p = Plan {
-                method: e.method.clone().unwrap_or_else(|| plan.method.clone()),
-                target: e.target.clone(),
-                body: e.body.clone().unwrap_or_else(|| plan.body.clone()),
-                headers,
-                ..plan.clone()
-            };
-            Listed {
-                request: request::h1_bytes(&p),
-                request_close: request::h1_bytes(&Plan {
-                    keep_alive: false,
-                    ..p.clone()
-                }),
-                head_request: p.is_head(),
-                retry_safe: p.is_idempotent(),
-            }
-        })
-        .collect();
-    ListSetup {
-        requests,
-        order: l.order,
-        mcp: l.mcp.clone(),
-    }
 }
 
 /// As [`prepare`], with the script's setup state `stage`, whose `setup(thread)` is called for
@@ -187,7 +129,10 @@ pub fn prepare_staged<'a>(
         live: None,
         follow: follow(plan),
         script: None,
-        list: plan.list.as_ref().map(|l| Arc::new(listed(plan, l))),
+        list: plan
+            .list
+            .as_ref()
+            .map(|l| Arc::new(super::requests::listed(plan, l))),
         thread: 0,
     };
     let seeds = match (&plan.script, stage) {

@@ -25,6 +25,7 @@ mod open_session;
 mod pace;
 mod rates;
 mod record;
+mod requests;
 mod script_lane;
 mod shared;
 mod side;

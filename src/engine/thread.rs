@@ -309,7 +309,7 @@ fn script_state(setup: &mut Setup) -> Result<Option<Rc<Worker>>, String> {
     if worker.shaped != s.script.shaped {
         let mut plan = Plan::clone(&s.plan);
         worker.shaped.apply(&mut plan);
-        super::armed::shape_requests(setup, &plan)
+        super::requests::shape_requests(setup, &plan)
             .map_err(|e| format!("--script {}: {e}", s.script.name))?;
     }
     worker.offer(&setup.request)?;

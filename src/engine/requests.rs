@@ -1,0 +1,66 @@
+//! The requests of a plan, built once into a thread's `Setup`: HTTP/1.1 bytes, HTTP/2's fields,
+//! HTTP/3's request, and a request list's requests. Must not run per request.
+
+use std::sync::Arc;
+
+use super::shared::{H3Setup, ListSetup, Listed, Setup};
+use crate::plan::Plan;
+use crate::request;
+
+/// The HTTP/1.1, HTTP/2 and HTTP/3 requests of `plan`, into `setup`: a thread whose script shaped
+/// another request than the run's builds its own.
+pub(super) fn shape_requests(setup: &mut Setup, plan: &Plan) -> Result<(), String> {
+    setup.request = request::h1_bytes(plan);
+    setup.request_close = request::h1_bytes(&Plan {
+        keep_alive: false,
+        ..plan.clone()
+    });
+    setup.retry_safe = plan.is_idempotent();
+    setup.head_request = plan.is_head();
+    if plan.may_use_h2() {
+        setup.h2_request = request::h2_prepared(plan)?;
+    }
+    if let Some(h3) = &setup.h3 {
+        setup.h3 = Some(Arc::new(H3Setup {
+            quic: h3.quic.clone(),
+            request: Arc::new(request::h3_request(plan)?),
+        }));
+    }
+    Ok(())
+}
+
+/// The requests of the list `l`, each built once as `plan` with its method, URL and body.
+pub(super) fn listed(plan: &Plan, l: &crate::request_list::RequestList) -> ListSetup {
+    let requests = l
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut headers = plan.headers.clone();
+            if let Some(m) = &l.mcp {
+                headers.extend(m.headers[i].iter().cloned());
+            }
+            let p = Plan {
+                method: e.method.clone().unwrap_or_else(|| plan.method.clone()),
+                target: e.target.clone(),
+                body: e.body.clone().unwrap_or_else(|| plan.body.clone()),
+                headers,
+                ..plan.clone()
+            };
+            Listed {
+                request: request::h1_bytes(&p),
+                request_close: request::h1_bytes(&Plan {
+                    keep_alive: false,
+                    ..p.clone()
+                }),
+                head_request: p.is_head(),
+                retry_safe: p.is_idempotent(),
+            }
+        })
+        .collect();
+    ListSetup {
+        requests,
+        order: l.order,
+        mcp: l.mcp.clone(),
+    }
+}
