@@ -59,8 +59,9 @@ fn busy_connections(plan: &Plan, run: &RunOutput, mean_s: f64) -> Option<f64> {
         // law does not describe such a run (the fairness rule does).
         && !s.per_client.contains(&0);
     usable.then(|| {
-        // HTTP/2 multiplexes: every stream in use is a request in flight.
-        let streams = if s.conns.h2 > 0 {
+        // HTTP/2 and HTTP/3 multiplex: every stream in use is a request in flight (HTTP/3's
+        // stream limit is QUIC's, which spate's streams wait on rather than learn).
+        let streams = if s.conns.h2 + s.conns.h3 > 0 {
             let limit = s.conns.server_streams.unwrap_or(u64::MAX);
             u64::from(plan.h2.streams).min(limit).max(1)
         } else {

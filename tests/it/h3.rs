@@ -584,3 +584,19 @@ fn verbose_shows_the_http3_exchange_with_secrets_masked() {
     // The shown exchange is not part of the run: caddy saw it and the run's two.
     assert_eq!(caddy.logged("HTTP/3.0"), 3);
 }
+
+#[test]
+fn a_closed_run_keeps_each_stream_busy_once_not_p_times_over() {
+    let Some((pki, caddy)) = caddy_pki("h3-busy") else {
+        return;
+    };
+    let (ca, url) = (pki.path("ca.pem"), caddy.url());
+    let mut args = vec!["--http3", "-z", "2s", "-c", "2", "-p", "4", "--cacert", &ca];
+    args.extend(PATIENT);
+    args.push(&url);
+    let v = run_json(&args);
+    // Little's law over the 2 x 4 streams: each is always busy in a closed run.
+    let busy = v["generator"]["busy_connections_ratio"].as_f64().unwrap();
+    assert!((0.8..=1.05).contains(&busy), "{busy}");
+    assert!(caddy.logged("HTTP/3.0") >= 1000);
+}
