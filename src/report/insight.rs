@@ -219,7 +219,7 @@ pub fn sentence(f: &Finding) -> String {
                 parts.push(format!("{} not sent before the end", count(*missed)));
             }
             format!(
-                "spate fell behind its schedule: {} of {} scheduled requests ({}); achieved {}. A due request waits while every connection is busy: the open model needs about rate x latency connections (-c, or -p with HTTP/2).",
+                "spate fell behind its schedule: {} of {} scheduled requests ({}); achieved {}. A due request waits while every connection is busy: the open model needs about rate x latency connections (-c, or -p with HTTP/2 or HTTP/3).",
                 count(dropped + missed),
                 count(*scheduled),
                 parts.join(", "),
