@@ -151,6 +151,13 @@ pub fn ended(e: &ConnectionError) -> String {
             let alert = (u64::from(c.error_code) - 0x100) as u8;
             describe_tls(&rustls::Error::AlertReceived(alert.into()))
         }
+        ConnectionError::ConnectionClosed(c)
+            if c.error_code == quinn::TransportErrorCode::CONNECTION_REFUSED =>
+        {
+            "the server refused the QUIC connection (CONNECTION_REFUSED): it takes no more new \
+             connections now"
+                .into()
+        }
         ConnectionError::ConnectionClosed(c) => format!(
             "the server closed the QUIC connection: {}{}",
             c.error_code,
@@ -171,5 +178,49 @@ pub fn ended(e: &ConnectionError) -> String {
         }
         ConnectionError::LocallyClosed => "closed by spate".into(),
         ConnectionError::CidsExhausted => "no QUIC connection ID was free".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use quinn::{ApplicationClose, ConnectionClose, TransportErrorCode};
+
+    fn closed(code: TransportErrorCode, reason: &'static str) -> ConnectionError {
+        ConnectionError::ConnectionClosed(ConnectionClose {
+            error_code: code,
+            frame_type: None,
+            reason: Bytes::from_static(reason.as_bytes()),
+        })
+    }
+
+    fn app(code: u32, reason: &'static str) -> ConnectionError {
+        ConnectionError::ApplicationClosed(ApplicationClose {
+            error_code: VarInt::from_u32(code),
+            reason: Bytes::from_static(reason.as_bytes()),
+        })
+    }
+
+    #[test]
+    fn each_end_of_a_connection_is_a_sentence_in_its_class() {
+        let alert = closed(TransportErrorCode::crypto(42), "");
+        assert!(is_tls(&alert));
+        assert!(
+            ended(&alert).contains("refused spate's client certificate"),
+            "{}",
+            ended(&alert)
+        );
+        let refused = closed(TransportErrorCode::CONNECTION_REFUSED, "");
+        assert!(!is_tls(&refused));
+        assert!(ended(&refused).contains("CONNECTION_REFUSED"));
+        let error = app(0x101, "bad");
+        assert!(!is_graceful(&error));
+        assert_eq!(
+            ended(&error),
+            "the server closed the connection with H3_GENERAL_PROTOCOL_ERROR (bad)"
+        );
+        assert!(is_graceful(&app(H3_NO_ERROR, "")));
+        assert!(ended(&ConnectionError::TimedOut).contains("nothing from the server for 30s"));
     }
 }
