@@ -494,7 +494,8 @@ start_caddy() {
   echo "bench.sh: caddy did not start" >&2; exit 1
 }
 
-# Lines logged since the last call, which empties the log (caddy appends: O_APPEND).
+# Lines logged since the last call, which empties the log (caddy then writes on at its old
+# offset, after a hole of NULs that holds no newline, so the count stays exact).
 caddy_count() { local log=/tmp/arena/caddy/access.log n; n=$(wc -l < "$log"); : > "$log"; echo "$n"; }
 
 h3_run() { # TOOL C DUR -> "requests/s cpu_us user_us rss_mib"
