@@ -133,7 +133,14 @@ fn demo_fits(connections: u32) -> Result<(), String> {
 /// server-side count that accuracy checks compare with the generator's.
 fn serve_until_interrupted(server: &Server) -> u8 {
     let flag = crate::ui::interrupt_flag();
-    println!("spate serve: listening on {}", server.url());
+    match server.http3() {
+        true => println!(
+            "spate serve: listening on {} (HTTP/3 too, on UDP port {})",
+            server.url(),
+            server.addr().port()
+        ),
+        false => println!("spate serve: listening on {}", server.url()),
+    }
     match flag {
         Ok(got) => {
             // Polling keeps this free of a signal-iterator thread; 50 ms is far below what a

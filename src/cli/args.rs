@@ -339,6 +339,10 @@ pub struct ServeArgs {
     #[arg(long = "http1.1", requires = "tls_cert")]
     pub http1: bool,
 
+    /// With TLS, serve HTTP/3 too, over QUIC on the UDP port of the same number.
+    #[arg(long = "http3", requires = "tls_cert")]
+    pub http3: bool,
+
     /// HTTP/2 MAX_CONCURRENT_STREAMS to announce.
     #[arg(long = "max-streams", value_name = "N")]
     pub max_streams: Option<u32>,

@@ -60,5 +60,6 @@ pub fn command(s: ServeArgs) -> Result<Command, Exit> {
         h2c: s.h2c,
         tls,
         max_streams: s.max_streams,
+        http3: s.http3,
     }))
 }

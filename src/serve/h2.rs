@@ -21,6 +21,8 @@ pub struct H2Answer {
     pub body: Bytes,
     pub(crate) pacing: Pacing,
     pub max_streams: Option<u32>,
+    /// With --http3: where HTTP/3 is, told with each response (`h3=":PORT"`).
+    pub alt_svc: Option<http::HeaderValue>,
 }
 
 pub async fn serve<T>(io: T, answer: Arc<H2Answer>, counters: Arc<[Counter]>, index: usize)
@@ -68,6 +70,10 @@ async fn reply(
     if a.status != 204 && a.status != 304 {
         head.headers_mut()
             .insert(http::header::CONTENT_LENGTH, a.body.len().into());
+    }
+    if let Some(alt) = &a.alt_svc {
+        head.headers_mut()
+            .insert(http::header::ALT_SVC, alt.clone());
     }
     let Ok(mut send) = respond.send_response(head, bodiless) else {
         return;

@@ -1,10 +1,11 @@
 //! `spate serve`: a small, fast HTTP server for loopback testing, used by `spate demo` and by the
 //! tests: HTTP/1.1, h2c, and TLS with ALPN (h2 and http/1.1), optionally requiring a client
-//! certificate. Fixed response built once (status, body size, optional chunking and delay),
+//! certificate; with TLS also HTTP/3 on the same port's UDP. Fixed response built once (status, body size, optional chunking and delay),
 //! keep-alive and pipelining, exact request counting. Not a general web server.
 
 mod conn;
 mod h2;
+mod h3;
 mod responses;
 
 use std::io;
@@ -96,6 +97,8 @@ pub struct ServeConfig {
     pub tls: Option<ServeTls>,
     /// HTTP/2 MAX_CONCURRENT_STREAMS to announce (none: the h2 crate's default, unlimited).
     pub max_streams: Option<u32>,
+    /// With TLS: HTTP/3 too, on the UDP port of the same number.
+    pub http3: bool,
 }
 
 impl Default for ServeConfig {
@@ -111,6 +114,7 @@ impl Default for ServeConfig {
             h2c: false,
             tls: None,
             max_streams: None,
+            http3: false,
         }
     }
 }
@@ -127,6 +131,8 @@ pub enum ServeError {
     Io(#[from] io::Error),
     #[error("TLS: {0}")]
     Tls(#[from] TlsSetupError),
+    #[error("HTTP/3 needs TLS: give --tls-cert and --tls-key")]
+    Http3WithoutTls,
 }
 
 /// How accepted connections are answered, shared by the server threads.
@@ -143,6 +149,7 @@ struct Answer {
 pub struct Server {
     addr: SocketAddr,
     tls: bool,
+    http3: bool,
     counters: Arc<[Counter]>,
 }
 
@@ -168,6 +175,11 @@ impl Server {
         };
         let listener = bind(config.addr)?;
         let addr = listener.local_addr()?;
+        // The port is known now (--port 0), for the Alt-Svc that points to HTTP/3.
+        let config = &ServeConfig {
+            addr,
+            ..config.clone()
+        };
         let answer = Answer {
             h1: Responses::new(config),
             h2: Arc::new(H2Answer {
@@ -175,13 +187,34 @@ impl Server {
                 body: responses::body(config.body_size),
                 pacing: pacing(config),
                 max_streams: config.max_streams,
+                alt_svc: config
+                    .http3
+                    .then(|| http::HeaderValue::from_str(&responses::alt_svc(addr.port())))
+                    .and_then(Result::ok),
             }),
             pacing: pacing(config),
             h2c: config.h2c,
             tls,
         };
         let threads = config.threads.max(1);
-        let counters: Arc<[Counter]> = (0..threads).map(|_| Counter::default()).collect();
+        // HTTP/3's thread counts into one more.
+        let counters: Arc<[Counter]> = (0..threads + usize::from(config.http3))
+            .map(|_| Counter::default())
+            .collect();
+        if config.http3 {
+            let Some(t) = &config.tls else {
+                return Err(ServeError::Http3WithoutTls);
+            };
+            h3::start(
+                addr,
+                t,
+                answer.h2.status,
+                answer.h2.body.clone(),
+                pacing(config),
+                counters.clone(),
+                threads,
+            )?;
+        }
         for i in 0..threads {
             let listener = listener.try_clone()?;
             let answer = answer.clone();
@@ -200,12 +233,18 @@ impl Server {
         Ok(Server {
             addr,
             tls: config.tls.is_some(),
+            http3: config.http3,
             counters,
         })
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Whether it serves HTTP/3 too (on the UDP port of `addr`).
+    pub fn http3(&self) -> bool {
+        self.http3
     }
 
     /// The server's URL: https when it speaks TLS.

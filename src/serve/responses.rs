@@ -49,6 +49,11 @@ impl Responses {
     }
 }
 
+/// With --http3: the Alt-Svc value that points to it (the same port, over UDP).
+pub fn alt_svc(port: u16) -> String {
+    format!("h3=\":{port}\"; ma=86400")
+}
+
 /// The response body: `size` bytes of a repeated greeting.
 pub fn body(size: usize) -> bytes::Bytes {
     PATTERN
@@ -66,6 +71,9 @@ fn build(cfg: &ServeConfig, persist: Persist, head_only: bool) -> Vec<u8> {
         .and_then(|s| s.canonical_reason())
         .unwrap_or("Status");
     let mut out = format!("HTTP/1.1 {} {reason}\r\nServer: spate\r\n", cfg.status).into_bytes();
+    if cfg.http3 {
+        out.extend_from_slice(format!("Alt-Svc: {}\r\n", alt_svc(cfg.addr.port())).as_bytes());
+    }
     match persist {
         Persist::KeepAlive => {}
         Persist::KeepAlive10 => out.extend_from_slice(b"Connection: keep-alive\r\n"),

@@ -600,3 +600,38 @@ fn a_closed_run_keeps_each_stream_busy_once_not_p_times_over() {
     assert!((0.8..=1.05).contains(&busy), "{busy}");
     assert!(caddy.logged("HTTP/3.0") >= 1000);
 }
+
+#[test]
+fn the_built_in_server_answers_http3_beside_http2_on_one_port() {
+    let pki = Pki::new("h3-builtin");
+    let server = spate::serve::Server::start(&spate::serve::ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        tls: Some(spate::serve::ServeTls {
+            cert: pki.server_cert.clone(),
+            key: pki.server_key.clone(),
+            client_ca: None,
+            http1_only: false,
+        }),
+        http3: true,
+        ..spate::serve::ServeConfig::default()
+    })
+    .unwrap();
+    let ca = pki.path("ca.pem");
+    let url = format!("https://localhost:{}/", server.addr().port());
+    let v = run_json(&[
+        "--http3", "-n", "500", "-c", "2", "-p", "4", "--cacert", &ca, &url,
+    ]);
+    assert_eq!(v["config"]["protocol"], "HTTP/3");
+    assert_eq!(v["requests"]["completed"], 500);
+    assert_eq!(v["totals"]["body_bytes"], 500 * 12);
+    let v = run_json(&["-n", "100", "-c", "2", "--cacert", &ca, &url]);
+    assert_eq!(v["config"]["protocol"], "HTTP/2");
+    assert_eq!(server.requests(), 600);
+    // Its TCP answers point to its HTTP/3, as a CDN's do: --alt-svc follows them.
+    let v = run_json(&["--alt-svc", "-n", "50", "-c", "1", "--cacert", &ca, &url]);
+    assert_eq!(v["config"]["protocol"], "HTTP/3");
+    let alt = format!("h3=\":{}\"", server.addr().port());
+    assert_eq!(v["config"]["alt_svc"], alt.as_str());
+    assert_eq!(server.requests(), 600 + 1 + 50);
+    assert!(usage_error(&["serve", "--http3"]).contains("--tls-cert"));
+}
