@@ -5,6 +5,7 @@
 
 mod baseline;
 mod charts;
+mod connections;
 mod mcp;
 mod merge;
 mod streaming;
@@ -270,7 +271,7 @@ pub fn to_html(r: &Report) -> String {
         &mut o,
         "connections",
         "Connections",
-        &tables::connections(r),
+        &connections::connections(r),
         "",
     );
     let mut insight = String::from(r#"<ul class="insight">"#);
