@@ -602,6 +602,18 @@ mod tests {
         assert_eq!(p.tls.key.as_deref(), Some(&b"k.pem"[..]));
         assert_eq!(plan(&["--http1.1", "https://h/"]).protocol, Protocol::Http1);
         assert_eq!(plan(&["https://h/"]).protocol, Protocol::Auto);
+        for (flags, protocol, streams) in [
+            (&["--http3"][..], Protocol::Http3, "4"),
+            (&["--http-version", "3"][..], Protocol::Http3, "4"),
+            (&["--http-version", "2"][..], Protocol::Http2, "4"),
+            (&["--http-version", "1.1"][..], Protocol::Http1, "1"),
+            (&["--alt-svc"][..], Protocol::Http3, "4"),
+        ] {
+            let p = plan(&[flags, &["-p", streams, "https://h/"]].concat());
+            assert_eq!(p.protocol, protocol, "{flags:?}");
+            assert_eq!(p.h2.streams.to_string(), streams, "{flags:?}");
+            assert_eq!(p.alt_svc, flags == ["--alt-svc"], "{flags:?}");
+        }
         assert_eq!(
             plan(&["--http2", "-p", "4", "http://h/"]).h2.streams,
             4,
