@@ -48,7 +48,8 @@ impl Group {
             return false;
         };
         open.quic.close(quinn::VarInt::from_u32(H3_NO_ERROR), b"");
-        ctx.rec.quic_closed(&open.quic);
+        let group = self.crew.base() / ctx.setup.streams.max(1);
+        ctx.rec.quic_closed(group, &open.quic);
         true
     }
 }

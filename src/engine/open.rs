@@ -328,7 +328,8 @@ impl Shared {
             // How it ended reaches the streams through their own outcomes.
             std::future::poll_fn(|cx| driver.poll_close(cx)).await;
         });
-        self.rec.quic.borrow_mut().push(opened.conn.clone());
+        let group = self.slot_index(slot) / self.setup.streams.max(1);
+        self.rec.quic_opened(group, opened.conn.clone());
         let mut s = self.rec.stats.borrow_mut();
         match reconnect {
             true => s.conns.reconnects += 1,

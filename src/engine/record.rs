@@ -20,9 +20,9 @@ pub struct Record {
     pub interval: Option<RefCell<LiveHist>>,
     /// Bytes of all HTTP/2 connections of the thread, and of the HTTP/3 connections it closed.
     pub h2_bytes: Rc<ByteCounters>,
-    /// --http3: the thread's open QUIC connections, whose bytes their own figures hold until
-    /// they close.
-    pub quic: RefCell<Vec<quinn::Connection>>,
+    /// --http3: the thread's open QUIC connections by connection group, whose bytes their own
+    /// figures hold until they close.
+    quic: RefCell<Vec<Option<quinn::Connection>>>,
     /// The last completed (recorded) response, for the completion gap.
     pub last_done: Cell<Option<Tick>>,
     /// The measured window second by second, from the start signal on.
@@ -41,16 +41,26 @@ impl Record {
             .quic
             .borrow()
             .iter()
+            .flatten()
             .map(|c| c.stats().udp_rx.bytes)
             .sum();
         self.h2_bytes.read.get() + open
     }
 
-    /// The QUIC connection `conn` closed: its figures go into the thread's.
-    pub fn quic_closed(&self, conn: &quinn::Connection) {
+    /// Connection group `group` opened the QUIC connection `conn`.
+    pub fn quic_opened(&self, group: usize, conn: quinn::Connection) {
         let mut open = self.quic.borrow_mut();
-        if let Some(i) = open.iter().position(|c| c.stable_id() == conn.stable_id()) {
-            open.swap_remove(i);
+        if open.len() <= group {
+            open.resize(group + 1, None);
+        }
+        open[group] = Some(conn);
+    }
+
+    /// Connection group `group` closed its QUIC connection `conn`: its figures go into the
+    /// thread's.
+    pub fn quic_closed(&self, group: usize, conn: &quinn::Connection) {
+        if let Some(open) = self.quic.borrow_mut().get_mut(group) {
+            *open = None;
         }
         let q = conn.stats();
         let b = &self.h2_bytes;
