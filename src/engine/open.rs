@@ -1,8 +1,8 @@
 //! Opening a connection for a thread: TCP or a Unix socket (timed), the proxy's tunnel, TLS
-//! (timed apart, resumption counted), then the lane the server agreed to; or QUIC and HTTP/3
-//! on it (--http3). Where it goes is a
-//! `Via`: the run's own destination, or (--redirect) an origin a redirect pointed to. Must not be
-//! on the static request path: a connect is rare, and that path boxes it.
+//! (timed apart, resumption counted), then the lane the server agreed to; or QUIC and HTTP/3 on
+//! it (--http3). Where it goes is a `Via`: the run's own destination, or (--redirect) an origin a
+//! redirect pointed to. Must not be on the static request path: a connect is rare, and that path
+//! boxes it.
 
 use std::cell::Cell;
 use std::time::Instant;
@@ -58,11 +58,26 @@ impl Shared {
         reconnect: bool,
         slot: &Slot,
     ) -> Result<Connected, Fail> {
-        if via.lane == LaneChoice::Http3 {
-            return self.open_h3(via, reconnect, slot).await;
+        let connected = match via.lane {
+            LaneChoice::Http3 => self.open_h3(via, slot).await?,
+            _ => {
+                let (stream, alpn_h2) = self.dial(via, slot).await?;
+                self.lane_on(stream, alpn_h2, via, slot).await?
+            }
+        };
+        let mut s = self.rec.stats.borrow_mut();
+        if reconnect {
+            s.conns.reconnects += 1;
+        } else {
+            s.conns.established += 1;
         }
-        let (stream, alpn_h2) = self.dial(via, slot).await?;
-        self.lane_on(stream, alpn_h2, via, reconnect, slot).await
+        match connected {
+            Connected::H1(_) => s.conns.h1 += 1,
+            Connected::H2(_) => s.conns.h2 += 1,
+            Connected::H3(_) => s.conns.h3 += 1,
+        }
+        drop(s);
+        Ok(connected)
     }
 
     /// A stream to `via`'s destination: TCP or a Unix socket (timed), the proxy's tunnel, TLS
@@ -158,7 +173,6 @@ impl Shared {
         stream: Stream,
         alpn_h2: bool,
         via: Via<'_>,
-        reconnect: bool,
         slot: &Slot,
     ) -> Result<Connected, Fail> {
         let h2 = match via.lane {
@@ -216,17 +230,6 @@ impl Shared {
                 _open: self.guard(),
             })
         };
-        let mut s = self.rec.stats.borrow_mut();
-        if reconnect {
-            s.conns.reconnects += 1;
-        } else {
-            s.conns.established += 1;
-        }
-        match connected {
-            Connected::H1(_) => s.conns.h1 += 1,
-            Connected::H2(_) => s.conns.h2 += 1,
-            Connected::H3(_) => s.conns.h3 += 1,
-        }
         Ok(connected)
     }
 
@@ -279,7 +282,7 @@ impl Shared {
 
     /// A QUIC connection (its handshake timed as TLS's, which it carries) and HTTP/3 on it, whose
     /// control streams run as a task of their own. A failure is counted here.
-    async fn open_h3(&self, via: Via<'_>, reconnect: bool, slot: &Slot) -> Result<Connected, Fail> {
+    async fn open_h3(&self, via: Via<'_>, slot: &Slot) -> Result<Connected, Fail> {
         let (Some(h3), Endpoint::Tcp(addrs)) = (&self.setup.h3, via.endpoint) else {
             unreachable!(
                 "--http3 without a QUIC client, or over a Unix socket: the plan refuses it"
@@ -330,12 +333,6 @@ impl Shared {
         });
         let group = self.slot_index(slot) / self.setup.streams.max(1);
         self.rec.quic_opened(group, opened.conn.clone());
-        let mut s = self.rec.stats.borrow_mut();
-        match reconnect {
-            true => s.conns.reconnects += 1,
-            false => s.conns.established += 1,
-        }
-        s.conns.h3 += 1;
         Ok(Connected::H3(OpenH3 {
             send,
             quic: opened.conn,
