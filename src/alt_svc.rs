@@ -183,12 +183,8 @@ async fn over_h2(plan: &Plan, stream: Stream) -> Result<Option<String>, String> 
     tokio::spawn(async move {
         let _ = connection.await;
     });
-    let mut message = http::Request::new(());
-    *message.method_mut() = r.method;
-    *message.uri_mut() = r.uri;
-    *message.headers_mut() = r.headers;
     let (response, mut send) = client
-        .send_request(message, r.body.is_empty())
+        .send_request(r.message(), r.body.is_empty())
         .map_err(|e| format!("sending the request: {e}"))?;
     if !r.body.is_empty() {
         send.send_data(r.body, true)

@@ -146,12 +146,8 @@ async fn h3(plan: &Plan, endpoint: &Endpoint, out: &mut String) -> Result<(), St
             shown(n.as_str(), &String::from_utf8_lossy(v.as_bytes()))
         );
     }
-    let mut message = http::Request::new(());
-    *message.method_mut() = r.method.clone();
-    *message.uri_mut() = r.uri.clone();
-    *message.headers_mut() = r.headers.clone();
     let failed = |e: h3::error::StreamError| format!("HTTP/3: {e}");
-    let mut stream = send.send_request(message).await.map_err(failed)?;
+    let mut stream = send.send_request(r.message()).await.map_err(failed)?;
     if !r.body.is_empty() {
         let _ = writeln!(out, "> ({} bytes of body)", r.body.len());
         stream.send_data(r.body.clone()).await.map_err(failed)?;

@@ -39,7 +39,8 @@ pub struct Request {
 }
 
 impl Request {
-    fn message(&self) -> http::Request<()> {
+    /// The request's head as the http crate holds it (what h3 and h2 send).
+    pub fn message(&self) -> http::Request<()> {
         let mut r = http::Request::new(());
         *r.method_mut() = self.method.clone();
         *r.uri_mut() = self.uri.clone();
