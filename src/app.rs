@@ -11,7 +11,7 @@ use crate::plan::{Plan, Stop};
 use crate::report::{self, Report};
 use crate::serve::Server;
 use crate::stats::RunFailure;
-use crate::ui::{self, EXIT_INTERRUPTED, Info, Mode, Progress};
+use crate::ui::{self, EXIT_INTERRUPTED, Info, Mode, Progress, say};
 
 /// The run completed and at least one response had a status below 400.
 pub const EXIT_OK: u8 = 0;
@@ -71,11 +71,11 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
 /// report: its line on stderr again, and exit 1, as the run itself ended.
 fn show_again(summary: &Report, output: &crate::report::Output) -> u8 {
     if let Some(e) = &summary.error {
-        eprintln!("spate: {}", e.message);
+        say(&format!("spate: {}", e.message));
     }
     let failed = crate::report::emit(summary, output);
     for f in &failed {
-        eprintln!("spate: {f}");
+        say(&format!("spate: {f}"));
     }
     match (failed.is_empty(), summary.error.is_some()) {
         (false, _) => EXIT_USAGE,
@@ -250,7 +250,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
     // A failed look is shown and the run goes on: its own report says what the load met.
     if show.verbose {
         match crate::verbose::exchange(plan) {
-            Ok(text) | Err(text) => eprint!("{text}"),
+            Ok(text) | Err(text) => text.lines().for_each(say),
         }
     }
     let mode = display_mode(show);
@@ -365,13 +365,6 @@ fn emit(summary: &Report, show: &Show, code: u8) -> u8 {
         true => code,
         false => EXIT_USAGE,
     }
-}
-
-/// One line on stderr. Unlike `eprintln!`, it does not panic when stderr is gone (the terminal
-/// closed after SIGHUP): the report and the saved file matter more than this line.
-fn say(line: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Interrupted beats no success beats failed thresholds.

@@ -17,7 +17,9 @@ pub fn run(c: &Compare) -> u8 {
     let mut rounds: Vec<Vec<Summary>> = vec![Vec::new(); c.targets.len()];
     let total = c.rounds as usize * c.targets.len();
     if let Some(seed) = c.shuffle {
-        eprintln!("spate compare: targets in a random order each round (--seed {seed} repeats it)");
+        crate::ui::say(&format!(
+            "spate compare: targets in a random order each round (--seed {seed} repeats it)"
+        ));
     }
     let mut servers = match &c.mcp {
         Some(calls) => match mcp::Servers::ask(&c.targets, calls) {
@@ -59,9 +61,9 @@ pub fn run(c: &Compare) -> u8 {
     let whole = rounds.iter().map(Vec::len).min().unwrap_or(0);
     let interrupted = whole < c.rounds as usize;
     if whole < 2 {
-        eprintln!(
+        crate::ui::say(&format!(
             "spate compare: stopped after {whole} whole round(s); at least 2 are needed to compare"
-        );
+        ));
         return INTERRUPTED;
     }
     for r in &mut rounds {
@@ -81,7 +83,7 @@ pub fn run(c: &Compare) -> u8 {
     if let Some(path) = &c.html {
         let page = report::compare_page(&v, &rounds, &json);
         if let Err(e) = report::save::write(path, page.as_bytes()) {
-            eprintln!("spate compare: --html {}: {e}", path.display());
+            crate::ui::say(&format!("spate compare: --html {}: {e}", path.display()));
             return crate::cli::EXIT_USAGE;
         }
     }
@@ -92,10 +94,10 @@ pub fn run(c: &Compare) -> u8 {
     };
     print!("{text}");
     if interrupted {
-        eprintln!(
+        crate::ui::say(&format!(
             "spate compare: stopped by a signal; {whole} of {} rounds compared",
             c.rounds
-        );
+        ));
         return INTERRUPTED;
     }
     EXIT_OK

@@ -18,7 +18,8 @@
 //! request path's time), [`stats`] (histograms, counters, `Summary`), [`analysis`] (typed
 //! findings), [`report`] (every form of the result), [`ui`] (the live display, the terminal,
 //! signals), [`verbose`] (-v). Commands of many runs: [`series`], [`compare`], [`sweep`].
-//! Around them: [`serve`] (the built-in loopback target), [`demo`], [`redact`] (secrets masked),
+//! Around them: [`serve`] (the built-in loopback target), [`demo`], [`redact`] (secrets masked), [`escape`] (text from outside made safe
+//! for a terminal),
 //! [`units`] and [`numbers`] (numbers as people type and read them). See docs/ARCHITECTURE.md
 //! for the invariants.
 
@@ -30,6 +31,7 @@ pub mod clock;
 pub mod compare;
 pub mod demo;
 pub mod engine;
+pub mod escape;
 pub mod k8s_job;
 pub mod mcp;
 pub mod merge;

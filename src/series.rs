@@ -44,7 +44,7 @@ impl Series {
     ) -> Series {
         let stop = Arc::new(AtomicBool::new(false));
         if let Err(e) = ui::install_signal_handlers(stop.clone()) {
-            eprintln!("{who}: cannot install the Ctrl-C handler ({e})");
+            crate::ui::say(&format!("{who}: cannot install the Ctrl-C handler ({e})"));
         }
         Series {
             who,
@@ -71,7 +71,7 @@ impl Series {
             Ok(out) => out,
             Err(_) if control.stop_requested() => return Err(Ended::Interrupted),
             Err(e) => {
-                eprintln!("{who}: {name}: {e}");
+                crate::ui::say(&format!("{who}: {name}: {e}"));
                 return Err(Ended::Failed(match e {
                     RunError::Plan(_)
                     | RunError::Tls(_)
@@ -88,21 +88,21 @@ impl Series {
         if let Some(dir) = &self.save_dir {
             let path = dir.join(format!("{}.json", file_name(file)));
             if let Err(e) = report::save::write(&path, (report::to_json(&r) + "\n").as_bytes()) {
-                eprintln!("{who}: --save-dir {}: {e}", path.display());
+                crate::ui::say(&format!("{who}: --save-dir {}: {e}", path.display()));
                 return Err(Ended::Failed(EXIT_USAGE));
             }
         }
         self.done += 1;
         if self.progress {
             let p = &r.latency.percentiles;
-            eprintln!(
+            crate::ui::say(&format!(
                 "{who}: {}/{} {step}{name}: {} req/s, p50 {}, p99 {}",
                 self.done,
                 self.total,
                 per_second(r.totals.requests_per_sec),
                 p.p50.map_or("-".into(), millis),
                 p.p99.map_or("-".into(), millis),
-            );
+            ));
         }
         Ok(r.run)
     }
@@ -112,6 +112,21 @@ impl Series {
 pub const INTERRUPTED: u8 = EXIT_INTERRUPTED as u8;
 
 /// A name as a file name: anything but letters, digits, '.', '-' and '_' becomes '_'.
+/// The two first names of `names` whose runs would be saved to one file of a --save-dir (their
+/// file names are the same, or differ only in case, as they would on a file system that folds
+/// case).
+pub fn same_file<'a>(names: &[&'a str]) -> Option<(&'a str, &'a str)> {
+    let files: Vec<String> = names
+        .iter()
+        .map(|n| file_name(n).to_ascii_lowercase())
+        .collect();
+    (0..names.len()).find_map(|j| {
+        (0..j)
+            .find(|&i| files[i] == files[j])
+            .map(|i| (names[i], names[j]))
+    })
+}
+
 fn file_name(name: &str) -> String {
     name.chars()
         .map(|c| {
@@ -129,5 +144,19 @@ mod tests {
     #[test]
     fn names_become_file_names() {
         assert_eq!(super::file_name("127.0.0.1:80#2-1"), "127.0.0.1_80_2-1");
+    }
+
+    #[test]
+    fn names_that_would_share_a_file_are_found() {
+        use super::same_file;
+        assert_eq!(same_file(&["a", "b", "c:1"]), None);
+        for (a, b) in [
+            ("新", "旧"),
+            ("x:1", "x_1"),
+            ("a/b", "a_b"),
+            ("Fast", "fast"),
+        ] {
+            assert_eq!(same_file(&["ok", a, b]), Some((a, b)));
+        }
     }
 }

@@ -54,7 +54,7 @@ pub fn run(s: &Sweep) -> u8 {
         }
     }
     if done.is_empty() {
-        eprintln!("spate sweep: stopped before a level was complete");
+        crate::ui::say("spate sweep: stopped before a level was complete");
         return INTERRUPTED;
     }
     let sweep = crate::analysis::sweep(&done);
@@ -67,7 +67,7 @@ pub fn run(s: &Sweep) -> u8 {
         let each = crate::report::sweep::each(&s.runs[0]);
         let page = crate::report::sweep_page(&sweep, &url, vs.as_deref(), &each, &doc);
         if let Err(e) = crate::report::save::write(path, page.as_bytes()) {
-            eprintln!("spate sweep: --html {}: {e}", path.display());
+            crate::ui::say(&format!("spate sweep: --html {}: {e}", path.display()));
             return crate::cli::EXIT_USAGE;
         }
     }
@@ -78,11 +78,11 @@ pub fn run(s: &Sweep) -> u8 {
     };
     print!("{out}");
     if interrupted {
-        eprintln!(
+        crate::ui::say(&format!(
             "spate sweep: stopped by a signal; {} of {} levels swept",
             done.len(),
             s.levels.len()
-        );
+        ));
         return INTERRUPTED;
     }
     EXIT_OK

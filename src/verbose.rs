@@ -9,6 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use bytes::Buf;
 
 use crate::engine::{LaneChoice, lane_choice, quic_client, tls_client};
+use crate::escape::term;
 use crate::net::quic::OpenError;
 use crate::net::{self, Socket, Stream};
 use crate::plan::Plan;
@@ -21,7 +22,7 @@ const BODY_SHOWN: usize = 256;
 /// The longest response head read.
 const HEAD_MAX: usize = 64 * 1024;
 
-/// The exchange as text (each line prefixed as curl does: `*` spate, `>` sent, `<` received), or
+/// The exchange as text, what the server sent escaped (each line prefixed as curl does: `*` spate, `>` sent, `<` received), or
 /// why it failed, as far as it came.
 pub fn exchange(plan: &Plan) -> Result<String, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -38,7 +39,7 @@ pub fn exchange(plan: &Plan) -> Result<String, String> {
     });
     match r {
         Ok(()) => Ok(out),
-        Err(e) => Err(format!("{out}* {e}\n")),
+        Err(e) => Err(format!("{out}* {}\n", term(&e))),
     }
 }
 
@@ -185,11 +186,11 @@ fn printable(bytes: &[u8]) -> String {
     s
 }
 
-/// One header line as shown: a secret's value masked.
+/// One header line as shown: a secret's value masked, the rest escaped for the terminal.
 fn shown(name: &str, value: &str) -> String {
     match is_sensitive(name) {
-        true => format!("{name}: {MASK}"),
-        false => format!("{name}: {value}"),
+        true => format!("{}: {MASK}", term(name)),
+        false => format!("{}: {}", term(name), term(value)),
     }
 }
 
@@ -200,7 +201,7 @@ fn head_lines(head: &[u8], prefix: &str, out: &mut String) {
     for line in text.trim_end_matches("\r\n").split("\r\n") {
         let line = match line.split_once(": ") {
             Some((n, v)) => shown(n, v),
-            None => line.to_string(),
+            None => term(line).to_string(),
         };
         let _ = writeln!(out, "{prefix}{line}");
     }

@@ -170,13 +170,19 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
                 ))
             })?,
     };
-    if let Some(dir) = &c.save_dir
-        && !dir.is_dir()
-    {
-        return Err(Exit::usage(format!(
-            "--save-dir {}: not a directory",
-            dir.display()
-        )));
+    if let Some(dir) = &c.save_dir {
+        if !dir.is_dir() {
+            return Err(Exit::usage(format!(
+                "--save-dir {}: not a directory",
+                dir.display()
+            )));
+        }
+        let names: Vec<&str> = named.iter().map(|(n, _)| n.as_str()).collect();
+        if let Some((a, b)) = crate::series::same_file(&names) {
+            return Err(Exit::usage(format!(
+                "--save-dir: targets {a:?} and {b:?} would be saved to the same files (names keep only letters, digits, '.', '_' and '-', and case may fold): name one NAME=URL"
+            )));
+        }
     }
     if let Some(path) = &c.html {
         crate::report::save::check(path).map_err(|e| {
@@ -197,7 +203,7 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
             super::mcp::spoken(&mut p);
         }
         for n in notes {
-            eprintln!("{n}");
+            crate::ui::say(&n);
         }
         super::load::series_script(&p, "compare")?;
         targets.push((name, p));

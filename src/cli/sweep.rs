@@ -78,7 +78,7 @@ pub fn command(s: SweepArgs) -> Result<Command, Exit> {
         None => None,
     };
     for n in notes.into_iter().chain(vs.iter().flat_map(|v| v.1.clone())) {
-        eprintln!("{n}");
+        crate::ui::say(&n);
     }
     super::load::series_script(&target, "sweep")?;
     if let Some((v, _)) = &vs {

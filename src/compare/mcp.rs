@@ -14,7 +14,7 @@ pub struct Servers<'a> {
 }
 
 fn refused(name: &str, r: Refused) -> u8 {
-    eprintln!("spate compare: {name}: {}", r.message);
+    crate::ui::say(&format!("spate compare: {name}: {}", r.message));
     r.code
 }
 
@@ -36,10 +36,10 @@ impl<'a> Servers<'a> {
                     .as_deref()
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default();
-                eprintln!(
+                crate::ui::say(&format!(
                     "spate compare: {name}: MCP {} over {}{server}",
                     m.version, m.transport
-                );
+                ));
             }
             servers.listings.push(listing);
             servers.ready.push(Some(staged));

@@ -11,6 +11,7 @@ use super::call::{self, Call, Method};
 use super::legacy;
 use super::probe::{Listing, Transport};
 use super::{Prepared, SessionMode, id_of, wire};
+use crate::escape::{term, term_str};
 use crate::request_list::{Entry, Order, RequestList};
 
 /// The name of the transport the requests use, as the report gives it.
@@ -137,18 +138,18 @@ fn no_such_tool(name: &str, listing: &Listing) -> String {
         true => format!("the server has no tool named {name:?}: it lists no tools"),
         false => format!(
             "the server has no tool named {name:?} (it has: {})",
-            names.join(", ")
+            term(&names.join(", "))
         ),
     }
 }
 
 /// `spate mcp --list` as text: the server, then each tool with its description and input
-/// schema.
+/// schema, what the server wrote escaped for the terminal.
 pub fn tools_text(listing: &Listing, url: &str) -> String {
     let mut o = format!(
         "{} at {url} (MCP {}, {}): {} tool{}\n",
-        listing.server.as_deref().unwrap_or("MCP server"),
-        listing.version,
+        term(listing.server.as_deref().unwrap_or("MCP server")),
+        term(&listing.version),
         match listing.transport {
             Transport::Sse => "HTTP+SSE",
             _ => "Streamable HTTP",
@@ -158,7 +159,7 @@ pub fn tools_text(listing: &Listing, url: &str) -> String {
     );
     for t in &listing.tools {
         o.push('\n');
-        o.push_str(&t.name);
+        o.push_str(&term_str(&t.name));
         if let Some(d) = t
             .description
             .as_deref()
@@ -166,10 +167,10 @@ pub fn tools_text(listing: &Listing, url: &str) -> String {
             .filter(|d| !d.is_empty())
         {
             o.push_str("  ");
-            o.push_str(d.lines().next().unwrap_or_default());
+            o.push_str(&term_str(d.lines().next().unwrap_or_default()));
         }
         o.push_str("\n  input: ");
-        o.push_str(&t.schema.to_string());
+        o.push_str(&term_str(&t.schema.to_string()));
         o.push('\n');
     }
     o

@@ -174,9 +174,43 @@ impl Report {
         })
     }
 
+    /// This report with every string in it escaped for a terminal (`escape::term`): what a
+    /// server, a script or a saved file put there can neither move the cursor nor start a line
+    /// of its own. Made through the JSON form, so that every string of every part is covered,
+    /// including parts added later; spate's own strings have nothing to escape and read the same.
+    pub fn for_terminal(&self) -> Report {
+        // Through bytes, as `to_json` and `from_json` go, so that no second serde path for
+        // every part is compiled in.
+        let bytes = serde_json::to_vec(self).expect("a report serializes");
+        let mut doc: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON reads back");
+        escape_strings(&mut doc);
+        let bytes = serde_json::to_vec(&doc).expect("JSON serializes");
+        let mut shown = Report::from_json(&bytes).expect("a report reads back what it wrote");
+        shown
+            .run
+            .second_latencies
+            .clone_from(&self.run.second_latencies);
+        shown
+    }
+
     /// Every `--slo` target and `--max-regression` gate passed (true when there are none).
     pub fn thresholds_pass(&self) -> bool {
         self.thresholds.iter().all(|v| v.pass)
             && self.baseline.as_ref().is_none_or(Comparison::pass)
+    }
+}
+
+/// Every string in `doc` (values, not keys) escaped for a terminal.
+fn escape_strings(doc: &mut serde_json::Value) {
+    use serde_json::Value;
+    match doc {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(e) = crate::escape::term_str(s) {
+                *s = e;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(escape_strings),
+        Value::Object(o) => o.values_mut().for_each(escape_strings),
+        _ => {}
     }
 }

@@ -4,10 +4,11 @@
 
 use std::fmt::Write as _;
 
+use crate::escape::{term, term_str};
 use crate::merge::Merged;
 use crate::numbers::{bytes, count, counted, millis, per_second};
 
-/// The merged result as text.
+/// The merged result as text, what the shards' files hold escaped for the terminal.
 pub fn text(m: &Merged) -> String {
     let mut o = String::new();
     let _ = write_text(&mut o, m);
@@ -25,8 +26,8 @@ fn write_text(o: &mut String, m: &Merged) -> std::fmt::Result {
         o,
         "spate merge: {} of {} {}",
         counted(u64::from(j.shards), "shard", "shards"),
-        j.method,
-        j.url
+        term(&j.method),
+        term(&j.url)
     )?;
     for line in describe(m) {
         writeln!(o, "  {line}")?;
@@ -90,9 +91,10 @@ fn write_text(o: &mut String, m: &Merged) -> std::fmt::Result {
             let first = e
                 .example
                 .as_deref()
-                .map(|x| format!("  (first: {x})"))
+                .map(|x| format!("  (first: {})", term(x)))
                 .unwrap_or_default();
-            writeln!(o, "  {:<18} {:>8}{first}", e.class, count(e.count))?;
+            let class = term_str(&e.class);
+            writeln!(o, "  {class:<18} {:>8}{first}", count(e.count))?;
         }
     }
     writeln!(o, "\nShards")?;
@@ -113,13 +115,13 @@ fn write_text(o: &mut String, m: &Merged) -> std::fmt::Result {
             ms(row.p50_ms),
             ms(row.p99_ms),
             format!("+{:.3} ms", row.start_offset_ms),
-            row.file
+            term(&row.file)
         )?;
     }
     if !m.warnings.is_empty() {
         writeln!(o, "\nWarnings")?;
         for w in &m.warnings {
-            writeln!(o, "  - {w}")?;
+            writeln!(o, "  - {}", term(w))?;
         }
     }
     Ok(())

@@ -20,11 +20,12 @@ pub(super) fn opt_ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), millis)
 }
 
-/// Renders the report; `palette` decides the colours (`Palette::None` for none).
+/// Renders the report; `palette` decides the colours (`Palette::None` for none). What came
+/// from outside is shown escaped.
 pub fn render(s: &Report, palette: Palette) -> String {
     let mut out = String::new();
     // Writing into a String never fails.
-    let _ = write_report(&mut out, s, palette);
+    let _ = write_report(&mut out, &s.for_terminal(), palette);
     out
 }
 

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::analysis::{Change, Contender, Measure, Outcome, Row, Versus};
+use crate::escape::term_str;
 use crate::numbers::{millis, per_second};
 
 /// How `spate compare` prints its result.
@@ -84,10 +85,22 @@ fn row_of(v: &Versus, t: usize, m: Measure) -> Option<&Row> {
     v.targets[t].rows.iter().find(|r| r.measure == m)
 }
 
+/// The comparison as text; the targets' names and URLs (from the command line or a file)
+/// escaped for the terminal.
 pub fn text(v: &Versus) -> String {
     let mut o = String::new();
-    let _ = write_text(&mut o, v);
+    let _ = write_text(&mut o, &shown(v));
     o
+}
+
+/// `v` with its targets' names and URLs escaped for the terminal.
+fn shown(v: &Versus) -> Versus {
+    let mut v = v.clone();
+    for t in &mut v.targets {
+        t.name = term_str(&t.name).into_owned();
+        t.url = term_str(&t.url).into_owned();
+    }
+    v
 }
 
 fn write_text(o: &mut String, v: &Versus) -> std::fmt::Result {
@@ -192,6 +205,7 @@ fn write_text(o: &mut String, v: &Versus) -> std::fmt::Result {
 
 /// One row a target: the medians, and the change of requests/sec and p99 against the reference.
 pub fn markdown(v: &Versus) -> String {
+    let v = &shown(v);
     let reference = &v.targets[v.reference].name;
     let mut o = format!(
         "| target | req/s | p50 | p90 | p99 | p99.9 | errors | req/s vs {reference} | p99 vs {reference} |\n\

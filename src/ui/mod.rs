@@ -200,6 +200,14 @@ fn run(control: &Control, info: Info, mode: Mode, done: &mpsc::Receiver<()>) {
     drop(guard);
 }
 
+/// One line on stderr, what came from outside in it (a server's message, a saved file's)
+/// escaped: it stays one line and cannot drive the terminal. Unlike `eprintln!`, it does not
+/// panic when stderr is gone (the terminal closed after SIGHUP): the report and the saved file
+/// matter more than this line.
+pub fn say(line: &str) {
+    let _ = writeln!(io::stderr(), "{}", crate::escape::term(line));
+}
+
 /// Redraws the block over the `previous` lines it occupied; returns the lines now drawn.
 fn draw(lines: &[String], previous: usize) -> io::Result<usize> {
     let mut err = io::stderr().lock();

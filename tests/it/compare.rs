@@ -355,3 +355,40 @@ fn four_real_servers_make_one_table_to_paste() {
     assert_eq!(h2c.logged(), 2 * 50);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn names_that_would_share_a_saved_file_are_refused_before_any_round() {
+    let (sa, sb) = (server(0), server(0));
+    let dir = crate::support::ScratchDir::new("compare-clash");
+    for (a, b) in [("新", "旧"), ("x:1", "x_1"), ("a/b", "a_b")] {
+        let err = crate::support::usage_error(&[
+            "compare",
+            "--no-progress",
+            "-n",
+            "10",
+            "--rounds",
+            "2",
+            "--save-dir",
+            dir.0.to_str().unwrap(),
+            &format!("{a}={}", sa.url()),
+            &format!("{b}={}", sb.url()),
+        ]);
+        assert!(err.contains("would be saved to the same files"), "{err}");
+    }
+    assert_eq!((sa.requests(), sb.requests()), (0, 0), "nothing was sent");
+    assert_eq!(std::fs::read_dir(&dir.0).unwrap().count(), 0);
+}
+
+#[test]
+fn target_names_are_printed_escaped() {
+    let out = three_quick_rounds(&[], "\u{1b}]0;pwned\u{7}\nFORGED=URL", "b=URL");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("\\x1b]0;pwned\\x07\\nFORGED"), "{text}");
+    crate::outside_text::assert_shown_safely("compare", &text, false);
+    crate::outside_text::assert_shown_safely(
+        "compare's stderr",
+        &String::from_utf8_lossy(&out.stderr),
+        false,
+    );
+}

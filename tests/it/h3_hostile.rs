@@ -115,6 +115,32 @@ fn a_connection_closed_with_an_error_fails_in_the_h3_class_with_its_code() {
 }
 
 #[test]
+fn a_close_reason_with_terminal_escapes_is_printed_escaped() {
+    let Some(s) = Scripted::start("close_poisoned") else {
+        return;
+    };
+    let ca = s.pki.path("ca.pem");
+    let out = crate::support::spate(&[
+        "--http3",
+        "--cacert",
+        &ca,
+        "--no-progress",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        &s.url,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("closing\\x1b]0;pwned\\x07\\x1b[2J\\nFORGED"),
+        "{text}"
+    );
+    crate::outside_text::assert_shown_safely("the report", &text, false);
+}
+
+#[test]
 fn streams_reset_by_the_server_fail_in_the_reset_class() {
     let Some(s) = Scripted::start("reset") else {
         return;

@@ -27,6 +27,7 @@ mod mcp_everything;
 mod merge;
 mod nginx;
 mod open;
+mod outside_text;
 mod pki;
 mod proxy;
 mod redirect;

@@ -312,3 +312,29 @@ pub fn free_addr() -> SocketAddr {
         .local_addr()
         .unwrap()
 }
+
+/// A directory of the test's own under the system's temporary directory, removed with it.
+pub struct ScratchDir(pub std::path::PathBuf);
+
+impl ScratchDir {
+    /// A new empty directory named for `what` and this process.
+    pub fn new(what: &str) -> ScratchDir {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("spate-it-{what}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        ScratchDir(dir)
+    }
+
+    /// The path of `name` in it, as a string for a command line.
+    pub fn file(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -74,6 +74,12 @@ class Server(QuicConnectionProtocol):
             self._quic.close(
                 error_code=ErrorCode.H3_GENERAL_PROTOCOL_ERROR, reason_phrase="closing on purpose"
             )
+        elif MODE == "close_poisoned":
+            # A reason that would retitle the terminal and forge a line of the report.
+            self._quic.close(
+                error_code=ErrorCode.H3_GENERAL_PROTOCOL_ERROR,
+                reason_phrase="closing\x1b]0;pwned\x07\x1b[2J\nFORGED",
+            )
         elif MODE == "reset":
             self._quic.reset_stream(stream_id, ErrorCode.H3_INTERNAL_ERROR)
         elif MODE == "reject":
