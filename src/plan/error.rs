@@ -28,6 +28,10 @@ pub enum PlanError {
     TooLong(&'static str),
     #[error("invalid method {0:?}: a method is a token such as GET or POST")]
     Method(String),
+    #[error(
+        "invalid path {0:?}: a request's path has no spaces or control characters (CR, LF...); percent-encode them (%20, %0D, %0A)"
+    )]
+    Path(String),
     #[error("invalid header name {0:?}")]
     HeaderName(String),
     #[error("invalid value for header {0:?}: it must not contain CR, LF or NUL")]

@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
-use super::{H2, H2_MAX_WINDOW, MIN_TIMEOUT, Plan, PlanError, Protocol, Stop, is_token};
+use super::{
+    H2, H2_MAX_WINDOW, MIN_TIMEOUT, Plan, PlanError, Protocol, Stop, is_field_value,
+    is_request_target, is_token,
+};
 use crate::units::MAX_DURATION;
 
 impl Plan {
@@ -51,6 +54,9 @@ impl Plan {
         }
         if !is_token(&self.method) {
             return Err(PlanError::Method(self.method.clone()));
+        }
+        if !is_request_target(self.target.path.as_bytes()) {
+            return Err(PlanError::Path(self.target.path.clone()));
         }
         if self.h2.streams == 0 {
             return Err(PlanError::NoStreams);
@@ -169,7 +175,7 @@ impl Plan {
             if !is_token(name) {
                 return Err(PlanError::HeaderName(name.clone()));
             }
-            if value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)) {
+            if !is_field_value(value.as_bytes()) {
                 return Err(PlanError::HeaderValue(name.clone()));
             }
             if name.eq_ignore_ascii_case("content-length")

@@ -12,14 +12,15 @@ use std::rc::Rc;
 use mlua::ffi::{self, lua_State};
 use mlua::{Function, Lua, Table};
 
-/// The request `wrk.format` made last in a state: its bytes, whether it is a HEAD, and whether
-/// it is certainly one well-formed request (no CR, LF or space where the request line and
-/// header fields must not have them), so that `request()` returning it needs no parsing.
+use crate::plan::{is_field_value, is_request_target, is_token_bytes};
+
+/// The request `wrk.format` made last in a state: its bytes, and whether it is a HEAD. It is one
+/// well-formed request (`format` refuses a method, path or header that would end the request
+/// line or a header field early), so that `request()` returning it needs no parsing.
 #[derive(Debug, Default)]
 pub struct Formatted {
     pub bytes: Vec<u8>,
     pub head: bool,
-    pub trusted: bool,
     /// Header lines other than Host, while the request is written.
     rest: Vec<u8>,
 }
@@ -104,11 +105,6 @@ unsafe fn refuse(l: *mut lua_State, message: &CStr) -> c_int {
     2
 }
 
-/// Whether `b` has none of the bytes that would end a request line or header field early.
-fn clean(b: &[u8]) -> bool {
-    !b.iter().any(|&c| c == b'\r' || c == b'\n')
-}
-
 /// `wrk.format(method, path, headers, body)` as a C function. Upvalue 1 is the `wrk` table,
 /// upvalue 2 the state's `Formatted`.
 unsafe extern "C-unwind" fn format(l: *mut lua_State) -> c_int {
@@ -145,15 +141,23 @@ unsafe extern "C-unwind" fn format(l: *mut lua_State) -> c_int {
                 None => return refuse(l, c"wrk.format: the body must be a string"),
             },
         };
+        // What would end the request line or a field early is refused, as the run's own
+        // request refuses it: a script argument put into the path cannot add header lines.
+        if !is_token_bytes(method) {
+            return refuse(
+                l,
+                c"wrk.format: the method must be a token such as GET or POST",
+            );
+        }
+        if !is_request_target(path) {
+            return refuse(
+                l,
+                c"wrk.format: the path must not be empty or hold spaces or control characters (CR, LF...): percent-encode them",
+            );
+        }
         let out = &mut f.bytes;
         out.clear();
         f.rest.clear();
-        let mut trusted = clean(method)
-            && clean(path)
-            && !method.contains(&b' ')
-            && !path.contains(&b' ')
-            && !method.is_empty()
-            && !path.is_empty();
         f.head = method == b"HEAD";
         out.extend_from_slice(method);
         out.push(b' ');
@@ -171,11 +175,17 @@ unsafe extern "C-unwind" fn format(l: *mut lua_State) -> c_int {
                         c"wrk.format: a header value must be a string or a number",
                     );
                 };
+                if !is_token_bytes(name) || !is_field_value(value) {
+                    ffi::lua_settop(l, 8);
+                    return refuse(
+                        l,
+                        c"wrk.format: a header name must be a token, and a value must not hold CR, LF or NUL",
+                    );
+                }
                 let is = |word: &[u8]| name.eq_ignore_ascii_case(word);
                 if !is(b"content-length") {
                     let is_host = is(b"host");
                     host |= is_host;
-                    trusted &= clean(name) && clean(value) && !name.is_empty();
                     let to = if is_host { &mut *out } else { &mut f.rest };
                     to.extend_from_slice(name);
                     to.extend_from_slice(b": ");
@@ -189,7 +199,13 @@ unsafe extern "C-unwind" fn format(l: *mut lua_State) -> c_int {
         if !host {
             ffi::lua_getfield_(l, 7, c"Host".as_ptr());
             if let Some(value) = part(l, -1) {
-                trusted &= clean(value);
+                if !is_field_value(value) {
+                    ffi::lua_settop(l, 8);
+                    return refuse(
+                        l,
+                        c"wrk.format: the Host header must not hold CR, LF or NUL",
+                    );
+                }
                 out.extend_from_slice(b"Host: ");
                 out.extend_from_slice(value);
                 out.extend_from_slice(b"\r\n");
@@ -206,7 +222,6 @@ unsafe extern "C-unwind" fn format(l: *mut lua_State) -> c_int {
         } else {
             out.extend_from_slice(b"\r\n");
         }
-        f.trusted = trusted;
         ffi::lua_pushlstring_(l, out.as_ptr().cast(), out.len());
         1
     }

@@ -46,7 +46,7 @@ impl Made {
             return Ok(());
         }
         match formatted {
-            Some(f) if f.trusted && f.bytes == bytes => {
+            Some(f) if f.bytes == bytes => {
                 self.batch.one(bytes, f.head);
                 Ok(())
             }
@@ -416,7 +416,7 @@ mod tests {
     }
 
     #[test]
-    fn a_request_wrk_format_made_is_one_request_unless_it_carries_another() {
+    fn a_request_wrk_format_made_is_one_request_and_it_cannot_carry_another() {
         let (_f, s) = script(
             "function request() n = (n or 0) + 1 if n == 1 then return wrk.format('HEAD', '/h') end \
              return wrk.format(nil, '/a', { X = 'v\\r\\n\\r\\nGET /b HTTP/1.1\\r\\nHost: h' }) end",
@@ -426,10 +426,55 @@ mod tests {
         let mut made = Made::default();
         assert!(w.request(&mut made));
         assert_eq!(made.batch.requests, [(made.batch.bytes.len(), true)]);
-        // A header value with a blank line in it smuggles a second request: it is parsed, and
-        // the batch has both.
-        assert!(w.request(&mut made), "{:?}", w.take_error());
-        assert_eq!(made.batch.len(), 2);
+        // A header value with a blank line in it would smuggle a second request: refused.
+        assert!(!w.request(&mut made));
+        let e = w.take_error().unwrap();
+        assert!(
+            e.contains("wrk.format: a header name must be a token"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wrk_format_refuses_what_would_end_the_request_line_early() {
+        for (call, want) in [
+            (
+                "wrk.format(nil, '/a HTTP/1.1\\r\\nX-Injected: 1\\r\\nX:')",
+                "the path must not",
+            ),
+            ("wrk.format(nil, '/a b')", "the path must not"),
+            ("wrk.format(nil, '')", "the path must not"),
+            (
+                "wrk.format('GET /x HTTP/1.1\\r\\nX: 1\\r\\n', '/')",
+                "the method must be a token",
+            ),
+            (
+                "wrk.format(nil, '/', { ['X\\r\\nY'] = '1' })",
+                "a header name must be a token",
+            ),
+            (
+                "wrk.format(nil, '/', { Host = 'h\\r\\nX: 1' })",
+                "a header name must be a token",
+            ),
+            (
+                "(function() wrk.headers.Host = 'h\\nX: 1' return wrk.format(nil, '/', { X = '1' }) end)()",
+                "the Host header",
+            ),
+            (
+                "(function() wrk.path = arg_path return wrk.format() end)()",
+                "the path must not",
+            ),
+        ] {
+            let (_f, s) = script(
+                &format!("arg_path = '/x\\r\\nX-Evil: 1'\nfunction request() return {call} end"),
+                &[],
+            );
+            let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+            let mut made = Made::default();
+            assert!(!w.request(&mut made), "{call}");
+            let e = w.take_error().unwrap();
+            assert!(e.contains(want), "{call}: {e}");
+        }
     }
 
     #[test]

@@ -36,6 +36,7 @@ mod route;
 mod save;
 mod schema;
 mod script;
+mod script_hostile;
 mod secrets;
 mod setup;
 mod shard;

@@ -11,10 +11,10 @@ use crate::support::{Peer, Scripted, have, spate, spate_json, succeeded, usage_e
 const SCRIPTS: &str = "/usr/share/doc/wrk/examples/scripts";
 
 /// What a recording server was sent: each request's head and body.
-type Seen = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+pub type Seen = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
 
 /// A server that keeps what it was sent and answers 200 (`/authenticate` with an X-Token).
-fn recorder() -> (Scripted, Seen) {
+pub fn recorder() -> (Scripted, Seen) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let keep = seen.clone();
     let server = Scripted::start(move |peer: &mut Peer| {
@@ -115,10 +115,10 @@ fn shape_of(head: &str, names: &[&str]) -> (String, Vec<String>) {
 }
 
 /// A script of the test's own, in a directory removed when the test is done.
-struct Own(PathBuf);
+pub struct Own(PathBuf);
 
 impl Own {
-    fn new(name: &str, text: &str) -> Own {
+    pub fn new(name: &str, text: &str) -> Own {
         let dir =
             std::env::temp_dir().join(format!("spate-it-script-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -127,7 +127,7 @@ impl Own {
         Own(path)
     }
 
-    fn path(&self) -> &str {
+    pub fn path(&self) -> &str {
         self.0.to_str().unwrap()
     }
 }
