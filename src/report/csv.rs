@@ -52,6 +52,18 @@ fn field(s: &str) -> String {
     }
 }
 
+/// A text cell (a URL, a method, an error message: from the command line, a server or a saved
+/// file) as a spreadsheet shows it and never runs it: one that begins as a formula does (`=`,
+/// `+`, `-`, `@`, a tab or a CR, or their full-width forms) gets a `'` in front, as OWASP's
+/// guidance on CSV injection has it. Numbers are never text cells, so a negative one stays one.
+fn text(s: &str) -> String {
+    const FORMULA: [char; 10] = ['=', '+', '-', '@', '\t', '\r', '＝', '＋', '－', '＠'];
+    match s.starts_with(FORMULA) {
+        true => format!("'{s}"),
+        false => s.to_owned(),
+    }
+}
+
 /// A number as Rust prints it (shortest exact form); empty when there is none.
 fn num(v: Option<f64>) -> String {
     v.map_or_else(String::new, |v| v.to_string())
@@ -68,11 +80,11 @@ pub fn to_csv(s: &Report) -> String {
         false => s.thresholds.iter().all(|v| v.pass).to_string(),
     };
     let row: [String; COLUMNS.len()] = [
-        s.spate_version.clone(),
-        c.url.clone(),
-        c.method.clone(),
-        c.protocol.clone(),
-        c.model.clone(),
+        text(&s.spate_version),
+        text(&c.url),
+        text(&c.method),
+        text(&c.protocol),
+        text(&c.model),
         c.connections.to_string(),
         c.threads.to_string(),
         s.totals.elapsed_s.to_string(),
@@ -97,12 +109,10 @@ pub fn to_csv(s: &Report) -> String {
         num(s.open_model.as_ref().map(|o| o.rate_target)),
         num(s.open_model.as_ref().map(|o| o.rate_achieved)),
         slo,
+        s.error.as_ref().map_or_else(String::new, |e| text(&e.kind)),
         s.error
             .as_ref()
-            .map_or_else(String::new, |e| e.kind.clone()),
-        s.error
-            .as_ref()
-            .map_or_else(String::new, |e| e.message.clone()),
+            .map_or_else(String::new, |e| text(&e.message)),
         r.retried.to_string(),
         r.redirects_followed.to_string(),
     ];
@@ -179,6 +189,27 @@ mod tests {
         assert_eq!(field("two\nlines"), "\"two\nlines\"");
         assert_eq!(num(None), "");
         assert_eq!(num(Some(0.25)), "0.25");
+    }
+
+    #[test]
+    fn text_that_a_spreadsheet_would_run_is_shown_as_text() {
+        for (cell, shown) in [
+            (
+                "=HYPERLINK(\"http://x\",\"y\")",
+                "'=HYPERLINK(\"http://x\",\"y\")",
+            ),
+            ("+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "'\r=1"),
+            ("＝1+1", "'＝1+1"),
+            ("http://a/=b", "http://a/=b"),
+            ("GET", "GET"),
+            ("", ""),
+        ] {
+            assert_eq!(text(cell), shown, "{cell:?}");
+        }
     }
 
     #[test]

@@ -217,3 +217,58 @@ fn spate_merge_prints_its_shards_strings_as_escapes() {
     assert_shown_safely("spate merge", &text, false);
     assert_shown_safely("spate merge's stderr", &err, false);
 }
+
+/// Whether no cell of `rows` would run as a spreadsheet formula.
+fn no_formula(rows: &[serde_json::Map<String, Value>]) {
+    for row in rows {
+        for (column, cell) in row {
+            let cell = cell.as_str().unwrap_or_default();
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                "{column}: {cell:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn csv_cells_from_outside_never_run_as_formulas() {
+    if !crate::support::have("python3") {
+        return;
+    }
+    let dir = ScratchDir::new("csv-formula");
+    // A run whose method is a valid token and a formula, against the built-in server.
+    let server = crate::support::builtin(spate::serve::ServeConfig::default());
+    let saved = dir.file("run.csv");
+    let url = server.url();
+    let out = spate(&[
+        "--no-progress",
+        "-n",
+        "2",
+        "-c",
+        "1",
+        "--method=-2+3",
+        "--save",
+        &saved,
+        &url,
+    ]);
+    crate::support::succeeded(&out);
+    let rows = crate::save::python_csv(std::path::Path::new(&saved));
+    no_formula(&rows);
+    assert_eq!(rows[0]["method"], "'-2+3");
+    // A saved result whose every text begins as a formula.
+    let mut doc = every_section();
+    doc["config"]["url"] = "=HYPERLINK(\"http://evil/\",\"x\")".into();
+    doc["config"]["protocol"] = "@SUM(1)".into();
+    doc["config"]["model"] = "+1".into();
+    doc["error"] = serde_json::json!({"kind": "-1", "message": "=1+1"});
+    let file = dir.file("r.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let out = spate(&["report", "--format", "csv", &file]);
+    let printed = dir.file("printed.csv");
+    std::fs::write(&printed, &out.stdout).unwrap();
+    let rows = crate::save::python_csv(std::path::Path::new(&printed));
+    no_formula(&rows);
+    assert_eq!(rows[0]["url"], "'=HYPERLINK(\"http://evil/\",\"x\")");
+    assert_eq!(rows[0]["error_message"], "'=1+1");
+}

@@ -234,7 +234,7 @@ fn save_to_a_pipe_like_process_substitution_reaches_its_reader() {
 }
 
 /// Rows of a CSV file as Python's csv module reads it (a reader no one here wrote), as JSON.
-fn python_csv(path: &Path) -> Vec<serde_json::Map<String, Value>> {
+pub fn python_csv(path: &Path) -> Vec<serde_json::Map<String, Value>> {
     let out = Command::new("python3")
         .args([
             "-c",
