@@ -32,6 +32,7 @@ pub mod compare;
 pub mod demo;
 pub mod engine;
 pub mod escape;
+pub mod files;
 pub mod k8s_job;
 pub mod mcp;
 pub mod merge;

@@ -9,7 +9,7 @@ use clap::{CommandFactory as _, FromArgMatches as _, Parser};
 
 use super::args::{Cli, CompareArgs, CompareFormat, CompareOrder, LoadArgs, Sub};
 use super::load::plan;
-use super::{Command, Compare, Exit, error_text, files, one_line};
+use super::{Command, Compare, Exit, error_text, one_line};
 use crate::report::versus::CompareForm;
 
 /// A --targets file is a short list written by hand.
@@ -38,7 +38,7 @@ struct LineFlags {
 
 /// The targets of a --targets file, each line checked on its own.
 fn read_lines(path: &Path) -> Result<Vec<Line>, Exit> {
-    let bytes = files::read("--targets", path, TARGETS_LIMIT).map_err(Exit::usage)?;
+    let bytes = crate::files::read("--targets", path, TARGETS_LIMIT).map_err(Exit::usage)?;
     let text = String::from_utf8(bytes)
         .map_err(|_| Exit::usage(format!("--targets {}: not UTF-8 text", path.display())))?;
     let mut out = Vec::new();

@@ -5,7 +5,7 @@
 use base64::Engine as _;
 
 use super::args::LoadArgs;
-use super::{DEFAULT_CONNECTIONS, DEFAULT_REQUESTS, Exit, files};
+use super::{DEFAULT_CONNECTIONS, DEFAULT_REQUESTS, Exit};
 use crate::plan::{H2, Plan, Protocol, Rate, Stop, Tls};
 use crate::redact;
 use crate::route::{Family, Route};
@@ -22,9 +22,8 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
     }
     let body = match (a.body, a.body_file) {
         (Some(b), _) => b.into_bytes(),
-        (None, Some(path)) => {
-            files::read("--body-file", &path, files::BODY_LIMIT).map_err(Exit::usage)?
-        }
+        (None, Some(path)) => crate::files::read("--body-file", &path, crate::files::BODY_LIMIT)
+            .map_err(Exit::usage)?,
         (None, None) => Vec::new(),
     };
 
@@ -54,7 +53,7 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
     };
     let read = |flag: &str, path: &Option<std::path::PathBuf>| -> Result<Option<Vec<u8>>, Exit> {
         match path {
-            Some(p) => files::read(flag, p, files::PEM_LIMIT)
+            Some(p) => crate::files::read(flag, p, crate::files::PEM_LIMIT)
                 .map(Some)
                 .map_err(Exit::usage),
             None => Ok(None),

@@ -220,7 +220,8 @@ fn named_calls(a: &McpCallArgs) -> Result<Vec<Call>, String> {
     }
     if let Some(path) = &a.args_file {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+        let bytes = crate::files::read("--args-file", path, crate::files::BODY_LIMIT)?;
+        let text = String::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8 text"))?;
         calls.extend(call::from_lines(&name, &text)?);
     }
     if calls.len() > call::MAX_CALLS {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::report::{RESULT_LIMIT, parse_result};
-use super::{Command, Exit, files};
+use super::{Command, Exit};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MergeFormat {
@@ -58,7 +58,7 @@ pub(super) fn command(a: MergeArgs) -> Result<Command, Exit> {
     let mut runs = Vec::with_capacity(a.files.len());
     for path in &a.files {
         let name = path.display().to_string();
-        let bytes = files::read("the result", path, RESULT_LIMIT).map_err(Exit::usage)?;
+        let bytes = crate::files::read("the result", path, RESULT_LIMIT).map_err(Exit::usage)?;
         let framed = std::str::from_utf8(&bytes)
             .ok()
             .map(crate::report::frame::unframe)

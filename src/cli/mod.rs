@@ -3,7 +3,6 @@
 
 mod args;
 mod compare;
-mod files;
 mod generate;
 mod k8s;
 mod load;
@@ -230,7 +229,8 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
     let mut baseline = Vec::new();
     for path in &o.baseline {
         let shown = path.display().to_string();
-        let bytes = files::read("--baseline", path, report::RESULT_LIMIT).map_err(Exit::usage)?;
+        let bytes =
+            crate::files::read("--baseline", path, report::RESULT_LIMIT).map_err(Exit::usage)?;
         let saved = report::parse_result(&bytes)
             .map_err(|e| Exit::usage(format!("--baseline {shown}: {e}")))?;
         if let Some(e) = &saved.run.error {
@@ -348,8 +348,8 @@ fn request_list(r: &RunArgs) -> Result<Option<crate::request_list::RequestList>,
         }
         (Some(path), 0) => {
             let name = format!("--urls-from-file {}", path.display());
-            let bytes =
-                files::read("--urls-from-file", path, files::BODY_LIMIT).map_err(Exit::usage)?;
+            let bytes = crate::files::read("--urls-from-file", path, crate::files::BODY_LIMIT)
+                .map_err(Exit::usage)?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| Exit::usage(format!("{name}: not UTF-8 text")))?;
             RequestList::parse(&name, &text, order)

@@ -2,7 +2,7 @@
 //! again through the same report code as a run. Must not run anything.
 
 use super::args::ReportArgs;
-use super::{Command, Exit, files, output};
+use super::{Command, Exit, output};
 
 /// Saved results larger than this are refused: a 10-minute run's is well under a megabyte.
 pub(super) const RESULT_LIMIT: u64 = 256 << 20;
@@ -11,7 +11,7 @@ pub(super) const RESULT_LIMIT: u64 = 256 << 20;
 /// `schema_version`), and where to show it.
 pub fn command(r: ReportArgs) -> Result<Command, Exit> {
     let shown = r.file.display().to_string();
-    let bytes = files::read("the result", &r.file, RESULT_LIMIT).map_err(Exit::usage)?;
+    let bytes = crate::files::read("the result", &r.file, RESULT_LIMIT).map_err(Exit::usage)?;
     let summary = parse_result(&bytes).map_err(|e| Exit::usage(format!("{shown}: {e}")))?;
     Ok(Command::Report {
         summary: Box::new(summary),

@@ -2,7 +2,7 @@
 //! anything.
 
 use super::args::ServeArgs;
-use super::{Command, Exit, files};
+use super::{Command, Exit};
 use crate::serve::ServeConfig;
 
 /// `--host` as an address, or a name resolved once (`localhost`).
@@ -23,7 +23,7 @@ pub fn command(s: ServeArgs) -> Result<Command, Exit> {
         ));
     }
     let read = |flag: &str, p: &std::path::Path| {
-        files::read(flag, p, files::PEM_LIMIT).map_err(Exit::usage)
+        crate::files::read(flag, p, crate::files::PEM_LIMIT).map_err(Exit::usage)
     };
     let tls = match (&s.tls_cert, &s.tls_key) {
         (Some(cert), Some(key)) => Some(crate::serve::ServeTls {

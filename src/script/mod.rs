@@ -51,8 +51,9 @@ impl Shaped {
 /// Why a script cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
-    #[error("--script {0}: {1}")]
-    Read(String, String),
+    /// The file could not be read, or is larger than spate reads.
+    #[error("{0}")]
+    File(String),
     /// Lua's own message, with the file and line it names.
     #[error("--script: {0}")]
     Lua(String),
@@ -92,8 +93,8 @@ impl Script {
     /// not shown: each thread's state prints it again.
     pub fn load(file: &Path, args: &[String], plan: &Plan) -> Result<Script, ScriptError> {
         let name = file.display().to_string();
-        let source =
-            std::fs::read(file).map_err(|e| ScriptError::Read(name.clone(), e.to_string()))?;
+        let source = crate::files::read("--script", file, crate::files::SCRIPT_LIMIT)
+            .map_err(ScriptError::File)?;
         let base = Base::of(plan);
         let lua = Lua::new();
         let quiet = Echo::new(Sink::Held);

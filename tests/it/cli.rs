@@ -81,6 +81,22 @@ fn bad_input_is_one_line_and_exit_2() {
             "--tls-cert /dev/zero: larger than",
         ),
         (
+            &["-s", "/dev/zero", u],
+            "--script /dev/zero: larger than 16 MiB",
+        ),
+        (
+            &["-s", "/nonexistent.lua", u],
+            "cannot read --script /nonexistent.lua",
+        ),
+        (
+            &["wrk", "-s", "/dev/zero", u],
+            "--script /dev/zero: larger than 16 MiB",
+        ),
+        (
+            &["mcp", "--args-file", "/dev/zero", "--tool", "t", u],
+            "--args-file /dev/zero: larger than 64 MiB",
+        ),
+        (
             &["http://alice:S3cr3tXYZ/x@127.0.0.1:9/"],
             "http://***@127.0.0.1:9/",
         ),

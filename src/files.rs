@@ -1,6 +1,7 @@
-//! The files that flags name (`-D`, `--cacert`, `--cert`, `--key`, `spate serve --tls-*`): each
-//! read whole, once, before anything runs, and never more than a limit, so that `/dev/zero` or a
-//! wrong path to a huge file is one clear line instead of all the memory there is.
+//! The files that flags name (`-D`, `-s`, `--cacert`, `--cert`, `--key`, `--urls-from-file`,
+//! `mcp --args-file`, `spate serve --tls-*`, saved results): each read whole, once, before
+//! anything runs, and never more than a limit, so that `/dev/zero` or a wrong path to a huge
+//! file is one clear line instead of all the memory there is. Knows nothing of what they hold.
 
 use std::io::Read;
 use std::path::Path;
@@ -9,6 +10,9 @@ use std::path::Path;
 /// copies: HTTP/1.1 with and without keep-alive, HTTP/2); larger bodies belong to an upload
 /// test, which spate does not stream.
 pub const BODY_LIMIT: u64 = 64 << 20;
+
+/// A Lua script: wrk's are a few KiB; one that carries its data as tables may be larger.
+pub const SCRIPT_LIMIT: u64 = 16 << 20;
 
 /// A PEM file of certificates or a key: a whole system CA bundle is a few hundred KiB.
 pub const PEM_LIMIT: u64 = 4 << 20;
