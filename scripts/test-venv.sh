@@ -12,4 +12,5 @@ venv="$root/target/test-venv"
   llmock==0.2.2 fastapi==0.165.0 uvicorn==0.54.0 \
   mcp==2.3.0 \
   hypercorn==0.18.0 aioquic==1.7.2 \
-  kubernetes-validate==1.37.0
+  kubernetes-validate==1.37.0 \
+  ruamel.yaml==0.18.17 ruamel.yaml.clib==0.2.15

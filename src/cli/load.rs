@@ -15,6 +15,7 @@ use crate::target::Target;
 pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Exit> {
     let stream = stream_plan(&a)?;
     let (a_script, a_script_args) = (a.script.take(), std::mem::take(&mut a.script_args));
+    let compile_only = a.compile_script_only;
     let target = Target::parse(url).map_err(|e| Exit::usage(e.to_string()))?;
     let method = method(a.method);
     if let Some(b) = &a.body {
@@ -138,11 +139,17 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
         start_at: None,
         alt_svc: a.alt_svc,
     };
-    if let Some(file) = &a_script {
-        let script = crate::script::Script::load(file, &a_script_args, &plan)
-            .map_err(|e| Exit::usage(e.to_string()))?;
-        script.shaped.apply(&mut plan);
-        plan.script = Some(crate::script::Loaded(std::sync::Arc::new(script)));
+    match &a_script {
+        Some(file) if compile_only => {
+            crate::script::Script::compile(file).map_err(|e| Exit::usage(e.to_string()))?;
+        }
+        Some(file) => {
+            let script = crate::script::Script::load(file, &a_script_args, &plan)
+                .map_err(|e| Exit::usage(e.to_string()))?;
+            script.shaped.apply(&mut plan);
+            plan.script = Some(crate::script::Loaded(std::sync::Arc::new(script)));
+        }
+        None => {}
     }
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     // Checked here, where files are read: a missing socket is a mistake in the command line.

@@ -99,6 +99,11 @@ pub struct LoadArgs {
     #[arg(skip)]
     pub script_args: Vec<String>,
 
+    /// The run is made elsewhere (`spate k8s-job`'s pods): the script is compiled to check it,
+    /// never run here.
+    #[arg(skip)]
+    pub compile_script_only: bool,
+
     /// Content-Type header.
     #[arg(short = 'T', long = "content-type", value_name = "TYPE")]
     pub content_type: Option<String>,

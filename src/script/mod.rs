@@ -145,6 +145,20 @@ impl Script {
         })
     }
 
+    /// Reads `file` and compiles it, running nothing: its syntax is checked for a run made
+    /// elsewhere (`spate k8s-job`'s pods), where what only running it can show is checked.
+    pub fn compile(file: &Path) -> Result<(), ScriptError> {
+        let name = file.display().to_string();
+        let source = crate::files::read("--script", file, crate::files::SCRIPT_LIMIT)
+            .map_err(ScriptError::File)?;
+        Lua::new()
+            .load(&source[..])
+            .set_name(format!("@{name}"))
+            .into_function()
+            .map(drop)
+            .map_err(lua_error)
+    }
+
     /// Lua runs around requests: the connections go through the scripted lane.
     pub fn per_request(&self) -> bool {
         self.defines.request || self.defines.response || self.defines.delay

@@ -80,7 +80,22 @@ fn the_manifest_is_a_valid_indexed_job_for_kubernetes() {
             "http://svc/",
         ],
     );
-    for m in [&plain, &full] {
+    // With files: a ConfigMap before the Job, mounted at the paths the flags give.
+    let scratch = crate::support::ScratchDir::new("k8s-files");
+    std::fs::write(scratch.0.join("a.lua"), "wrk.method = 'POST'\n").unwrap();
+    std::fs::write(scratch.0.join("body.json"), "{}").unwrap();
+    let with_files = manifest(
+        &["--shards", "2", "--namespace", "bench"],
+        &[
+            "-s",
+            &scratch.file("a.lua"),
+            "-D",
+            &scratch.file("body.json"),
+            "http://svc/",
+        ],
+    );
+    assert!(with_files.contains("kind: ConfigMap"), "{with_files}");
+    for m in [&plain, &full, &with_files] {
         for version in ["1.30.0", "1.33.0", "1.37.0"] {
             let out = validate(m, version);
             assert!(
@@ -204,4 +219,168 @@ fn flags_the_manifest_sets_and_runs_a_shard_cannot_make_are_refused() {
         "http://a/",
     ]);
     assert!(err.contains("is not a Job name"), "{err}");
+}
+
+#[test]
+fn bad_namespaces_quantities_and_pod_only_flags_are_refused() {
+    let k8s = |extra: &[&str], run: &[&str]| -> String {
+        let args: Vec<&str> = ["k8s-job", "--shards", "2", "--image", "x"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .chain(["--"])
+            .chain(run.iter().copied())
+            .collect();
+        usage_error(&args)
+    };
+    let url = ["http://a/"];
+    for (extra, says) in [
+        (&["--namespace", "Load Test"][..], "is not a namespace"),
+        (&["--namespace", &"n".repeat(64)][..], "is not a namespace"),
+        (
+            &["--cpu", "two"][..],
+            "--cpu \"two\" is not a Kubernetes quantity",
+        ),
+        (
+            &["--memory", "512MB"][..],
+            "--memory \"512MB\" is not a Kubernetes quantity",
+        ),
+        (&["--cpu", "0"][..], "is zero"),
+    ] {
+        let err = k8s(extra, &url);
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+    for (run, says) in [
+        (
+            &["--save", "r.json", "http://a/"][..],
+            "--save would write in a pod",
+        ),
+        (
+            &["--html", "r.html", "http://a/"][..],
+            "--html would write in a pod",
+        ),
+        (
+            &["--csv-timeline", "t.csv", "http://a/"][..],
+            "--csv-timeline would write",
+        ),
+        (
+            &["--hdr-log", "h.log", "http://a/"][..],
+            "--hdr-log would write",
+        ),
+        (
+            &["--baseline", "b.json", "http://a/"][..],
+            "--baseline judges a whole run",
+        ),
+        (
+            &["--unix-socket", "/s", "http://a/"][..],
+            "--unix-socket names a socket",
+        ),
+        (
+            &["-s", "/nonexistent.lua", "http://a/"][..],
+            "cannot read --script",
+        ),
+        (
+            &["-D", "../up.json", "http://a/"][..],
+            "cannot read --body-file",
+        ),
+    ] {
+        let err = k8s(&[], run);
+        assert!(err.contains(says), "{run:?}: {err}");
+    }
+}
+
+#[test]
+fn a_script_is_compiled_not_run_and_travels_with_the_job() {
+    let dir = crate::support::ScratchDir::new("k8s-script");
+    let marker = dir.0.join("ran");
+    let script = dir.0.join("shape.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "os.execute('touch {}')\nwrk.path = '/shipped'\nfunction init() os.exit(3) end\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let m = manifest(
+        &["--shards", "2"],
+        &["-s", script.to_str().unwrap(), "http://svc/"],
+    );
+    assert!(!marker.exists(), "printing the manifest ran the script");
+    assert!(m.contains("kind: ConfigMap"), "{m}");
+    assert!(
+        m.contains(&format!("mountPath: \"{}\"", script.display())),
+        "{m}"
+    );
+    // The shipped bytes are the script's.
+    let b64 = m
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("f0: "))
+        .unwrap();
+    let b64: String = serde_json::from_str(b64).unwrap();
+    use base64::Engine as _;
+    let shipped = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
+    assert_eq!(shipped, std::fs::read(&script).unwrap());
+    // A syntax error is found without running anything either.
+    std::fs::write(&script, "os.execute('touch x')\nwrk.path = \n").unwrap();
+    let err = usage_error(&[
+        "k8s-job",
+        "--shards",
+        "2",
+        "--image",
+        "x",
+        "--",
+        "-s",
+        script.to_str().unwrap(),
+        "http://svc/",
+    ]);
+    assert!(err.contains("shape.lua:3:"), "{err}");
+    assert!(!marker.exists());
+}
+
+#[test]
+fn the_manifest_reads_back_as_the_exact_command_in_yaml_1_1_and_1_2() {
+    let Some(python) = test_python("ruamel.yaml") else {
+        return;
+    };
+    let header =
+        "X-Odd: del\u{7f} nel\u{85} csi\u{9b} ls\u{2028} bom\u{feff} tab\t \"q\" \\ é 新 🎉";
+    let m = manifest(
+        &["--shards", "2"],
+        &["-H", header, "-c", "2", "http://svc/"],
+    );
+    let dir = crate::support::ScratchDir::new("k8s-yaml");
+    let file = dir.file("job.yaml");
+    std::fs::write(&file, &m).unwrap();
+    // Each parser prints the container's args as JSON (ASCII only, so nothing is lost on the way).
+    let read = |code: &str| -> Vec<String> {
+        let out = Command::new(&python)
+            .args(["-c", code, &file])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let pyyaml = read(
+        "import json, sys, yaml\n\
+         docs = [d for d in yaml.safe_load_all(open(sys.argv[1], encoding='utf-8')) if d]\n\
+         job = [d for d in docs if d['kind'] == 'Job'][0]\n\
+         print(json.dumps(job['spec']['template']['spec']['containers'][0]['args']))",
+    );
+    let ruamel = read(
+        "import json, sys\n\
+         from ruamel.yaml import YAML\n\
+         docs = [d for d in YAML(typ='safe').load_all(open(sys.argv[1], encoding='utf-8')) if d]\n\
+         job = [d for d in docs if d['kind'] == 'Job'][0]\n\
+         print(json.dumps(list(job['spec']['template']['spec']['containers'][0]['args'])))",
+    );
+    let args = pod_args(&m);
+    assert!(args.iter().any(|a| a == header), "{args:?}");
+    assert_eq!(pyyaml, args);
+    assert_eq!(ruamel, args);
 }
