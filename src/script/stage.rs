@@ -70,13 +70,18 @@ impl UserData for Thread {
                 Some(v) => v.to_lua(lua),
                 // Before the run, the thread's state holds what the body set, as this one does.
                 None if t.ended.is_none() => {
-                    Copied::of(&lua.globals().get::<Value>(name)?).to_lua(lua)
+                    let v = lua.globals().get::<Value>(name.as_str())?;
+                    Copied::of(&v)
+                        .map_err(|e| mlua::Error::runtime(format!("thread:get({name:?}): {e}")))?
+                        .to_lua(lua)
                 }
                 None => Ok(Value::Nil),
             }
         });
         m.add_method_mut("set", |_, t, (name, v): (String, Value)| {
-            t.vars.push((name, Copied::of(&v)));
+            let copied = Copied::of(&v)
+                .map_err(|e| mlua::Error::runtime(format!("thread:set({name:?}): {e}")))?;
+            t.vars.push((name, copied));
             Ok(())
         });
         m.add_method("stop", |_, _, ()| -> mlua::Result<()> {
@@ -313,14 +318,15 @@ mod tests {
         );
         let resolved = Some("127.0.0.1:8080".parse().unwrap());
         let seeds = st.seeds(2, resolved).unwrap();
-        assert_eq!(seeds[0].vars[0], ("id".into(), Copied::Integer(1)));
-        assert_eq!(
-            seeds[1].vars[1],
-            (
-                "tbl".into(),
-                Copied::Table(vec![(Copied::Text(b"k".to_vec()), Copied::Integer(2))])
-            )
-        );
+        let lua = Lua::new();
+        let value = |v: &Copied| v.to_lua(&lua).unwrap();
+        assert_eq!(seeds[0].vars[0].0, "id");
+        assert_eq!(value(&seeds[0].vars[0].1), Value::Integer(1));
+        assert_eq!(seeds[1].vars[1].0, "tbl");
+        let Value::Table(t) = value(&seeds[1].vars[1].1) else {
+            panic!("not a table");
+        };
+        assert_eq!(t.get::<i64>("k").unwrap(), 2);
         assert_eq!(seeds[0].addr, None);
         assert_eq!(seeds[1].addr, Some("127.0.0.2:81".parse().unwrap()));
         let got: String = st.lua.globals().get("got").unwrap();

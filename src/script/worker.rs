@@ -93,7 +93,9 @@ impl UserData for Me {
             lua.globals().get::<Value>(name)
         });
         m.add_method("set", |lua, _, (name, v): (String, Value)| {
-            let copied = Copied::of(&v).to_lua(lua)?;
+            let copied = Copied::of(&v)
+                .map_err(|e| mlua::Error::runtime(format!("thread:set({name:?}): {e}")))?
+                .to_lua(lua)?;
             lua.globals().set(name, copied)
         });
         m.add_method("stop", |_, me, ()| {
@@ -251,23 +253,24 @@ impl Worker {
                 key.id(),
                 |_| 0,
                 |r| match r {
+                    // A wait past the longest run there can be is a mistake, not a wait.
                     Returned::Number(ms) if ms.is_finite() => {
-                        Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0))
+                        Duration::try_from_secs_f64(ms.max(0.0) / 1000.0)
+                            .ok()
+                            .filter(|d| *d <= crate::units::MAX_DURATION)
+                            .ok_or_else(|| format!("{ms:e} ms, longer than a year"))
                     }
                     Returned::Nil => Ok(Duration::ZERO),
-                    Returned::Text(_) => Err("string"),
-                    Returned::Number(_) => Err("number that is not finite"),
-                    Returned::Other(t) => Err(t),
+                    Returned::Number(ms) => Err(format!("{ms}, not a number of milliseconds")),
+                    Returned::Text(_) => Err("a string, not a number of milliseconds".into()),
+                    Returned::Other(t) => Err(format!("a {t}, not a number of milliseconds")),
                 },
             )
         });
         match r {
             Ok(Ok(d)) => Some(d),
             Ok(Err(t)) => {
-                self.fail(format!(
-                    "--script {}: delay() returned a {t}, not a number of milliseconds",
-                    self.name
-                ));
+                self.fail(format!("--script {}: delay() returned {t}", self.name));
                 None
             }
             Err(e) => {
@@ -346,8 +349,8 @@ impl Worker {
             .pairs::<String, Value>()
             .filter_map(Result::ok)
             .filter(|(k, _)| !self.standard.contains(k) && k != "wrk")
-            .map(|(k, v)| (k, Copied::of(&v)))
-            .filter(|(_, v)| *v != Copied::Nil)
+            // A global over the bounds of a copy reads as nil in `done()`.
+            .filter_map(|(k, v)| Some((k, Copied::of(&v).ok().filter(|c| !c.is_nil())?)))
             .collect()
     }
 }
@@ -380,8 +383,8 @@ mod tests {
         );
         let seed = Seed {
             vars: vec![
-                ("x".into(), Copied::Number(2.0)),
-                ("id".into(), Copied::Text(b"t1".to_vec())),
+                ("x".into(), Copied::number(2.0)),
+                ("id".into(), Copied::text(b"t1")),
             ],
             addr: None,
         };
@@ -390,7 +393,7 @@ mod tests {
         assert_eq!(seen, "2 t1 http://h:8080/a q 127.0.0.1:8080 h:8080");
         assert!(!w.makes_requests() && !w.hears() && !w.delays());
         let exported = w.export();
-        assert!(exported.contains(&("seen".into(), Copied::Text(seen.into_bytes()))));
+        assert!(exported.contains(&("seen".into(), Copied::text(seen.as_bytes()))));
         assert!(!exported.iter().any(|(k, _)| k == "init" || k == "string"));
     }
 
@@ -534,5 +537,34 @@ mod tests {
             "{:?}",
             w.take_error()
         );
+    }
+
+    #[test]
+    fn a_delay_that_is_no_wait_is_a_script_error_not_a_panic() {
+        for (ret, want) in [
+            ("1e300", "1e300 ms, longer than a year"),
+            ("0/0", "NaN, not a number of milliseconds"),
+            ("1/0", "inf, not a number of milliseconds"),
+            ("{}", "a table, not a number of milliseconds"),
+            ("'5'", "a string, not a number of milliseconds"),
+        ] {
+            let (_f, s) = script(&format!("function delay() return {ret} end"), &[]);
+            let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+            assert_eq!(w.delay(), None, "{ret}");
+            let e = w.take_error().unwrap();
+            assert!(
+                e.ends_with(&format!("delay() returned {want}")),
+                "{ret}: {e}"
+            );
+        }
+        // Below zero is no wait; a year is the longest.
+        for (ret, d) in [
+            ("-1e308", Duration::ZERO),
+            ("31536000000", crate::units::MAX_DURATION),
+        ] {
+            let (_f, s) = script(&format!("function delay() return {ret} end"), &[]);
+            let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+            assert_eq!(w.delay(), Some(d), "{ret}");
+        }
     }
 }

@@ -54,3 +54,40 @@ fn a_path_with_line_breaks_is_refused_wherever_the_script_sets_it() {
         "{seen:?}"
     );
 }
+
+#[test]
+fn self_referential_globals_end_the_run_at_once_with_its_report() {
+    let (server, _) = recorder();
+    let url = server.url();
+    let script = Own::new(
+        "graph.lua",
+        "G = _G\nH = _G\nt = {} t.a = t t.b = t t.c = { t, t }\n\
+         function setup(thread) thread:set('graph', t) end\n\
+         function init() u = { t, t, graph, G } end\n\
+         function request() return wrk.format() end\n\
+         function done(s, l, r)\n\
+           print('done ' .. tostring(G ~= nil) .. ' ' .. tostring(t.a.b.c[1] == t))\n\
+         end\n",
+    );
+    let out = spate(&[
+        "--no-progress",
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "--threads",
+        "2",
+        "-s",
+        script.path(),
+        &url,
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("Attempted       20 = 20 completed"), "{text}");
+    assert!(text.contains("done true true"), "{text}");
+}
