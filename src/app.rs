@@ -316,6 +316,8 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
         Err(e) => {
             say(&format!("spate: {e}"));
             let code = match e {
+                // Ctrl-C interrupted a script's init() before the clock.
+                RunError::Script(_) if control.stop_requested() => EXIT_INTERRUPTED as u8,
                 RunError::Plan(_)
                 | RunError::Resolve(crate::route::RouteError::Family { .. })
                 | RunError::Tls(_)
@@ -345,6 +347,16 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
             code = EXIT_OK;
         }
     }
+    // The run stopped at the script's error: its report is above, the error the last line.
+    if let Some(e) = &out.script_error {
+        say(&format!("spate: {e}"));
+        return code;
+    }
+    if out.script_interrupted {
+        say(
+            "spate: --script: the script's Lua still ran when the run was over, and was interrupted there",
+        );
+    }
     // After the report, as wrk calls it.
     if let Some(stage) = &stage
         && let Err(e) = stage.done(&out, &out.script_ends)
@@ -367,10 +379,12 @@ fn emit(summary: &Report, show: &Show, code: u8) -> u8 {
     }
 }
 
-/// Interrupted beats no success beats failed thresholds.
+/// Interrupted beats a script's error beats no success beats failed thresholds.
 pub fn exit_code(summary: &Report) -> u8 {
     if summary.generator.stopped_by_signal {
         EXIT_INTERRUPTED as u8
+    } else if summary.generator.script_error.is_some() {
+        EXIT_USAGE
     } else if !summary.any_success() {
         EXIT_NO_SUCCESS
     } else if !summary.thresholds_pass() {

@@ -84,6 +84,10 @@ impl Series {
         if control.stop_requested() {
             return Err(Ended::Interrupted);
         }
+        if let Some(e) = &out.script_error {
+            crate::ui::say(&format!("{who}: {name}: {e}"));
+            return Err(Ended::Failed(EXIT_USAGE));
+        }
         let r = Report::new(plan, &out, &ReportOptions::default());
         if let Some(dir) = &self.save_dir {
             let path = dir.join(format!("{}.json", file_name(file)));

@@ -118,6 +118,8 @@ impl F {
                 longest_stall_at_s: Some(3.0),
                 script_us_per_request: None,
                 script_cpu_percent: None,
+                script_error: None,
+                script_interrupted: false,
             },
             gap: None,
             redirect_limit: 0,

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use super::shared::{H3Setup, LaneChoice, Limit, ScriptSetup, Setup};
 use super::thread::{self, Finished, Go, Ready};
 use super::{
-    CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, follow, join, lane_choice,
-    limits, split, tls_client, unopened,
+    CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, follow, join, join_watched,
+    lane_choice, limits, split, tls_client, unopened,
 };
 use crate::plan::{Plan, Stop};
 use crate::proto::h2 as lane_h2;
@@ -19,6 +19,10 @@ use crate::request;
 use crate::route::Endpoint;
 use crate::script::{Seed, ThreadEnd};
 use crate::stats::{Failure, NotOpened, RunOutput};
+
+/// How long after the drain's end a script's Lua may still run before it is interrupted: a
+/// thread ends its loop at the drain's end, a few milliseconds after at most.
+const LUA_GRACE: Duration = Duration::from_millis(100);
 
 /// A prepared run: its threads connected and waiting for the start. Dropped without `go`, the
 /// threads end and nothing is measured.
@@ -28,6 +32,8 @@ pub struct Armed<'a> {
     threads: usize,
     go_txs: Vec<mpsc::Sender<Go>>,
     handles: Vec<std::thread::JoinHandle<std::io::Result<Finished>>>,
+    /// Set when a thread's script failed and stopped the run.
+    script_halt: Arc<std::sync::atomic::AtomicBool>,
     /// Connections each thread opened.
     established: Vec<u64>,
     dns: Duration,
@@ -126,6 +132,7 @@ pub fn prepare_staged<'a>(
         setup_deadline: connecting + plan.setup_timeout,
         setup_timeout: plan.setup_timeout,
         stop: control.stop_flag(),
+        script_halt: Arc::default(),
         live: None,
         follow: follow(plan),
         script: None,
@@ -204,7 +211,8 @@ pub fn prepare_staged<'a>(
     let mut first_error = None;
     let mut script_error = None;
     let mut not_opened = NotOpened::default();
-    for r in ready_rx.iter().take(threads) {
+    let lua = plan.script.as_ref().is_some_and(|s| s.per_thread());
+    for r in ready(&ready_rx, threads, lua.then_some((&handles, control))) {
         established[r.thread] = r.established;
         not_opened += r.not_opened;
         if first_error.is_none() {
@@ -246,6 +254,7 @@ pub fn prepare_staged<'a>(
         });
     }
     Ok(Armed {
+        script_halt: setup.script_halt.clone(),
         plan,
         control,
         threads,
@@ -256,6 +265,41 @@ pub fn prepare_staged<'a>(
         setup_time,
         alt_svc,
     })
+}
+
+/// The `threads` reports of the threads' readiness. With `lua` (the threads run a script's Lua,
+/// whose `init` may not return), Ctrl-C meanwhile interrupts the Lua of the threads still
+/// running.
+fn ready(
+    rx: &mpsc::Receiver<Ready>,
+    threads: usize,
+    lua: Option<(
+        &Vec<std::thread::JoinHandle<std::io::Result<Finished>>>,
+        &Control,
+    )>,
+) -> Vec<Ready> {
+    use std::os::unix::thread::JoinHandleExt as _;
+    let mut got = Vec::with_capacity(threads);
+    while got.len() < threads {
+        let r = match lua {
+            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            Some(_) => rx.recv_timeout(super::LUA_WATCH),
+        };
+        match r {
+            Ok(r) => got.push(r),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some((handles, control)) = lua
+                    && control.stop_requested()
+                {
+                    for h in handles.iter().filter(|h| !h.is_finished()) {
+                        crate::script::interrupt::interrupt(h.as_pthread_t());
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    got
 }
 
 impl Armed<'_> {
@@ -298,10 +342,19 @@ impl Armed<'_> {
         }
         self.go_txs.clear();
 
-        let finished = join(std::mem::take(&mut self.handles))?;
-        if let Some(e) = finished.iter().find_map(|f| f.script_error.clone()) {
-            return Err(RunError::Script(e));
-        }
+        let handles = std::mem::take(&mut self.handles);
+        let finished = match plan.script.as_ref().is_some_and(|s| s.per_thread()) {
+            // Lua that still runs when the drain is over, or after Ctrl-C, is interrupted.
+            true => join_watched(handles, || {
+                control.stop_requested()
+                    || self.script_halt.load(std::sync::atomic::Ordering::Relaxed)
+                    || drain_end.is_some_and(|end| Instant::now() >= end + LUA_GRACE)
+            })?,
+            false => join(handles)?,
+        };
+        // The script's first error: the run stopped there, and what it measured is reported.
+        let script_error = finished.iter().find_map(|f| f.script_error.clone());
+        let script_interrupted = finished.iter().any(|f| f.script_interrupted);
         let script_ends: Vec<ThreadEnd> = match plan.script {
             Some(_) => finished
                 .iter()
@@ -310,7 +363,10 @@ impl Armed<'_> {
             None => Vec::new(),
         };
         let end = finished.iter().fold(window_start, |e, f| e.max(f.end));
-        let interrupted = control.stop_requested() || finished.iter().any(|f| f.interrupted);
+        // A stop by a thread's script failing is not one from outside.
+        let by_script = self.script_halt.load(std::sync::atomic::Ordering::Relaxed);
+        let interrupted =
+            control.stop_requested() || (!by_script && finished.iter().any(|f| f.interrupted));
         // A duration run lasts its -z, even when its schedule ran out earlier; a stopped run lasts
         // until the stop (the latest any thread noticed it).
         // A run whose every thread its script stopped ended when the last one did.
@@ -349,6 +405,8 @@ impl Armed<'_> {
             cpu,
             interrupted,
             script_ends,
+            script_error,
+            script_interrupted,
             nofile_limit: limits::nofile().soft,
             cores: std::thread::available_parallelism()
                 .ok()

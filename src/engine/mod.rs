@@ -197,6 +197,28 @@ pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
     prepare(plan, control)?.go()
 }
 
+/// How often the wait for load threads that run a script's Lua looks whether to interrupt it.
+pub(super) const LUA_WATCH: Duration = Duration::from_millis(10);
+
+/// `join`, for a run whose load threads run a script's Lua: once the run is over (`due` says
+/// so: the drain's end passed, or Ctrl-C) and a thread has not ended, its Lua is interrupted
+/// (`script::interrupt`), again every `LUA_WATCH` until every thread has ended.
+fn join_watched(
+    handles: Vec<std::thread::JoinHandle<std::io::Result<Finished>>>,
+    due: impl Fn() -> bool,
+) -> Result<Vec<Finished>, RunError> {
+    use std::os::unix::thread::JoinHandleExt as _;
+    while !handles.iter().all(std::thread::JoinHandle::is_finished) {
+        if due() {
+            for h in handles.iter().filter(|h| !h.is_finished()) {
+                crate::script::interrupt::interrupt(h.as_pthread_t());
+            }
+        }
+        std::thread::sleep(LUA_WATCH);
+    }
+    join(handles)
+}
+
 fn join(
     handles: Vec<std::thread::JoinHandle<std::io::Result<Finished>>>,
 ) -> Result<Vec<Finished>, RunError> {

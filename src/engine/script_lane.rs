@@ -14,7 +14,7 @@ use super::attempt::Ended;
 use super::h1_lane::H1Lane;
 use super::lane::{Again, Lane, Outcome, Ready};
 use super::shared::{Admitted, Connected, OpenConn, Shared};
-use super::slot::Slot;
+use super::slot::{Cancel, Slot};
 use super::watch::Observe;
 use crate::clock::Tick;
 use crate::proto::{Cause, Events, Fail, Media, Response, h2};
@@ -90,6 +90,8 @@ pub struct ScriptLane {
     waiting: bool,
     /// Why the current attempt ends without an exchange.
     doomed: Option<Fail>,
+    /// The slot this lane serves (known from the first `poll_ready`).
+    index: usize,
 }
 
 impl ScriptLane {
@@ -108,13 +110,15 @@ impl ScriptLane {
             next: Turn::New,
             waiting: false,
             doomed: None,
+            index: 0,
         }
     }
 
-    /// The script stopped its thread, or failed: the thread stops (and, on a failure, the run).
+    /// The script stopped its thread, failed, or was interrupted at the end of the run: the
+    /// thread stops (and, on a failure or an interruption, the run).
     fn check(&mut self, ctx: &Shared) {
         if self.worker.stopped() {
-            ctx.halt(self.worker.failed());
+            ctx.halt(self.worker.failed() || self.worker.interrupted());
         }
     }
 
@@ -134,7 +138,11 @@ impl ScriptLane {
         }
         if !self.worker.request(&mut self.made) {
             self.check(ctx);
-            self.doom(Failure::Write, "the script failed");
+            match self.worker.interrupted() {
+                // The run is over: the attempt ends as interrupted, nothing sent.
+                true => ctx.slots[self.index].fire(Cancel::Interrupted),
+                false => self.doom(Failure::Write, "the script failed"),
+            }
             return;
         }
         let n = self.made.batch.len();
@@ -176,6 +184,7 @@ fn bytes<'a>(
 
 impl Lane for ScriptLane {
     fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
+        self.index = index;
         if !self.followers.is_empty() {
             return Poll::Ready(Ready::Go);
         }

@@ -88,6 +88,9 @@ pub struct Setup {
     pub setup_timeout: Duration,
     /// Set from outside (Ctrl-C): stop sending, drain, end.
     pub stop: Arc<AtomicBool>,
+    /// Set by a thread whose script failed: every thread stops as for `stop`, but the run was
+    /// not stopped from outside.
+    pub script_halt: Arc<AtomicBool>,
     /// Where the thread publishes its progress, when a display wants it.
     pub live: Option<Arc<Live>>,
     /// --redirect: what following needs; `None` when redirects are answers.
@@ -330,9 +333,9 @@ impl Shared {
         self.gate.counts_down()
     }
 
-    /// Whether the outside world asked the run to stop.
+    /// Whether the outside world asked the run to stop, or a thread's script stopped it.
     pub fn stop_requested(&self) -> bool {
-        self.setup.stop.load(Ordering::Relaxed)
+        self.setup.stop.load(Ordering::Relaxed) || self.setup.script_halt.load(Ordering::Relaxed)
     }
 
     /// Publishes counters and the interval's latencies to the display, if there is one.
@@ -379,7 +382,7 @@ impl Shared {
             }
         }
         if everyone {
-            self.setup.stop.store(true, Ordering::Relaxed);
+            self.setup.script_halt.store(true, Ordering::Relaxed);
         }
     }
 

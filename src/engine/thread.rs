@@ -79,6 +79,8 @@ pub struct Finished {
     pub window_end: Option<Instant>,
     /// The thread's script failed (its message).
     pub script_error: Option<String>,
+    /// The thread's Lua was interrupted at the end of the run.
+    pub script_interrupted: bool,
     /// The thread's script stopped it (`wrk.thread:stop()`) before the run's end.
     pub halted: bool,
     /// What the thread's script state left, when it had one.
@@ -164,6 +166,7 @@ pub fn run(
                 interrupted: false,
                 window_end: None,
                 script_error: None,
+                script_interrupted: false,
                 halted: false,
                 script_end: None,
             });
@@ -266,6 +269,7 @@ pub fn run(
     }
     let (mut script_error, mut script_end) = (None, None);
     let halted = ctx.script.as_ref().is_some_and(|w| w.stopped());
+    let script_interrupted = ctx.script.as_ref().is_some_and(|w| w.interrupted());
     if let Some(w) = &ctx.script {
         (stats.lua_ns, stats.lua_calls) = w.cost();
         script_error = w.take_error();
@@ -280,6 +284,7 @@ pub fn run(
         interrupted: ctx.gate.interrupted.get(),
         window_end: ctx.gate.window_end.get().map(Tick::to_instant),
         script_error,
+        script_interrupted,
         halted,
         script_end,
     })

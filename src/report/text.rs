@@ -105,6 +105,9 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
     if s.generator.stopped_by_signal {
         extras.push("stopped early by Ctrl-C/SIGTERM/SIGHUP".into());
     }
+    if s.generator.script_error.is_some() {
+        extras.push("stopped early by the script's error".into());
+    }
     if !s.per_url.is_empty() {
         extras.push("a request list, Per URL below".into());
     }

@@ -1,7 +1,7 @@
-//! Where a script's `print` and `io.write` go, from every state of the run: stdout as in wrk,
-//! stderr when stdout carries a machine-readable result, or held while the live display draws
-//! on the terminal and written out when it is gone. Must not block a load thread for longer
-//! than one write, or keep more than `MAX_HELD` bytes.
+//! Where a script's `print`, `io.write` and `io.stdout:write` go, from every state of the run:
+//! stdout as in wrk, stderr when stdout carries a machine-readable result, or held while the
+//! live display draws on the terminal and written out when it is gone. Must not block a load
+//! thread for longer than one write, or keep more than `MAX_HELD` bytes.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -47,11 +47,15 @@ impl Echo {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Sends output to `sink` from now on.
+    /// Sends output to `sink` from now on, and what was held before there now.
     pub fn set(&self, sink: Sink) {
         let mut s = self.state();
         s.sink = sink;
         s.after = sink;
+        if sink != Sink::Held {
+            let held = std::mem::take(&mut s.held);
+            put(sink, &held);
+        }
     }
 
     /// Holds output until `release` (the live display is drawing).
@@ -129,6 +133,23 @@ impl Echo {
         })?;
         if let Ok(io) = lua.globals().get::<mlua::Table>("io") {
             io.set("write", write)?;
+            // `io.stdout:write` and `io.output():write` would reach the process's stdout, where
+            // a JSON or CSV result goes: they write to the echo too.
+            lua.load(
+                "local write, output = io.write, io.output \
+                 local methods = { \
+                   write = function(self, ...) write(...) return self end, \
+                   flush = function(self) return self end, \
+                   setvbuf = function() return true end, \
+                   close = function() return nil, 'cannot close standard file' end } \
+                 local stdout = setmetatable({}, { __index = methods, \
+                   __tostring = function() return 'file (stdout)' end }) \
+                 local current = stdout \
+                 io.stdout = stdout \
+                 io.output = function(f) if f ~= nil then current = output(f) end return current end",
+            )
+            .set_name("=spate")
+            .exec()?;
         }
         Ok(())
     }
@@ -164,9 +185,21 @@ mod tests {
         e.hold();
         let lua = Lua::new();
         e.install(&lua).unwrap();
-        lua.load("print('a', 1, nil, true) io.write('b', 2, '\\n'):write('')")
-            .exec()
-            .unwrap();
-        assert_eq!(e.state().held, b"a\t1\tnil\ttrue\nb2\n");
+        lua.load(
+            "print('a', 1, nil, true) io.write('b', 2, '\\n'):write('') \
+             io.stdout:write('c', 3):write('\\n') io.output():write('d\\n') io.stdout:flush()",
+        )
+        .exec()
+        .unwrap();
+        assert_eq!(e.state().held, b"a\t1\tnil\ttrue\nb2\nc3\nd\n");
+    }
+
+    #[test]
+    fn held_output_goes_out_when_its_sink_is_set() {
+        let e = Echo::new(Sink::Held);
+        e.write(b"from the body\n");
+        e.set(Sink::Stderr);
+        assert!(e.state().held.is_empty());
+        assert_eq!(e.state().sink, Sink::Stderr);
     }
 }

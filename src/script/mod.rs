@@ -8,6 +8,7 @@
 
 mod batch;
 mod echo;
+pub mod interrupt;
 mod raw;
 mod stage;
 mod values;
@@ -72,6 +73,16 @@ pub struct Defines {
     pub done: bool,
 }
 
+impl Defines {
+    fn per_request(&self) -> bool {
+        self.request || self.response || self.delay
+    }
+
+    fn per_thread(&self) -> bool {
+        self.per_request() || self.init || self.setup
+    }
+}
+
 /// A script, read and checked, with what a run needs to start its states.
 #[derive(Debug)]
 pub struct Script {
@@ -97,6 +108,7 @@ impl Script {
             .map_err(ScriptError::File)?;
         let base = Base::of(plan);
         let lua = Lua::new();
+        guard(&lua).map_err(lua_error)?;
         let quiet = Echo::new(Sink::Held);
         quiet.install(&lua).map_err(lua_error)?;
         let wrk = wrk::table(&lua, &base, true).map_err(lua_error)?;
@@ -134,12 +146,18 @@ impl Script {
             defines.response = has("response");
         }
         let shaped = read_back(&name, &wrk, &base)?;
+        let per_thread = defines.per_thread();
         Ok(Script {
             name,
             source,
             args: args.to_vec(),
             base,
-            echo: Echo::new(Sink::Stdout),
+            // A state per thread prints what its body prints again; without one this run of the
+            // body is the only one, and what it printed is written when the run's output is set.
+            echo: match per_thread {
+                true => Echo::new(Sink::Stdout),
+                false => quiet,
+            },
             defines,
             shaped,
         })
@@ -188,6 +206,28 @@ impl std::ops::Deref for Loaded {
     fn deref(&self) -> &Script {
         &self.0
     }
+}
+
+/// Most memory one Lua state may hold (the setup state and each load thread's): past it the
+/// script gets Lua's "not enough memory" error, which ends the run with its report, instead of
+/// spate running out of memory.
+pub const LUA_MEMORY: usize = 512 << 20;
+
+/// What every state a script runs in gets before the script: the memory limit, and an
+/// `os.exit` that ends the run (with its report) rather than spate, as a Lua error at the
+/// caller's line.
+fn guard(lua: &Lua) -> mlua::Result<()> {
+    // Unavailable only where Lua keeps its own allocator; the state then has no limit.
+    let _ = lua.set_memory_limit(LUA_MEMORY);
+    lua.load(
+        "local error, tostring = error, tostring \
+         if os then os.exit = function(code) \
+           error('os.exit(' .. tostring(code) .. ') called: a script cannot end spate; \
+the run stops here, with its report (wrk.thread:stop() stops one thread)', 2) \
+         end end",
+    )
+    .set_name("=spate")
+    .exec()
 }
 
 /// A function the script defines, if it is one.
@@ -263,7 +303,18 @@ fn lua_error(e: mlua::Error) -> ScriptError {
         _ => e.to_string(),
     };
     let first = text.lines().next().unwrap_or_default();
-    ScriptError::Lua(first.trim_start_matches("runtime error: ").to_string())
+    ScriptError::Lua(out_of_memory(first.trim_start_matches("runtime error: ")))
+}
+
+/// Lua's message, with the limit named when it is Lua's "not enough memory".
+fn out_of_memory(message: &str) -> String {
+    match message.ends_with("not enough memory") {
+        true => format!(
+            "{message}: a script's Lua state may hold {} MiB",
+            LUA_MEMORY >> 20
+        ),
+        false => message.to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -280,6 +280,11 @@ pub enum Returned<'a> {
 }
 
 impl Calls {
+    /// The state's raw pointer, for `interrupt::Running`.
+    pub fn state(&self) -> *mut lua_State {
+        self.state
+    }
+
     /// The calls of `lua`'s main state.
     pub fn of(lua: &Lua) -> Calls {
         Calls {
@@ -305,7 +310,11 @@ impl Calls {
             }
             ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, id);
             let nargs = push(&Pusher(l));
-            let r = match ffi::lua_pcall(l, nargs, 1, 0) {
+            let called = {
+                let _running = super::interrupt::Running::enter(l);
+                ffi::lua_pcall(l, nargs, 1, 0)
+            };
+            let r = match called {
                 0 => Ok(take(match ffi::lua_type(l, -1) {
                     ffi::LUA_TSTRING => Returned::Text(text(l, -1).unwrap_or_default()),
                     ffi::LUA_TNUMBER => Returned::Number(ffi::lua_tonumber(l, -1)),

@@ -103,6 +103,7 @@ impl Stage {
     pub fn new(script: Arc<Script>) -> Result<Stage, ScriptError> {
         // SAFETY: as for a load thread's state (`Worker::new`): the user's own script.
         let lua = unsafe { Lua::unsafe_new() };
+        super::guard(&lua).map_err(lua_error)?;
         script.echo.install(&lua).map_err(lua_error)?;
         let wrk = super::wrk::table(&lua, &script.base, false).map_err(lua_error)?;
         lua.globals().set("wrk", wrk).map_err(lua_error)?;

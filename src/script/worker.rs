@@ -28,6 +28,10 @@ pub struct Seed {
     pub addr: Option<SocketAddr>,
 }
 
+/// Why a thread's state could not be made when Ctrl-C interrupted its body or `init`.
+pub const INTERRUPTED_EARLY: &str =
+    "--script: interrupted (Ctrl-C) while the script's body or init() ran on a load thread";
+
 /// The largest body handed to `response()`; the rest of a longer one is not kept.
 pub const MAX_HEARD_BODY: usize = 16 << 20;
 
@@ -65,8 +69,10 @@ pub struct Worker {
     delay: Option<RegistryKey>,
     c_api: Calls,
     formatted: Option<Rc<RefCell<Formatted>>>,
-    /// `wrk.thread:stop()` was called, or the script failed.
+    /// `wrk.thread:stop()` was called, or the script failed, or was interrupted.
     stopped: Rc<Cell<bool>>,
+    /// Its Lua was interrupted at the end of the run (`interrupt`).
+    interrupted: Cell<bool>,
     error: RefCell<Option<String>>,
     /// Nanoseconds spent in `delay`, `request` and `response`, and calls made.
     spent: Cell<u64>,
@@ -119,6 +125,7 @@ impl Worker {
             .pairs::<String, Value>()
             .filter_map(|p| p.ok().map(|(k, _)| k))
             .collect();
+        super::guard(&lua).map_err(err)?;
         script.echo.install(&lua).map_err(err)?;
         let stopped = Rc::new(Cell::new(false));
         let wrk = super::wrk::table(&lua, &script.base, true).map_err(err)?;
@@ -131,10 +138,18 @@ impl Worker {
         )
         .map_err(err)?;
         lua.globals().set("wrk", wrk.clone()).map_err(err)?;
+        super::interrupt::install();
+        let c_api = Calls::of(&lua);
+        // The body and `init` run before the clock, and Ctrl-C may interrupt them there.
+        let running = super::interrupt::Running::enter(c_api.state());
+        let interrupted = |e: mlua::Error| match super::interrupt::interrupted() {
+            true => INTERRUPTED_EARLY.to_string(),
+            false => err(e),
+        };
         lua.load(&script.source[..])
             .set_name(format!("@{}", script.name))
             .exec()
-            .map_err(err)?;
+            .map_err(interrupted)?;
         for (name, v) in &seed.vars {
             lua.globals()
                 .set(name.as_str(), v.to_lua(&lua).map_err(err)?)
@@ -147,8 +162,9 @@ impl Worker {
             for (i, a) in script.args.iter().enumerate() {
                 args.raw_set(i + 1, a.as_str()).map_err(err)?;
             }
-            init.call::<()>(args).map_err(err)?;
+            init.call::<()>(args).map_err(interrupted)?;
         }
+        drop(running);
         let shaped = read_back(&script.name, &wrk, &script.base).map_err(|e| e.to_string())?;
         let key = |name: &str| -> Result<Option<RegistryKey>, String> {
             function(&globals, name)
@@ -159,11 +175,12 @@ impl Worker {
             request: key("request")?,
             response: key("response")?,
             delay: key("delay")?,
-            c_api: Calls::of(&lua),
+            c_api,
             formatted: super::raw::formatted(&lua),
             name: script.name.clone(),
             lua,
             stopped,
+            interrupted: Cell::new(false),
             error: RefCell::new(None),
             spent: Cell::new(0),
             calls: Cell::new(0),
@@ -227,11 +244,22 @@ impl Worker {
         self.error.borrow().is_some()
     }
 
-    /// Keeps the first error and stops the thread.
+    /// Its Lua was interrupted at the end of the run: the thread stops, and no error is its.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.get()
+    }
+
+    /// Keeps the first error and stops the thread; an error that an interruption raised
+    /// stops it as interrupted instead.
     pub fn fail(&self, what: String) {
+        if super::interrupt::interrupted() {
+            self.interrupted.set(true);
+            self.stopped.set(true);
+            return;
+        }
         let mut e = self.error.borrow_mut();
         if e.is_none() {
-            *e = Some(what);
+            *e = Some(super::out_of_memory(&what));
         }
         self.stopped.set(true);
     }
@@ -566,5 +594,73 @@ mod tests {
             let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
             assert_eq!(w.delay(), Some(d), "{ret}");
         }
+    }
+
+    /// `text`'s `request()`, called on a thread of its own, which another interrupts after
+    /// 100 ms: whether the call returned, as interrupted.
+    fn interrupted_request(text: &'static str) -> bool {
+        use std::os::unix::thread::JoinHandleExt as _;
+        let (_f, s) = script(text, &[]);
+        let h = std::thread::spawn(move || {
+            let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+            let mut made = Made::default();
+            let made_one = w.request(&mut made);
+            (made_one, w.interrupted(), w.take_error())
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        for _ in 0..500 {
+            if h.is_finished() {
+                break;
+            }
+            super::super::interrupt::interrupt(h.as_pthread_t());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(
+            h.is_finished(),
+            "{text}: still running after 5 s of interrupts"
+        );
+        let (made, interrupted, error) = h.join().unwrap();
+        !made && interrupted && error.is_none()
+    }
+
+    #[test]
+    fn lua_that_does_not_return_is_interrupted_even_in_compiled_loops() {
+        for text in [
+            "function request() while true do end end",
+            "function request() local n = 0 while true do n = n + 1 end end",
+            // A pcall does not catch the interruption for good.
+            "function request() while true do pcall(function() while true do end end) end end",
+            "function request() local s = 'x' while true do s = string.rep(s, 2):sub(1, 64) end end",
+        ] {
+            assert!(interrupted_request(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn os_exit_is_a_script_error_not_the_end_of_spate() {
+        let (_f, s) = script("function request() os.exit(0) end", &[]);
+        let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+        assert!(!w.request(&mut Made::default()));
+        let e = w.take_error().unwrap();
+        assert!(
+            e.contains("w.lua:1: os.exit(0) called: a script cannot end spate"),
+            "{e}"
+        );
+        let f = crate::scratch::ScratchFile::new("exit.lua", "os.exit(3)");
+        let plan = Plan::new(crate::target::Target::parse("http://h:8080/a").unwrap());
+        let e = Script::load(&f, &[], &plan).unwrap_err().to_string();
+        assert!(e.contains("exit.lua:1: os.exit(3) called"), "{e}");
+    }
+
+    #[test]
+    fn a_script_out_of_memory_gets_a_lua_error() {
+        let (_f, s) = script(
+            "function request() local t = {} for i = 1, 1e6 do t[i] = string.rep('x', 1e6) .. i end end",
+            &[],
+        );
+        let w = Worker::new(&s, &Seed::default(), addr()).unwrap();
+        assert!(!w.request(&mut Made::default()));
+        let e = w.take_error().unwrap();
+        assert!(e.contains("not enough memory"), "{e}");
     }
 }

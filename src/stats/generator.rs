@@ -40,6 +40,14 @@ pub struct Generator {
     pub script_us_per_request: Option<f64>,
     #[serde(default)]
     pub script_cpu_percent: Option<f64>,
+    /// -s: the script's first error during the run, which stopped it there (the figures are
+    /// those up to then); `None` without one.
+    #[serde(default)]
+    pub script_error: Option<String>,
+    /// -s: a load thread's Lua still ran when the run was over (the drain's end, or Ctrl-C)
+    /// and was interrupted.
+    #[serde(default)]
+    pub script_interrupted: bool,
 }
 
 /// Busy connections by Little's law, only where it must hold: a duration run without failures,
@@ -98,5 +106,7 @@ pub(super) fn generator(plan: &Plan, run: &RunOutput, mean_s: Option<f64>) -> Ge
         script_cpu_percent: cpu_s
             .filter(|&c| c > 0.0 && run.stats.lua_calls > 0)
             .map(|c| 100.0 * run.stats.lua_ns as f64 / 1e9 / c),
+        script_error: run.script_error.clone(),
+        script_interrupted: run.script_interrupted,
     }
 }

@@ -36,6 +36,11 @@ pub struct RunOutput {
     pub interrupted: bool,
     /// -s: what each load thread's script state left, in thread order (empty without one).
     pub script_ends: Vec<crate::script::ThreadEnd>,
+    /// -s: the script's first error during the run, which stopped it there.
+    pub script_error: Option<String>,
+    /// -s: a load thread's Lua still ran when the run was over (its drain, or Ctrl-C), and was
+    /// interrupted.
+    pub script_interrupted: bool,
     /// The soft limit on open file descriptors, where there is one.
     pub nofile_limit: Option<u64>,
     /// Cores the process may run on, where known.
@@ -60,6 +65,8 @@ impl RunOutput {
             cpu: None,
             interrupted: false,
             script_ends: Vec::new(),
+            script_error: None,
+            script_interrupted: false,
             nofile_limit: None,
             cores: None,
         }

@@ -81,6 +81,8 @@ fn fixed_run() -> (Plan, RunOutput) {
         cpu: Some(Duration::from_secs(4)),
         interrupted: false,
         script_ends: Vec::new(),
+        script_error: None,
+        script_interrupted: false,
         nofile_limit: Some(20_000),
         cores: Some(8),
     };
