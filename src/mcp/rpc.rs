@@ -2,7 +2,9 @@
 //! the answer (a result, a tool's error, a JSON-RPC error), a notification, or something a
 //! client cannot accept. Must not know HTTP, sockets or clocks.
 
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// What became of a call whose answer arrived.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,49 +36,92 @@ pub enum Judged {
     Invalid(&'static str),
 }
 
+/// A message as far as judging it needs, each part kept as its raw JSON: a result or an error
+/// of any size or depth is neither copied nor parsed as a whole (serde_json skips a raw value
+/// without recursion, so a result nested deeper than its parser's limit is judged too).
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Raw<'a>,
+    #[serde(borrow, default)]
+    method: Raw<'a>,
+    #[serde(borrow, default)]
+    id: Raw<'a>,
+    #[serde(borrow, default)]
+    result: Raw<'a>,
+    #[serde(borrow, default)]
+    error: Raw<'a>,
+}
+
+/// A member as it was written, `null` included; `None` when the message has no such member.
+#[derive(Default)]
+struct Raw<'a>(Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&RawValue>::deserialize(d).map(|r| Raw(Some(r)))
+    }
+}
+
+/// What of a result judging needs.
+#[derive(Deserialize)]
+struct ResultHead {
+    #[serde(rename = "isError", default)]
+    is_error: Option<Value>,
+    #[serde(rename = "resultType", default)]
+    result_type: Option<Value>,
+}
+
 /// Judges the JSON text `bytes` against the call `id`. A batch (an array) is not a message an
 /// MCP server sends.
 pub fn judge(bytes: &[u8], id: u64) -> Judged {
-    let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+    let Ok(v) = serde_json::from_slice::<&RawValue>(bytes) else {
         return Judged::Invalid("a message that is not JSON");
     };
-    judge_value(&v, id)
-}
-
-/// As [`judge`], for a parsed message.
-pub fn judge_value(v: &Value, id: u64) -> Judged {
-    let Some(m) = v.as_object() else {
+    if !v.get().starts_with('{') {
         return Judged::Invalid("a message that is not a JSON object");
+    }
+    let Ok(m) = serde_json::from_str::<Message<'_>>(v.get()) else {
+        return Judged::Invalid("a message that is not a JSON-RPC object");
     };
-    if m.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    let version = m.jsonrpc.0.map(|v| serde_json::from_str::<String>(v.get()));
+    if !matches!(version, Some(Ok(v)) if v == "2.0") {
         return Judged::Invalid("a message without \"jsonrpc\": \"2.0\"");
     }
-    if let Some(method) = m.get("method") {
-        let Some(method) = method.as_str() else {
+    if let Some(method) = m.method.0 {
+        let Ok(method) = serde_json::from_str::<String>(method.get()) else {
             return Judged::Invalid("a message whose method is not a string");
         };
-        return match m.contains_key("id") {
+        return match m.id.0.is_some() {
             true => Judged::ServerRequest,
             false => Judged::Notification {
                 progress: method == "notifications/progress",
             },
         };
     }
-    let ours = match m.get("id") {
-        Some(Value::Number(n)) => n.as_u64() == Some(id),
+    let ours = match m.id.0.map(|i| serde_json::from_str::<Value>(i.get())) {
+        Some(Ok(Value::Number(n))) => n.as_u64() == Some(id),
         // A string id that spells the number is the same id to a lenient server.
-        Some(Value::String(s)) => s.parse::<u64>().ok() == Some(id),
+        Some(Ok(Value::String(s))) => s.parse::<u64>().ok() == Some(id),
         // An error the server could not tie to a request (a parse error) answers the one
         // request in flight on the connection.
-        Some(Value::Null) | None => m.contains_key("error"),
+        Some(Ok(Value::Null)) | None => m.error.0.is_some(),
         Some(_) => return Judged::Invalid("a response whose id is neither a number nor a string"),
     };
     if !ours {
         return Judged::OtherId;
     }
-    match (m.get("result"), m.get("error")) {
-        (Some(r), None) => Judged::Answer(result(r)),
-        (None, Some(e)) => match error(e) {
+    match (m.result.0, m.error.0) {
+        // A result is an object (JSON-RPC 2.0 leaves it open; MCP's results are all objects).
+        (Some(r), None) if r.get().starts_with('{') => match serde_json::from_str(r.get()) {
+            Ok(head) => Judged::Answer(result(&head)),
+            Err(_) => Judged::Invalid("a result that is not a JSON object"),
+        },
+        (Some(_), None) => Judged::Invalid("a result that is not an object"),
+        (None, Some(e)) => match serde_json::from_str::<Value>(e.get())
+            .ok()
+            .and_then(|e| error(&e))
+        {
             Some(a) => Judged::Answer(a),
             None => Judged::Invalid("a JSON-RPC error without an integer code"),
         },
@@ -85,12 +130,12 @@ pub fn judge_value(v: &Value, id: u64) -> Judged {
     }
 }
 
-fn result(r: &Value) -> Answer {
-    if r.get("isError").and_then(Value::as_bool) == Some(true) {
+fn result(r: &ResultHead) -> Answer {
+    if r.is_error.as_ref().and_then(Value::as_bool) == Some(true) {
         return Answer::ToolError;
     }
     // Results from servers of revisions before 2026-07-28 have no resultType: complete.
-    match r.get("resultType").and_then(Value::as_str) {
+    match r.result_type.as_ref().and_then(Value::as_str) {
         Some("input_required") => Answer::InputRequired,
         _ => Answer::Success,
     }
@@ -184,6 +229,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":7}"#,
             r#"{"jsonrpc":"2.0","id":7,"result":{},"error":{"code":1}}"#,
             r#"{"jsonrpc":"2.0","id":[7],"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":null}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":"done"}"#,
+            r#"{"jsonrpc":"2.0","id":7,"result":[]}"#,
         ] {
             assert!(matches!(j(bad), Judged::Invalid(_)), "{bad}");
         }

@@ -156,3 +156,28 @@ fn json_and_event_stream_answers_may_alternate_on_one_connection() {
     // One notification on each of the three streams, none in the JSON answers.
     assert_eq!(t["notifications_per_call"], 0.5);
 }
+
+#[test]
+fn a_result_that_is_no_object_or_no_result_at_all_is_a_protocol_failure() {
+    // In turn: a null result, a string, an array, neither result nor error, as JSON and as an
+    // event of a stream.
+    let srv = server(|n, id| {
+        let body = match n % 4 {
+            0 => json!({"jsonrpc": "2.0", "id": id, "result": null}),
+            1 => json!({"jsonrpc": "2.0", "id": id, "result": "done"}),
+            2 => json!({"jsonrpc": "2.0", "id": id, "result": []}),
+            _ => json!({"jsonrpc": "2.0", "id": id}),
+        };
+        match n % 8 < 4 {
+            true => ("application/json", serde_json::to_vec(&body).unwrap()),
+            false => (
+                "text/event-stream",
+                format!("data: {body}\n\n").into_bytes(),
+            ),
+        }
+    });
+    let (code, doc) = run(&srv, "8");
+    assert_eq!(code, Some(1));
+    assert_eq!(doc["requests"]["successful"], 0, "{doc}");
+    protocol_example(&doc, 8);
+}
