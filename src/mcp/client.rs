@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::probe::ProbeError;
 use crate::net::{self, Socket, Stream};
@@ -80,27 +82,45 @@ impl Events for Capture {
     }
 }
 
-/// The JSON-RPC response with id `id` (or an error without one) in a body of kind `media`,
-/// however it came: one JSON object, or an event of a stream.
-pub(super) fn message_in(media: Media, body: &[u8], id: u64) -> Option<Map<String, Value>> {
-    let answers = |m: &Map<String, Value>| {
-        m.get("result").is_some() && m.get("id").and_then(Value::as_u64) == Some(id)
-            || m.get("error").is_some()
-    };
+/// A JSON-RPC response: its result as raw JSON (read later as far as it is needed, so that a
+/// result of any depth or size costs no tree of values), or its error.
+pub(super) struct Reply {
+    pub result: Option<Box<RawValue>>,
+    pub error: Option<Value>,
+}
+
+/// The response with id `id` (or an error without one) in the JSON text `bytes`.
+pub(super) fn reply_in(bytes: &[u8], id: u64) -> Option<Reply> {
+    #[derive(Deserialize)]
+    struct Message {
+        #[serde(default)]
+        id: Option<Value>,
+        #[serde(default)]
+        result: Option<Box<RawValue>>,
+        #[serde(default)]
+        error: Option<Value>,
+    }
+    let m: Message = serde_json::from_slice(bytes).ok()?;
+    let ours = m.id.as_ref().and_then(Value::as_u64) == Some(id);
+    (m.result.is_some() && ours || m.error.is_some()).then_some(Reply {
+        result: m.result,
+        error: m.error,
+    })
+}
+
+/// The response with id `id` (or an error without one) in a body of kind `media`, however it
+/// came: one JSON object, or an event of a stream.
+pub(super) fn message_in(media: Media, body: &[u8], id: u64) -> Option<Reply> {
     if media != Media::EventStream {
-        return match serde_json::from_slice::<Value>(body) {
-            Ok(Value::Object(m)) if answers(&m) => Some(m),
-            _ => None,
-        };
+        return reply_in(body, id);
     }
     let mut sse = Sse::new();
     let mut input = body;
     while let Some(item) = sse.next(&mut input) {
         if let Item::Event { data, .. } = item
-            && let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(data)
-            && answers(&m)
+            && let Some(r) = reply_in(data, id)
         {
-            return Some(m);
+            return Some(r);
         }
     }
     None
@@ -131,7 +151,7 @@ pub(super) async fn ask(
     space: &mut ReadSpace,
     request: &[u8],
     id: u64,
-) -> Result<(Map<String, Value>, bool), Asked> {
+) -> Result<(Box<RawValue>, bool), Asked> {
     if conn.is_none() {
         *conn = Some(connect(plan).await.map_err(Asked::Failed)?);
     }
@@ -167,7 +187,7 @@ pub(super) async fn ask(
         Ok(Ok(r)) => r,
     };
     let message = message_in(got.media, &got.body, id);
-    let error = message.as_ref().and_then(|m| m.get("error")).cloned();
+    let error = message.as_ref().and_then(|m| m.error.clone());
     let error = error.as_ref();
     let code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
     let words = |e: &Value| {
@@ -199,8 +219,8 @@ pub(super) async fn ask(
             why: "its answer to tools/list is not a JSON-RPC response to the request".into(),
         });
     };
-    match (message.get("result"), error) {
-        (Some(Value::Object(r)), _) => Ok((r.clone(), res.keep_alive)),
+    match (message.result, error) {
+        (Some(r), _) if r.get().starts_with('{') => Ok((r, res.keep_alive)),
         (_, Some(e)) => Err(Asked::Status {
             status: res.status,
             modern: code.is_some_and(|c| MODERN_ERRORS.contains(&c)),

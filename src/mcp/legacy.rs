@@ -13,7 +13,7 @@ use std::rc::Rc;
 use std::task::Poll;
 
 use bytes::Bytes;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::inbox::Tap;
 pub use super::inbox::{Heard, Inbox};
@@ -193,7 +193,7 @@ pub async fn ask(
     request: &[u8],
     id: u64,
     space: &mut ReadSpace,
-) -> Result<Map<String, Value>, Fail> {
+) -> Result<Box<serde_json::value::RawValue>, Fail> {
     listening.inbox.borrow_mut().expect(id, true);
     post(conn, request, space).await?;
     let heard = poll_fn(|cx| listening.inbox.borrow_mut().poll_answer(cx)).await;
@@ -202,16 +202,15 @@ pub async fn ask(
         Err(why) => return Err(refused(why.into())),
     }
     let inbox = listening.inbox.borrow();
-    let message: Value = serde_json::from_slice(inbox.raw())
-        .map_err(|_| refused("the answer on the stream is not JSON".into()))?;
-    match (message.get("result"), message.get("error")) {
-        (Some(Value::Object(r)), _) => Ok(r.clone()),
-        (_, Some(e)) => Err(refused(format!(
-            "it answered with JSON-RPC error {} ({})",
-            e.get("code").unwrap_or(&Value::Null),
-            e.get("message").and_then(Value::as_str).unwrap_or("")
-        ))),
-        _ => Err(refused("its answer has no result".into())),
+    let reply = super::client::reply_in(inbox.raw(), id)
+        .ok_or_else(|| refused("the answer on the stream is not JSON-RPC".into()))?;
+    match reply.result {
+        Some(r) if r.get().starts_with('{') => Ok(r),
+        _ => Err(refused(
+            super::session::result_of(reply)
+                .err()
+                .unwrap_or_else(|| "its result is not an object".into()),
+        )),
     }
 }
 
@@ -247,6 +246,9 @@ pub async fn handshake(
     space: &mut ReadSpace,
 ) -> Result<super::session::Session, Fail> {
     let result = ask(conn, listening, initialize, 0, space).await?;
+    let result = serde_json::from_str(result.get()).map_err(|_| {
+        refused("its result to initialize is not a JSON object spate can read".into())
+    })?;
     let (version, server) = super::session::settle(&result).map_err(refused)?;
     post(conn, initialized, space).await?;
     Ok(super::session::Session {

@@ -133,11 +133,27 @@ fn handshake(listing: &Listing, plan: &crate::plan::Plan) -> super::Handshake {
 }
 
 fn no_such_tool(name: &str, listing: &Listing) -> String {
-    let names: Vec<&str> = listing.tools.iter().map(|t| t.name.as_str()).collect();
+    if let Some(why) = listing
+        .unreadable
+        .iter()
+        .find(|u| u.starts_with(&format!("{name}: ")))
+    {
+        return format!("the server lists tool {name:?}, but spate cannot read it ({why})");
+    }
+    let names: Vec<&str> = listing
+        .tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .chain(listing.others.iter().map(String::as_str))
+        .collect();
+    let more = match listing.listed.saturating_sub(names.len()) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
     match names.is_empty() {
         true => format!("the server has no tool named {name:?}: it lists no tools"),
         false => format!(
-            "the server has no tool named {name:?} (it has: {})",
+            "the server has no tool named {name:?} (it has: {}{more})",
             term(&names.join(", "))
         ),
     }
@@ -154,8 +170,8 @@ pub fn tools_text(listing: &Listing, url: &str) -> String {
             Transport::Sse => "HTTP+SSE",
             _ => "Streamable HTTP",
         },
-        listing.tools.len(),
-        if listing.tools.len() == 1 { "" } else { "s" }
+        listing.listed,
+        if listing.listed == 1 { "" } else { "s" }
     );
     for t in &listing.tools {
         o.push('\n');
@@ -172,6 +188,9 @@ pub fn tools_text(listing: &Listing, url: &str) -> String {
         o.push_str("\n  input: ");
         o.push_str(&term_str(&t.schema.to_string()));
         o.push('\n');
+    }
+    for u in &listing.unreadable {
+        o.push_str(&format!("\nnot shown, spate cannot read it: {}\n", term(u)));
     }
     o
 }
@@ -192,6 +211,7 @@ pub fn tools_json(listing: &Listing, url: &str) -> String {
         },
         "protocol_version": listing.version,
         "tools": tools,
+        "unreadable": listing.unreadable,
     });
     format!(
         "{}\n",
@@ -218,6 +238,9 @@ mod tests {
                     schema: json!({"properties": {"x": {"type": "number", "x-mcp-header": "X"}}}),
                 },
             ],
+            listed: 2,
+            others: Vec::new(),
+            unreadable: Vec::new(),
             version: wire::MODERN.into(),
             server: Some("s 1".into()),
             sessions: false,

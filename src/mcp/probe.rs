@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 use super::call::{Call, Method};
 use super::client::{Asked, ask, connect};
@@ -25,7 +27,14 @@ pub struct Tool {
 /// What the server said about itself and its tools.
 #[derive(Debug, Clone)]
 pub struct Listing {
+    /// The tools a run calls, or every tool for `--list`.
     pub tools: Vec<Tool>,
+    /// How many tools the server listed.
+    pub listed: usize,
+    /// Names of some of the tools listed and not kept (a run keeps only those it calls).
+    pub others: Vec<String>,
+    /// Tools that could not be read, each with its name (or place) and why.
+    pub unreadable: Vec<String>,
     /// The protocol revision the requests carried and the server accepted.
     pub version: String,
     /// The server's name and version, when it gave them.
@@ -70,8 +79,13 @@ pub enum Era {
 pub(super) const MAX_PAGES: u64 = 100;
 
 /// Lists the server's tools in the revision `era` asks for, over `transport`, following
-/// `nextCursor`.
-pub fn list_tools(plan: &Plan, era: Era, transport: Transport) -> Result<Listing, ProbeError> {
+/// `nextCursor`: those named `want`, or every tool (`None`).
+pub fn list_tools(
+    plan: &Plan,
+    era: Era,
+    transport: Transport,
+    want: Option<Vec<String>>,
+) -> Result<Listing, ProbeError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -82,11 +96,11 @@ pub fn list_tools(plan: &Plan, era: Era, transport: Transport) -> Result<Listing
             _ => super::legacy::VERSION,
         };
         if transport == Transport::Sse {
-            return super::probe_sse::list_tools(plan, legacy_asks).await;
+            return super::probe_sse::list_tools(plan, legacy_asks, &want).await;
         }
         let mut refused = None;
         if !matches!(era, Era::Handshake(_)) {
-            match stateless(plan).await {
+            match stateless(plan, &want).await {
                 Ok(l) => return Ok(l),
                 Err(Refusal::Other(e)) => return Err(e),
                 Err(Refusal::Older(e)) if era == Era::Stateless => return Err(e),
@@ -97,13 +111,13 @@ pub fn list_tools(plan: &Plan, era: Era, transport: Transport) -> Result<Listing
             Era::Handshake(v) => v,
             _ => super::session::ASKED,
         };
-        let then = match with_handshake(plan, asked).await {
+        let then = match with_handshake(plan, asked, &want).await {
             Ok(l) => return Ok(l),
             Err(ProbeError::NotMcp(then)) => then,
             Err(e) => return Err(e),
         };
         let last = match transport {
-            Transport::Auto => match super::probe_sse::list_tools(plan, legacy_asks).await {
+            Transport::Auto => match super::probe_sse::list_tools(plan, legacy_asks, &want).await {
                 Ok(l) => return Ok(l),
                 Err(e) => Some(e),
             },
@@ -138,10 +152,10 @@ enum Refusal {
     Other(ProbeError),
 }
 
-async fn stateless(plan: &Plan) -> Result<Listing, Refusal> {
+async fn stateless(plan: &Plan, want: &Option<Vec<String>>) -> Result<Listing, Refusal> {
     let mut conn = None;
     let mut space = ReadSpace::new(64 << 10);
-    let mut pages = Pages::default();
+    let mut pages = Pages::new(want.clone());
     for page in 1..=MAX_PAGES {
         let call = Call {
             method: Method::ListTools,
@@ -168,27 +182,19 @@ async fn stateless(plan: &Plan) -> Result<Listing, Refusal> {
         if !keep {
             conn = None;
         }
-        pages.server = pages.server.take().or_else(|| {
-            result
-                .get("_meta")
-                .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
-                .and_then(name_of)
-        });
         if !pages.add(&result).map_err(Refusal::Other)? {
             break;
         }
     }
-    Ok(Listing {
-        tools: pages.tools,
-        version: wire::MODERN.into(),
-        server: pages.server,
-        sessions: false,
-        transport: Transport::Streamable,
-    })
+    Ok(pages.listing(wire::MODERN.into(), None, false, Transport::Streamable))
 }
 
 /// The revisions with a handshake: one session, its tools listed, then ended (DELETE).
-async fn with_handshake(plan: &Plan, asked: &str) -> Result<Listing, ProbeError> {
+async fn with_handshake(
+    plan: &Plan,
+    asked: &str,
+    want: &Option<Vec<String>>,
+) -> Result<Listing, ProbeError> {
     let mut space = ReadSpace::new(64 << 10);
     let mut conn = connect(plan).await?;
     let init = super::session::initialize_request(plan, asked);
@@ -204,7 +210,7 @@ async fn with_handshake(plan: &Plan, asked: &str) -> Result<Listing, ProbeError>
     .map_err(|f| ProbeError::NotMcp(f.to_string()))?;
     let headers = super::session::session_headers(&session);
     let mut conn = Some(conn);
-    let mut pages = Pages::default();
+    let mut pages = Pages::new(want.clone());
     for page in 1..=MAX_PAGES {
         let mut body = json!({"jsonrpc": "2.0", "id": page, "method": "tools/list", "params": {}});
         if let Some(c) = &pages.cursor {
@@ -236,46 +242,167 @@ async fn with_handshake(plan: &Plan, asked: &str) -> Result<Listing, ProbeError>
         );
         let _ = tokio::time::timeout(Duration::from_secs(1), super::session::end(c, &delete)).await;
     }
-    Ok(Listing {
-        tools: pages.tools,
-        version: session.version,
-        server: session.server,
-        sessions: true,
-        transport: Transport::Streamable,
-    })
+    Ok(pages.listing(session.version, session.server, true, Transport::Streamable))
 }
 
-/// The tools of the pages so far, the cursor of the next and the server's name.
+/// Most tools `spate mcp --list` shows: beyond, the listing is refused.
+pub(super) const MAX_LISTED: usize = 10_000;
+
+/// Most bytes of `tools/list` results read, all pages together.
+pub(super) const MAX_LISTING: usize = 64 << 20;
+
+/// Most names of tools the run does not call kept, to name them when a called one is missing.
+const MAX_NAMED: usize = 100;
+
+/// The tools of the pages so far, the cursor of the next and the server's name. A run keeps
+/// only the tools it calls (and stops asking once it has them all); `--list` keeps every tool,
+/// up to `MAX_LISTED`.
 #[derive(Default)]
 pub(super) struct Pages {
     pub tools: Vec<Tool>,
+    /// Tools listed, whether kept or not.
+    pub listed: usize,
+    /// Names of some tools listed and not kept.
+    pub others: Vec<String>,
+    /// Tools that could not be read (a schema nested deeper than JSON is read here), each as
+    /// its name (or place) and why.
+    pub unreadable: Vec<String>,
     pub cursor: Option<Value>,
     pub server: Option<String>,
+    /// Bytes of results read so far.
+    bytes: usize,
+    /// The tools the run calls; `None`: every tool (`--list`).
+    want: Option<Vec<String>>,
+}
+
+/// One page of `tools/list`, each tool kept as raw JSON until it is read on its own.
+#[derive(Deserialize)]
+struct Page<'a> {
+    #[serde(borrow)]
+    tools: Option<Vec<&'a RawValue>>,
+    #[serde(rename = "nextCursor", default)]
+    next: Option<Value>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<Meta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Meta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/serverInfo", borrow, default)]
+    server: Option<&'a RawValue>,
+}
+
+/// One tool as the listing reads it.
+#[derive(Deserialize)]
+struct Listed {
+    name: Value,
+    #[serde(default)]
+    description: Option<Value>,
+    #[serde(rename = "inputSchema", default)]
+    schema: Option<Value>,
+}
+
+/// A tool that could not be read whole, for its name.
+#[derive(Deserialize)]
+struct Named {
+    name: String,
 }
 
 impl Pages {
-    /// Adds a page's tools; true if another page follows.
-    pub fn add(&mut self, result: &Map<String, Value>) -> Result<bool, ProbeError> {
-        let Some(list) = result.get("tools").and_then(Value::as_array) else {
+    /// Pages that keep the tools named `want` (`None`: every tool).
+    pub fn new(want: Option<Vec<String>>) -> Pages {
+        Pages {
+            want,
+            ..Pages::default()
+        }
+    }
+
+    /// Adds a page's tools; true if another page is to be asked for.
+    pub fn add(&mut self, result: &RawValue) -> Result<bool, ProbeError> {
+        self.bytes += result.get().len();
+        if self.bytes > MAX_LISTING {
+            return Err(ProbeError::NotMcp(format!(
+                "its answers to tools/list hold more than {} MiB together, more than spate reads",
+                MAX_LISTING >> 20
+            )));
+        }
+        let Ok(Page {
+            tools: Some(list),
+            next,
+            meta,
+        }) = serde_json::from_str::<Page<'_>>(result.get())
+        else {
             return Err(ProbeError::NotMcp(
                 "the answer to tools/list has no tools array".into(),
             ));
         };
-        for t in list {
-            let Some(name) = t.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            self.tools.push(Tool {
-                name: name.to_string(),
-                description: t
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                schema: t.get("inputSchema").cloned().unwrap_or(json!({})),
-            });
+        if self.server.is_none()
+            && let Some(info) = meta.and_then(|m| m.server)
+        {
+            self.server = serde_json::from_str(info.get())
+                .ok()
+                .and_then(|v: Value| name_of(&v));
         }
-        self.cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
-        Ok(self.cursor.is_some())
+        for raw in list {
+            self.listed += 1;
+            let tool = match serde_json::from_str::<Listed>(raw.get()) {
+                Ok(Listed {
+                    name: Value::String(name),
+                    description,
+                    schema,
+                }) => Tool {
+                    name,
+                    description: description.and_then(|d| d.as_str().map(str::to_string)),
+                    schema: schema.unwrap_or(json!({})),
+                },
+                // A tool without a name is no tool a call can name.
+                Ok(_) => continue,
+                Err(e) => {
+                    let name = serde_json::from_str::<Named>(raw.get())
+                        .map_or_else(|_| format!("tool {}", self.listed), |n| n.name);
+                    self.unreadable.push(format!("{name}: {e}"));
+                    continue;
+                }
+            };
+            match &self.want {
+                None if self.tools.len() == MAX_LISTED => {
+                    return Err(ProbeError::NotMcp(format!(
+                        "it lists more than {MAX_LISTED} tools, more than spate lists"
+                    )));
+                }
+                None => self.tools.push(tool),
+                Some(want) if want.contains(&tool.name) => self.tools.push(tool),
+                Some(_) if self.others.len() < MAX_NAMED => self.others.push(tool.name),
+                Some(_) => {}
+            }
+        }
+        self.cursor = next.filter(|c| !c.is_null());
+        // A run stops asking once it has every tool it calls.
+        let complete = self
+            .want
+            .as_ref()
+            .is_some_and(|w| w.iter().all(|n| self.tools.iter().any(|t| t.name == *n)));
+        Ok(self.cursor.is_some() && !complete)
+    }
+
+    /// The listing these pages make.
+    pub fn listing(
+        self,
+        version: String,
+        server: Option<String>,
+        sessions: bool,
+        transport: Transport,
+    ) -> Listing {
+        Listing {
+            tools: self.tools,
+            listed: self.listed,
+            others: self.others,
+            unreadable: self.unreadable,
+            version,
+            server: server.or(self.server),
+            sessions,
+            transport,
+        }
     }
 }
 
@@ -294,5 +421,80 @@ pub(super) fn name_of(info: &Value) -> Option<String> {
     match info.get("version").and_then(Value::as_str) {
         Some(v) if !v.is_empty() => Some(format!("{name} {v}")),
         _ => Some(name.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(tools: &[String], next: Option<&str>) -> Box<RawValue> {
+        let next = next.map_or("null".to_string(), |c| format!("{c:?}"));
+        RawValue::from_string(format!(
+            r#"{{"tools":[{}],"nextCursor":{next},"_meta":{{"io.modelcontextprotocol/serverInfo":{{"name":"s","version":"1"}}}}}}"#,
+            tools.join(",")
+        ))
+        .unwrap()
+    }
+
+    fn tool(name: &str) -> String {
+        format!(r#"{{"name":"{name}","description":"d","inputSchema":{{"type":"object"}}}}"#)
+    }
+
+    #[test]
+    fn a_tool_too_deep_to_read_is_named_and_the_others_listed() {
+        let deep = format!(
+            r#"{{"name":"deep","inputSchema":{}1{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let mut pages = Pages::new(None);
+        let more = pages
+            .add(&page(&[tool("a"), deep, tool("b")], None))
+            .unwrap();
+        assert!(!more);
+        let names: Vec<&str> = pages.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(pages.listed, 3);
+        assert_eq!(pages.unreadable.len(), 1);
+        assert!(
+            pages.unreadable[0].starts_with("deep: recursion limit"),
+            "{:?}",
+            pages.unreadable
+        );
+        assert_eq!(pages.server.as_deref(), Some("s 1"));
+    }
+
+    #[test]
+    fn a_run_keeps_only_the_tools_it_calls_and_stops_asking_once_it_has_them() {
+        let mut pages = Pages::new(Some(vec!["t7".into()]));
+        let first: Vec<String> = (0..5).map(|i| tool(&format!("t{i}"))).collect();
+        assert!(pages.add(&page(&first, Some("2"))).unwrap());
+        let second: Vec<String> = (5..10).map(|i| tool(&format!("t{i}"))).collect();
+        assert!(!pages.add(&page(&second, Some("3"))).unwrap(), "it has t7");
+        assert_eq!(pages.tools.len(), 1);
+        assert_eq!((pages.listed, pages.others.len()), (10, 9));
+    }
+
+    #[test]
+    fn a_listing_over_its_bounds_is_refused() {
+        let mut pages = Pages::new(None);
+        let many: Vec<String> = (0..=MAX_LISTED).map(|i| tool(&format!("t{i}"))).collect();
+        let e = pages.add(&page(&many, None)).unwrap_err().to_string();
+        assert!(e.contains("more than 10000 tools"), "{e}");
+        let mut pages = Pages::new(Some(vec!["x".into()]));
+        let big = format!(
+            r#"{{"name":"pad","description":"{}"}}"#,
+            "x".repeat(1 << 20)
+        );
+        let mut e = None;
+        for _ in 0..100 {
+            if let Err(err) = pages.add(&page(std::slice::from_ref(&big), Some("n"))) {
+                e = Some(err.to_string());
+                break;
+            }
+        }
+        let e = e.expect("refused before 100 MiB");
+        assert!(e.contains("more than 64 MiB"), "{e}");
     }
 }

@@ -15,12 +15,16 @@ use crate::proto::h1::ReadSpace;
 
 /// Lists the server's tools over a session of the legacy transport, asking for revision
 /// `asked`.
-pub(super) async fn list_tools(plan: &Plan, asked: &str) -> Result<Listing, ProbeError> {
+pub(super) async fn list_tools(
+    plan: &Plan,
+    asked: &str,
+    want: &Option<Vec<String>>,
+) -> Result<Listing, ProbeError> {
     let wait = plan.timeout.max(Duration::from_secs(1));
     let stream = connect(plan).await?;
     let (listening, reading) = legacy::listen(stream, legacy::listen_request(plan));
     let steps = async {
-        tokio::time::timeout(wait, in_session(plan, asked, &listening))
+        tokio::time::timeout(wait, in_session(plan, asked, &listening, want))
             .await
             .map_err(|_| {
                 ProbeError::Unreachable(format!("no answer on the event stream within {wait:?}"))
@@ -40,6 +44,7 @@ async fn in_session(
     plan: &Plan,
     asked: &str,
     listening: &Listening,
+    want: &Option<Vec<String>>,
 ) -> Result<Listing, ProbeError> {
     let not_mcp = |f: crate::proto::Fail| ProbeError::NotMcp(f.to_string());
     let target = legacy::endpoint(listening, &plan.target.url)
@@ -57,7 +62,7 @@ async fn in_session(
     )
     .await
     .map_err(not_mcp)?;
-    let mut pages = Pages::default();
+    let mut pages = Pages::new(want.clone());
     for page in 1..=MAX_PAGES {
         let mut body = json!({"jsonrpc": "2.0", "id": page, "method": "tools/list", "params": {}});
         if let Some(c) = &pages.cursor {
@@ -71,11 +76,5 @@ async fn in_session(
             break;
         }
     }
-    Ok(Listing {
-        tools: pages.tools,
-        version: session.version,
-        server: session.server,
-        sessions: true,
-        transport: Transport::Sse,
-    })
+    Ok(pages.listing(session.version, session.server, true, Transport::Sse))
 }

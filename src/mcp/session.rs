@@ -182,6 +182,20 @@ pub async fn handshake(
     Ok(session)
 }
 
+/// A reply's result as an object (what a handshake reads of it), or why there is none.
+pub(super) fn result_of(m: super::client::Reply) -> Result<serde_json::Map<String, Value>, String> {
+    match (m.result, m.error) {
+        (Some(r), _) => serde_json::from_str(r.get())
+            .map_err(|_| "its result is not a JSON object spate can read".into()),
+        (None, Some(e)) => Err(format!(
+            "it answered with JSON-RPC error {} ({})",
+            e.get("code").unwrap_or(&Value::Null),
+            e.get("message").and_then(Value::as_str).unwrap_or("")
+        )),
+        (None, None) => Err("its answer has no result".into()),
+    }
+}
+
 /// What the result of `initialize` settled: the revision the server chose (one spate speaks)
 /// and the server's name.
 pub fn settle(result: &serde_json::Map<String, Value>) -> Result<(String, Option<String>), String> {
@@ -253,15 +267,7 @@ impl Heard {
         let Some(m) = super::client::message_in(self.media, &self.body, id) else {
             return Err("its answer is not a JSON-RPC response to the request".into());
         };
-        match (m.get("result"), m.get("error")) {
-            (Some(Value::Object(r)), _) => Ok(r.clone()),
-            (_, Some(e)) => Err(format!(
-                "it answered with JSON-RPC error {} ({})",
-                e.get("code").unwrap_or(&Value::Null),
-                e.get("message").and_then(Value::as_str).unwrap_or("")
-            )),
-            _ => Err("its answer has no result".into()),
-        }
+        result_of(m)
     }
 }
 

@@ -60,9 +60,20 @@ impl Refused {
 }
 
 /// Asks the server at `plan`'s URL for its tools, in the revision and over the transport
-/// `calls` ask for.
+/// `calls` ask for: the tools the calls name, or every tool when there are no calls
+/// (`spate mcp --list`).
 pub fn probe(plan: &Plan, calls: &Calls) -> Result<Listing, Refused> {
-    probe::list_tools(plan, calls.era, calls.transport).map_err(|e| Refused::probe(plan, e))
+    let want = (!calls.calls.is_empty()).then(|| {
+        calls
+            .calls
+            .iter()
+            .filter_map(|c| match &c.method {
+                super::call::Method::Tool { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect()
+    });
+    probe::list_tools(plan, calls.era, calls.transport, want).map_err(|e| Refused::probe(plan, e))
 }
 
 /// A run's plan with its calls, and the session it shares, if any.

@@ -24,6 +24,7 @@ mod mcp;
 mod mcp_bytes;
 mod mcp_compare;
 mod mcp_everything;
+mod mcp_hostile;
 mod merge;
 mod nginx;
 mod open;
