@@ -185,6 +185,11 @@ pub fn merge(runs: &[(String, Summary)], force: bool) -> Result<Merged, String> 
     let end_us = |s: &Summary| window_us(s) as f64 + s.totals.elapsed_s * 1e6;
     let window_end = kept.iter().map(|r| end_us(&r.1)).fold(0.0, f64::max);
     let elapsed_s = ((window_end - window_start as f64) / 1e6).max(0.0);
+    // Each result's counts agree with each other (`Summary::inconsistency`, checked as it was
+    // read): with the job's attempts within a u64, so is every sum of the requests' counts.
+    kept.iter()
+        .try_fold(0u64, |n, r| n.checked_add(r.1.requests.attempted))
+        .ok_or("the shards' attempts add up past what a count holds: not one job's results")?;
     let in_window: u64 = kept
         .iter()
         .map(|r| r.1.requests.completed - r.1.totals.completed_in_drain)
@@ -237,8 +242,8 @@ pub fn merge(runs: &[(String, Summary)], force: bool) -> Result<Merged, String> 
         latency,
         status_codes: status_codes(&kept),
         errors: errors(&kept),
-        bytes_in: kept.iter().map(|r| r.1.totals.bytes_in).sum(),
-        bytes_out: kept.iter().map(|r| r.1.totals.bytes_out).sum(),
+        bytes_in: total(kept.iter().map(|r| r.1.totals.bytes_in)),
+        bytes_out: total(kept.iter().map(|r| r.1.totals.bytes_out)),
         shards,
         timeline: timeline(&kept, window_start),
         job,
@@ -247,11 +252,17 @@ pub fn merge(runs: &[(String, Summary)], force: bool) -> Result<Merged, String> 
     })
 }
 
+/// The sum of counts that no check ties together (bytes, seconds of a timeline): at most
+/// `u64::MAX`, never wrapped.
+fn total(counts: impl Iterator<Item = u64>) -> u64 {
+    counts.fold(0, u64::saturating_add)
+}
+
 /// When `s`'s measured window began, µs since the Unix epoch: its start signal plus its
 /// warm-up (a result without the start signal's µs has only the window's ms).
 fn window_us(s: &Summary) -> u64 {
     match s.config.started_unix_us {
-        Some(us) => us + (s.config.warmup_s * 1e6).round() as u64,
+        Some(us) => us.saturating_add((s.config.warmup_s * 1e6).round() as u64),
         None => s.start_unix_ms.saturating_mul(1000),
     }
 }
@@ -314,7 +325,7 @@ fn latency(runs: &[&(String, Summary)]) -> Result<Latency, String> {
     }
     Ok(Latency::of(
         &sum,
-        runs.iter().map(|r| r.1.latency.clamped).sum(),
+        total(runs.iter().map(|r| r.1.latency.clamped)),
     ))
 }
 
@@ -328,8 +339,8 @@ fn requests(runs: &[&(String, Summary)]) -> Requests {
         t.error_status += r.error_status;
         t.failed += r.failed;
         t.interrupted += r.interrupted;
-        t.retried += r.retried;
-        t.redirects_followed += r.redirects_followed;
+        t.retried = t.retried.saturating_add(r.retried);
+        t.redirects_followed = t.redirects_followed.saturating_add(r.redirects_followed);
     }
     t
 }
@@ -338,7 +349,8 @@ fn status_codes(runs: &[&(String, Summary)]) -> Vec<StatusRow> {
     let mut by: BTreeMap<u16, u64> = BTreeMap::new();
     for (_, s) in runs {
         for r in &s.status_codes {
-            *by.entry(r.code).or_default() += r.count;
+            let n = by.entry(r.code).or_default();
+            *n = n.saturating_add(r.count);
         }
     }
     by.into_iter()
@@ -355,7 +367,7 @@ fn errors(runs: &[&(String, Summary)]) -> Vec<ErrorRow> {
                 count: 0,
                 example: e.example.clone(),
             });
-            row.count += e.count;
+            row.count = row.count.saturating_add(e.count);
         }
     }
     let mut out: Vec<ErrorRow> = by.into_values().collect();
@@ -375,12 +387,13 @@ fn timeline(runs: &[&(String, Summary)], window_start_us: u64) -> Vec<Second> {
                 t_s: t,
                 ..Second::default()
             });
-            sec.completed += e.completed;
-            sec.failed += e.failed;
-            sec.sent += e.sent;
-            sec.bytes_in += e.bytes_in;
+            sec.completed = sec.completed.saturating_add(e.completed);
+            sec.failed = sec.failed.saturating_add(e.failed);
+            sec.sent = sec.sent.saturating_add(e.sent);
+            sec.bytes_in = sec.bytes_in.saturating_add(e.bytes_in);
             if let Some(n) = e.scheduled {
-                *sec.scheduled.get_or_insert(0) += n;
+                let s = sec.scheduled.get_or_insert(0);
+                *s = s.saturating_add(n);
             }
         }
     }

@@ -50,5 +50,10 @@ pub fn parse_result(bytes: &[u8]) -> Result<crate::report::Report, String> {
         }
         None => return Err("not a spate result: it has no schema_version".into()),
     }
-    crate::report::Report::from_json(bytes).map_err(|e| format!("not a spate result: {e}"))
+    let report =
+        crate::report::Report::from_json(bytes).map_err(|e| format!("not a spate result: {e}"))?;
+    match report.run.inconsistency() {
+        Some(why) => Err(why),
+        None => Ok(report),
+    }
 }

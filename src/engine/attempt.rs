@@ -310,7 +310,8 @@ pub fn record_stream(ctx: &Shared, adm: Admitted, res: &Response, streamed: Opti
     }] += 1;
     if let Some(tokens) = f.tokens {
         st.token_responses += 1;
-        st.tokens += tokens;
+        // A server's count, summed: it saturates rather than wraps.
+        st.tokens = st.tokens.saturating_add(tokens);
         let secs = res.done.nanos_since(t0) as f64 / 1e9;
         if secs > 0.0 {
             st.token_rate_milli

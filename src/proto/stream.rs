@@ -115,9 +115,13 @@ impl<G: FnMut(u64)> Meter<G> {
         }
     }
 
-    /// What the response's stream did; the meter is ready for the next response. An event or
-    /// a line left unfinished by the end is not a unit (the standard discards it).
+    /// What the response's stream did; the meter is ready for the next response. An event left
+    /// unfinished by the end is not a unit (the event-stream standard discards it); a last line
+    /// without its line break is (JSON-lines bodies often end so).
     pub fn finish(&mut self) -> Facts {
+        if self.unit == Unit::Lines && (!self.line.is_empty() || self.line_cut) {
+            self.timing.line(&self.line, self.line_cut);
+        }
         self.sse = Sse::new();
         self.line.clear();
         self.line_cut = false;
@@ -418,6 +422,23 @@ mod tests {
         assert_eq!((f.units, f.data_units), (2, 2));
         assert_eq!(gaps, [20 * MS]);
         assert!(f.done);
+    }
+
+    #[test]
+    fn a_last_line_without_its_line_break_is_a_unit() {
+        let (f, gaps, _) = run(
+            Unit::Lines,
+            Rules::default(),
+            &[(1, b"{\"a\":1}\n{\"b\""), (3, b":2}")],
+        );
+        assert_eq!((f.units, f.data_units), (2, 2));
+        assert_eq!(gaps, [2 * MS]);
+        // A line longer than kept, cut by the end, counts once and says it was cut.
+        let long = vec![b'x'; MAX_LINE + 10];
+        let (f, _, _) = run(Unit::Lines, Rules::default(), &[(1, &long)]);
+        assert_eq!((f.units, f.cut), (1, true));
+        let (f, _, _) = run(Unit::Lines, Rules::default(), &[(1, b"a\n")]);
+        assert_eq!(f.units, 1, "no unit after the last line break");
     }
 
     #[test]

@@ -65,7 +65,7 @@ impl AddAssign<&StreamStats> for StreamStats {
             *a += b;
         }
         self.token_responses += o.token_responses;
-        self.tokens += o.tokens;
+        self.tokens = self.tokens.saturating_add(o.tokens);
         self.token_rate_milli += &o.token_rate_milli;
     }
 }
@@ -169,5 +169,24 @@ impl Streaming {
                 per_response_p10: q(0.1),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_servers_token_counts_saturate_when_summed() {
+        let mut a = StreamStats {
+            tokens: u64::MAX - 1,
+            ..StreamStats::default()
+        };
+        let b = StreamStats {
+            tokens: u64::MAX,
+            ..StreamStats::default()
+        };
+        a += &b;
+        assert_eq!(a.tokens, u64::MAX);
     }
 }

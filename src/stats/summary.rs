@@ -431,6 +431,35 @@ impl Summary {
     pub fn any_success(&self) -> bool {
         self.requests.successful > 0
     }
+
+    /// Why the counts of a result (a saved file, a shard's) disagree with each other, if they
+    /// do: every run spate makes has `attempted = completed + failed + interrupted`,
+    /// `completed = successful + error_status`, and no more responses in the drain than
+    /// completed. A result that breaks one was not written by spate as it stands.
+    pub fn inconsistency(&self) -> Option<String> {
+        let r = &self.requests;
+        let sum = |a: u64, b: u64| a.checked_add(b);
+        let accounted = sum(r.completed, r.failed).and_then(|n| sum(n, r.interrupted));
+        if accounted != Some(r.attempted) {
+            return Some(format!(
+                "its counts disagree: attempted {} is not completed {} + failed {} + interrupted {}",
+                r.attempted, r.completed, r.failed, r.interrupted
+            ));
+        }
+        if sum(r.successful, r.error_status) != Some(r.completed) {
+            return Some(format!(
+                "its counts disagree: completed {} is not successful {} + error status {}",
+                r.completed, r.successful, r.error_status
+            ));
+        }
+        if self.totals.completed_in_drain > r.completed {
+            return Some(format!(
+                "its counts disagree: {} responses completed in the drain, of {} completed",
+                self.totals.completed_in_drain, r.completed
+            ));
+        }
+        None
+    }
 }
 
 #[cfg(test)]

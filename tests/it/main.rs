@@ -33,6 +33,7 @@ mod pki;
 mod proxy;
 mod redirect;
 mod release;
+mod result_files;
 mod route;
 mod save;
 mod schema;

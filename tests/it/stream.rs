@@ -487,3 +487,47 @@ fn over_http2_a_capped_stream_is_reset_and_its_connection_goes_on() {
     ]);
     assert_eq!(doc["streaming"]["idle"], 2, "{doc}");
 }
+
+/// A server that answers every request with `body` as `kind`, whole.
+fn whole_body(kind: &'static str, body: &'static str) -> Scripted {
+    Scripted::start(move |peer: &mut Peer| {
+        while peer.read_request().is_some() {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            if !peer.write(head.as_bytes()) || !peer.write(body.as_bytes()) {
+                return;
+            }
+        }
+    })
+}
+
+#[test]
+fn a_last_line_without_its_line_break_is_counted() {
+    let server = whole_body("application/x-ndjson", "{\"a\":1}\n{\"b\":2}\n{\"c\":3}");
+    let url = format!("http://{}/", server.addr);
+    let doc = spate_json(&["-c", "1", "-n", "4", "--stream", "lines", &url]);
+    assert_eq!(doc["streaming"]["events"], 12, "{}", doc["streaming"]);
+}
+
+#[test]
+fn a_servers_token_counts_saturate_instead_of_wrapping() {
+    let server = whole_body(
+        "text/event-stream",
+        "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n\
+         data: {\"choices\":[],\"usage\":{\"completion_tokens\":18446744073709551615}}\n\n\
+         data: [DONE]\n\n",
+    );
+    let url = format!("http://{}/", server.addr);
+    let doc = spate_json(&[
+        "-c", "1", "-n", "3", "--stream", "sse", "--usage", "openai", &url,
+    ]);
+    validate(&doc);
+    assert_eq!(
+        doc["streaming"]["tokens"]["total"].as_u64(),
+        Some(u64::MAX),
+        "{}",
+        doc["streaming"]
+    );
+}

@@ -82,6 +82,11 @@ fn section(o: &mut String, id: &str, title: &str, body: &str, note: &str) {
 }
 
 fn started(r: &Report) -> String {
+    // RFC 3339 ends with the year 9999; a saved result may say anything.
+    const LAST_MS: u64 = 253_402_300_799_999;
+    if r.start_unix_ms > LAST_MS {
+        return format!("{} ms after 1970", r.start_unix_ms);
+    }
     let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(r.start_unix_ms);
     humantime::format_rfc3339_seconds(at)
         .to_string()

@@ -1,0 +1,111 @@
+//! Saved results with numbers no run makes: every count of a result with every section set to
+//! 0 and to the largest count, one at a time. `spate report` and `spate merge` read results
+//! from anywhere; whatever the numbers, reading, judging and printing them must not panic or
+//! wrap, and a result whose counts disagree is refused with one line.
+
+use serde_json::Value;
+use spate::report::{Palette, Report, render, to_csv, to_html, to_json};
+
+use crate::support::{ScratchDir, spate};
+
+fn every_section() -> Value {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/golden/every-section.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The places of every non-negative integer in `v`.
+fn integers(v: &Value, at: String, out: &mut Vec<String>) {
+    match v {
+        Value::Number(n) if n.is_u64() => out.push(at),
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                integers(x, format!("{at}/{i}"), out);
+            }
+        }
+        Value::Object(o) => {
+            for (k, x) in o {
+                integers(x, format!("{at}/{k}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn no_count_of_a_saved_result_can_make_spate_panic() {
+    let clean = every_section();
+    let mut places = Vec::new();
+    integers(&clean, String::new(), &mut places);
+    assert!(places.len() > 100, "{}", places.len());
+    let (mut read, mut refused) = (0, 0);
+    for at in &places {
+        for extreme in [0, u64::MAX] {
+            let mut doc = clean.clone();
+            *doc.pointer_mut(at).unwrap() = Value::from(extreme);
+            let Ok(report) = Report::from_json(doc.to_string().as_bytes()) else {
+                continue;
+            };
+            if report.run.inconsistency().is_some() {
+                refused += 1;
+                continue;
+            }
+            read += 1;
+            let shown = std::panic::catch_unwind(|| {
+                let text = render(&report, Palette::None);
+                let _ = (to_html(&report), to_csv(&report), to_json(&report));
+                let mut other = report.run.clone();
+                if let Some(sh) = other.config.shard.as_mut() {
+                    sh.index = 1;
+                }
+                let merged = spate::merge::merge(
+                    &[("a".into(), report.run.clone()), ("b".into(), other)],
+                    true,
+                );
+                if let Ok(m) = merged {
+                    let _ = (
+                        spate::report::merge::text(&m),
+                        spate::report::merge::json(&m),
+                    );
+                }
+                text
+            });
+            assert!(shown.is_ok(), "{at} = {extreme}: a panic");
+        }
+    }
+    assert!(read > 100 && refused > 0, "read {read}, refused {refused}");
+}
+
+#[test]
+fn results_whose_counts_disagree_are_refused_by_report_and_merge() {
+    let dir = ScratchDir::new("disagree");
+    let mut doc = every_section();
+    // The shard that claims more successes than it completed: what wrapped sums looked like.
+    doc["requests"]["successful"] = Value::from(u64::MAX);
+    let bad = dir.file("bad.json");
+    std::fs::write(&bad, doc.to_string()).unwrap();
+    let err = crate::support::usage_error(&["report", &bad]);
+    assert!(
+        err.contains("its counts disagree: completed 298 is not successful"),
+        "{err}"
+    );
+    let err = crate::support::usage_error(&["merge", &bad, &bad]);
+    assert!(err.contains("its counts disagree"), "{err}");
+    // Two shards whose attempts together pass 2^64.
+    let mut big = every_section();
+    big["requests"]["attempted"] = Value::from(u64::MAX - 1);
+    for k in ["completed", "successful"] {
+        big["requests"][k] = Value::from(u64::MAX - 2);
+    }
+    big["requests"]["failed"] = Value::from(0);
+    big["requests"]["interrupted"] = Value::from(1);
+    big["requests"]["error_status"] = Value::from(0);
+    let (a, b) = (dir.file("a.json"), dir.file("b.json"));
+    std::fs::write(&a, big.to_string()).unwrap();
+    big["config"]["shard"]["index"] = Value::from(1);
+    std::fs::write(&b, big.to_string()).unwrap();
+    let out = spate(&["merge", &a, &b]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("add up past what a count holds"), "{err}");
+}
