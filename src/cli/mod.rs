@@ -255,15 +255,45 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
     })
 }
 
+/// What says two paths are one file: the path with its directory resolved (links followed),
+/// as it is now or will be once written.
+fn same_file(p: &std::path::Path) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c;
+    }
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), p.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
 /// Where and how a result is shown, each file it is to be written to checked before anything
 /// runs (a directory that does not exist is exit 2, not a lost result).
 fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
-    for (flag, path) in [
+    let files = [
         ("--save", &f.save),
         ("--csv-timeline", &f.csv_timeline),
         ("--html", &f.html),
         ("--hdr-log", &hdr_log),
-    ] {
+    ];
+    // One file for two forms would hold only the last one written.
+    let named: Vec<(&str, &PathBuf, PathBuf)> = files
+        .iter()
+        .filter_map(|(flag, p)| p.as_ref().map(|p| (*flag, p, same_file(p))))
+        .collect();
+    for (i, (flag, path, id)) in named.iter().enumerate() {
+        if let Some((other, _, _)) = named[..i].iter().find(|(_, _, o)| o == id) {
+            return Err(Exit::usage(format!(
+                "{other} and {flag} name the same file ({}): each writes a form of its own, so give each its own path",
+                path.display()
+            )));
+        }
+    }
+    for (flag, path) in files {
         if let Some(path) = path {
             save::check(path).map_err(|e| {
                 Exit::usage(format!(

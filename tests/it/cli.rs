@@ -125,6 +125,37 @@ fn bad_input_is_one_line_and_exit_2() {
         ),
         (&["--cert", "Cargo.toml", "https://127.0.0.1:1/"], "--key"),
         (&["--save", "/nonexistent/dir/x.json", u], "--save"),
+        (
+            &[
+                "--save",
+                "/tmp/spate-same.json",
+                "--html",
+                "/tmp/spate-same.json",
+                u,
+            ],
+            "--save and --html name the same file",
+        ),
+        (
+            &[
+                "--csv-timeline",
+                "/tmp/./spate-same.csv",
+                "--hdr-log",
+                "/tmp/spate-same.csv",
+                u,
+            ],
+            "--csv-timeline and --hdr-log name the same file",
+        ),
+        (
+            &[
+                "report",
+                "--save",
+                "/tmp/r.json",
+                "--html",
+                "/tmp/../tmp/r.json",
+                "tests/it/golden/every-section.json",
+            ],
+            "--save and --html name the same file",
+        ),
         (&["--html", "/nonexistent/dir/x.html", u], "--html"),
         (
             &["--baseline", "/nonexistent.json", u],
