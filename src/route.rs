@@ -117,6 +117,10 @@ impl FromStr for Proxy {
         if host.is_empty() {
             return Err(format!("{shown:?}: the proxy URL has no host"));
         }
+        crate::target::check_host(&host).map_err(|e| {
+            let start: String = shown.chars().take(40).collect();
+            format!("\"{start}...\": {e}")
+        })?;
         Ok(Proxy {
             host: host.to_ascii_lowercase(),
             port: port_of(&port, &shown)?.unwrap_or(1080),
@@ -208,6 +212,9 @@ impl FromStr for ConnectTo {
             ));
         };
         let host = |h: &str| (!h.is_empty()).then(|| h.to_ascii_lowercase());
+        if !to_host.is_empty() {
+            crate::target::check_host(to_host)?;
+        }
         Ok(ConnectTo {
             from_host: host(from_host),
             from_port: port_of(from_port, s)?,

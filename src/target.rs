@@ -31,6 +31,38 @@ pub enum TargetError {
     /// The URL is shown with its credentials masked.
     #[error("invalid URL {0:?}: credentials in URLs are not supported; use -a user:pass")]
     Credentials(String),
+    #[error("invalid URL: {0}")]
+    Host(String),
+}
+
+/// Whether `host` can be looked up or connected to: an IP address, or a DNS name of at most
+/// 253 characters in labels of 1 to 63 (RFC 1035). Anything longer is a mistake, never sent to
+/// the resolver; the error shows its start only.
+pub fn check_host(host: &str) -> Result<(), String> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if bare.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(());
+    }
+    let name = host.strip_suffix('.').unwrap_or(host);
+    let shown = || match name.char_indices().nth(40) {
+        Some((i, _)) => format!("{}...", &name[..i]),
+        None => name.to_string(),
+    };
+    if name.len() > 253 {
+        return Err(format!(
+            "the host {:?} is {} characters long; a DNS name has at most 253",
+            shown(),
+            name.len()
+        ));
+    }
+    match name.split('.').find(|l| l.is_empty() || l.len() > 63) {
+        Some(label) => Err(format!(
+            "the host {:?} has a label of {} characters; a DNS name's labels have 1 to 63",
+            shown(),
+            label.len()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `url` with every non-ASCII byte after the authority percent-encoded (`/ü` is `/%C3%BC`), as
@@ -85,6 +117,7 @@ impl Target {
         if host.is_empty() {
             return Err(TargetError::NoHost(redact::url(url).into()));
         }
+        check_host(host).map_err(TargetError::Host)?;
         // Read from the text: the http crate reports a port that is not a u16 as no port at
         // all, which must not become the scheme's default.
         let text = authority.as_str();
@@ -139,6 +172,36 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_are_names_or_addresses_within_dns_bounds() {
+        for ok in [
+            "127.0.0.1",
+            "[::1]",
+            "::1",
+            "localhost",
+            "localhost.",
+            "a-b.example",
+            &format!("{}.{}", "a".repeat(63), "b".repeat(63)),
+            &vec!["x".repeat(61); 4].join("."),
+        ] {
+            assert_eq!(check_host(ok), Ok(()), "{ok}");
+        }
+        for (bad, says) in [
+            (&"h".repeat(10_000)[..], "is 10000 characters long"),
+            (&vec!["x".repeat(62); 5].join(".")[..], "at most 253"),
+            (
+                &format!("{}.com", "a".repeat(64))[..],
+                "a label of 64 characters",
+            ),
+            ("a..b", "a label of 0 characters"),
+            (".a", "a label of 0 characters"),
+        ] {
+            let e = check_host(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+            assert!(e.len() < 200, "{e}");
+        }
+    }
 
     #[test]
     fn parts_of_a_url() {

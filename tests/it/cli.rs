@@ -101,6 +101,18 @@ fn bad_input_is_one_line_and_exit_2() {
             "http://***@127.0.0.1:9/",
         ),
         (&["--threads", "0", u], "--threads"),
+        (
+            &[&format!("http://{}/", "h".repeat(10_000))],
+            "is 10000 characters long; a DNS name has at most 253",
+        ),
+        (
+            &["--proxy", &format!("http://{}:3128", "p".repeat(10_000)), u],
+            "is 10000 characters long; a DNS name has at most 253",
+        ),
+        (
+            &["--connect-to", &format!("a:80:{}:80", "c".repeat(300)), u],
+            "is 300 characters long",
+        ),
         (&["-p", "0", "--http2", u], "--streams"),
         (&["--http1.1", "--http2", u], "--http2"),
         (&["-m", "GE T", u], "method"),
