@@ -72,6 +72,18 @@ pub fn is_inert(text: &str, colours: bool) -> bool {
     true
 }
 
+/// The fuzzed property (fuzz/fuzz_targets/outside.rs): whatever `text` holds, what `term`
+/// makes of it drives no terminal, and text with nothing to escape is shown as it is.
+pub fn check(text: &str) {
+    let shown = term(text).to_string();
+    assert!(is_inert(&shown, false), "{text:?} shown as {shown:?}");
+    assert!(!shown.contains('\n'), "{text:?} shown on two lines");
+    if !text.chars().any(unsafe_char) {
+        assert_eq!(shown, text);
+    }
+    assert_eq!(term_str(text), shown);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +110,20 @@ mod tests {
             assert!(is_inert(&term(raw).to_string(), false), "{raw:?}");
         }
         assert!(matches!(term_str("calm"), Cow::Borrowed("calm")));
+    }
+
+    #[test]
+    fn the_fuzzed_property_holds_for_hostile_samples() {
+        for t in [
+            "",
+            "plain",
+            "\x1b[31mred",
+            "a\nb\r\n",
+            "\u{85}\u{9b}\u{202e}",
+            "é\u{7f}\0",
+        ] {
+            check(t);
+        }
     }
 
     #[test]

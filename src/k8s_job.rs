@@ -111,6 +111,24 @@ fn q(s: &str) -> String {
     o
 }
 
+/// The fuzzed property (fuzz/fuzz_targets/outside.rs): `q` makes one line of characters YAML
+/// takes raw, and its escapes (JSON's own) read back as the value.
+pub fn check_quoted(value: &str) {
+    let quoted = q(value);
+    assert!(quoted.starts_with('"') && quoted.ends_with('"') && quoted.len() >= 2);
+    for c in quoted.chars() {
+        let raw_ok = matches!(c, ' '..='~')
+            || (u32::from(c) >= 0xa0
+                && !matches!(
+                    c,
+                    '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+                ));
+        assert!(raw_ok, "{c:?} written raw for {value:?}");
+    }
+    let back: String = serde_json::from_str(&quoted).expect("the escapes are JSON's");
+    assert_eq!(back, value);
+}
+
 /// The label Kubernetes gives each pod of a Job (1.27 and later).
 const JOB_LABEL: &str = "batch.kubernetes.io/job-name";
 
@@ -402,6 +420,20 @@ mod tests {
             ("é 新 🎉 \u{a0}", "\"é 新 🎉 \u{a0}\""),
         ] {
             assert_eq!(q(raw), written, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn the_fuzzed_property_holds_for_hostile_samples() {
+        for v in [
+            "",
+            "\"",
+            "\\",
+            "\0\x7f\u{85}\u{2028}\u{feff}\u{ffff}",
+            "tab\there",
+            "新 🎉",
+        ] {
+            check_quoted(v);
         }
     }
 

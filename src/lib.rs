@@ -19,7 +19,7 @@
 //! findings), [`report`] (every form of the result), [`ui`] (the live display, the terminal,
 //! signals), [`verbose`] (-v). Commands of many runs: [`series`], [`compare`], [`sweep`].
 //! Around them: [`serve`] (the built-in loopback target), [`demo`], [`redact`] (secrets masked), [`escape`] (text from outside made safe
-//! for a terminal),
+//! for a terminal), [`files`] (the files flags name, read with a limit),
 //! [`units`] and [`numbers`] (numbers as people type and read them). See docs/ARCHITECTURE.md
 //! for the invariants.
 

@@ -47,7 +47,8 @@ Ctrl-C, half a second or more after the first, quits at once.
 
 Exit codes: 0 the run completed with at least one response below 400; 1 the target was
 unreachable or no response below 400 arrived; 2 usage or input error, -c beyond the open-file
-limit (nothing sent), or the report or --save could not be written; 3 an --slo threshold or a
+limit (nothing sent), the report or --save could not be written, or a script's error stopped
+the run (after its report); 3 an --slo threshold or a
 --max-regression gate failed; 4 a shard's connections were ready later than --start-at
 and --start-deadline allow (nothing sent); 130 interrupted by Ctrl-C, SIGTERM or SIGHUP (the
 report is still printed and saved).";

@@ -406,6 +406,28 @@ impl Pages {
     }
 }
 
+/// The fuzzed property (fuzz/fuzz_targets/outside.rs): whatever a `tools/list` result holds,
+/// reading it never panics, keeps no more than the bounds allow, and a run keeps only the tools
+/// it calls.
+pub fn check_listing(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(raw) = serde_json::from_str::<Box<RawValue>>(text) else {
+        return;
+    };
+    let mut all = Pages::new(None);
+    if all.add(&raw).is_ok() {
+        assert!(all.tools.len() + all.unreadable.len() <= all.listed);
+        assert!(all.tools.len() <= MAX_LISTED);
+    }
+    let mut some = Pages::new(Some(vec!["a".into()]));
+    if some.add(&raw).is_ok() {
+        assert!(some.tools.iter().all(|t| t.name == "a"));
+        assert!(some.others.len() <= MAX_NAMED);
+    }
+}
+
 fn with_cursor(body: &[u8], cursor: Option<&Value>) -> Vec<u8> {
     let Some(cursor) = cursor else {
         return body.to_vec();
@@ -474,6 +496,20 @@ mod tests {
         assert!(!pages.add(&page(&second, Some("3"))).unwrap(), "it has t7");
         assert_eq!(pages.tools.len(), 1);
         assert_eq!((pages.listed, pages.others.len()), (10, 9));
+    }
+
+    #[test]
+    fn the_fuzzed_property_holds_for_odd_pages() {
+        for page in [
+            "{}",
+            "[]",
+            r#"{"tools":[]}"#,
+            r#"{"tools":[{"name":1},{"name":"a","description":7,"inputSchema":[]},{}]}"#,
+            r#"{"tools":"x","nextCursor":{}}"#,
+            r#"{"tools":[{"name":"a"}],"_meta":{"io.modelcontextprotocol/serverInfo":5}}"#,
+        ] {
+            check_listing(page.as_bytes());
+        }
     }
 
     #[test]
