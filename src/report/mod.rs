@@ -4,6 +4,7 @@
 mod baseline;
 mod colour;
 mod csv;
+mod describe;
 mod document;
 pub mod frame;
 mod hlog;

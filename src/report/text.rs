@@ -1,15 +1,17 @@
-//! The text report, in this order: summary, schedule, latency distribution, histogram and level
-//! legend, status codes, errors, phases, connections, insight, thresholds (the latency tables
-//! are in `latency`, the timing tables in `timing`). Rendered from a `Summary`; colour is optional and never carries information the
-//! words do not also carry.
+//! The text report, in this order: the header (its lines after the first are `describe`'s),
+//! summary, schedule, latency distribution, histogram and level legend, status codes, errors,
+//! phases, connections, insight, thresholds (the latency tables are in `latency`, the timing
+//! tables in `timing`). Rendered from a `Summary`; colour is optional and never carries
+//! information the words do not also carry.
 
 use std::fmt::Write as _;
 
 use super::Report;
 use super::colour::Palette;
+use super::describe::describe;
 use super::latency::{histogram, legend, percentiles};
 use super::timing::{phases_and_connections, schedule};
-use crate::numbers::{bytes, count, counted, millis, per_second as rate};
+use crate::numbers::{bytes, count, millis, per_second as rate};
 
 /// Insight sentences are wrapped to this width, plus a 4-column indent: every line of the report
 /// fits in 80 columns.
@@ -58,123 +60,6 @@ fn header(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
         writeln!(o, "  {line}")?;
     }
     Ok(())
-}
-
-/// What was run, in the words of the report's header (after its first line): the load, the
-/// protocol and model, and where the connections went. The HTML report's header says the same.
-pub(super) fn describe(s: &Report) -> Vec<String> {
-    let c = &s.config;
-    let stop = match (c.requests, c.duration_s) {
-        (Some(n), _) => counted(n, "request", "requests"),
-        (None, Some(d)) => format!("{} duration", millis(d * 1000.0)),
-        (None, None) => String::new(),
-    };
-    // QUIC always carries TLS 1.3.
-    let over = match c.protocol.as_str() {
-        "HTTP/3" => "QUIC",
-        _ => "TLS",
-    };
-    let protocol = match c.tls.as_deref() {
-        Some("insecure") => format!(
-            "{} over {over} (certificate NOT verified: --insecure)",
-            c.protocol
-        ),
-        Some(_) => format!("{} over {over}", c.protocol),
-        None => c.protocol.clone(),
-    };
-    let protocol = match &c.alt_svc {
-        Some(alt) => format!("{protocol} (Alt-Svc {alt})"),
-        None => protocol,
-    };
-    let model = match c.rate {
-        Some(r) => format!("open model at {} requests/s", rate(r)),
-        None => "closed model".into(),
-    };
-    let mut extras = Vec::new();
-    match c.rpc {
-        Some(1) => extras.push("a new connection per request".to_string()),
-        Some(n) => extras.push(format!(
-            "{} per connection",
-            counted(n, "request", "requests")
-        )),
-        None => {}
-    }
-    if c.warmup_s > 0.0 {
-        extras.push(format!("after {} of warm-up", millis(c.warmup_s * 1e3)));
-    }
-    if s.generator.stopped_by_signal {
-        extras.push("stopped early by Ctrl-C/SIGTERM/SIGHUP".into());
-    }
-    if s.generator.script_error.is_some() {
-        extras.push("stopped early by the script's error".into());
-    }
-    if !s.per_url.is_empty() {
-        extras.push("a request list, Per URL below".into());
-    }
-    if s.mcp.is_some() {
-        extras.push("MCP calls, Per tool below".into());
-    }
-    let extras = if extras.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", extras.join(", "))
-    };
-    let mut lines = vec![format!(
-        "{} on {}, {stop}, {protocol}, {model}{extras}",
-        counted(u64::from(c.connections), "connection", "connections"),
-        counted(u64::from(c.threads), "thread", "threads"),
-    )];
-    let family = c
-        .address_family
-        .as_deref()
-        .map(|f| if f == "ipv6" { "IPv6" } else { "IPv4" });
-    if let (Some(proxy), Some(mode)) = (&c.proxy, &c.proxy_mode) {
-        let how = match mode.as_str() {
-            "tunnel" => "a CONNECT tunnel per connection",
-            _ => "requests in absolute form",
-        };
-        lines.push(format!("through proxy {proxy}: {how}"));
-    }
-    match (&c.connected_to, family) {
-        (Some(to), _) => lines.push(format!(
-            "connected to {to}; {} from the URL",
-            match c.tls {
-                Some(_) => "Host header and TLS name",
-                None => "Host header",
-            }
-        )),
-        (None, Some(f)) => lines.push(format!("over {f} only")),
-        (None, None) => {}
-    }
-    if let Some(sh) = &c.shard {
-        let requests = sh
-            .job_requests
-            .map(|n| format!(", {}", counted(n, "request", "requests")))
-            .unwrap_or_default();
-        let striped = match sh.job_rate {
-            Some(r) => format!(
-                " at {} requests/s: its requests k with k mod {} = {}",
-                rate(r),
-                sh.count,
-                sh.index
-            ),
-            None => String::new(),
-        };
-        lines.push(format!(
-            "shard {} of {} (from 0) of a job of {}{requests}{striped}",
-            sh.index,
-            sh.count,
-            counted(u64::from(sh.job_connections), "connection", "connections"),
-        ));
-    }
-    if let (Some(at), Some(started)) = (c.start_at_unix_us, c.started_unix_us) {
-        let late = started as f64 - at as f64;
-        lines.push(match late >= 0.0 {
-            true => format!("started {} after --start-at", millis(late / 1e3)),
-            false => format!("started {} before --start-at", millis(-late / 1e3)),
-        });
-    }
-    lines
 }
 
 /// The open model's schedule: what was planned, what was sent, how late.

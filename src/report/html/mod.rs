@@ -22,8 +22,8 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 
+use super::describe::describe;
 use super::insight::sentences;
-use super::text::describe;
 use super::{Report, to_json};
 use crate::numbers::millis;
 use crate::report::colour::{fail_css, pass_css};
