@@ -133,6 +133,14 @@ fn bounded(
     }
 }
 
+/// What a run printed on stdout and on stderr.
+fn texts(out: &std::process::Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The report's `Attempted A = C completed + F failed + I interrupted`, which must add up.
 fn attempted(text: &str) -> (u64, u64, u64, u64) {
     let line = text
@@ -173,10 +181,7 @@ fn lua_stuck_at_the_end_of_a_timed_run_is_interrupted_and_the_run_reported() {
         std::time::Duration::from_secs(15),
         None,
     );
-    let (text, err) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
+    let (text, err) = texts(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{err}");
     let (_, completed, _, interrupted) = attempted(&text);
     assert_eq!((completed, interrupted), (6, 2), "{text}");
@@ -253,10 +258,7 @@ fn os_exit_and_lua_errors_during_the_load_end_the_run_with_its_report_and_exit_2
             std::time::Duration::from_secs(30),
             None,
         );
-        let (text, err) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
+        let (text, err) = texts(&out);
         assert_eq!(out.status.code(), Some(2), "{text}{err}");
         assert!(
             text.contains("stopped early by the script's error"),
@@ -315,10 +317,7 @@ fn what_a_script_writes_never_reaches_a_machine_format_on_stdout() {
             &url,
         ]);
         crate::support::succeeded(&out);
-        let (stdout, err) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
+        let (stdout, err) = texts(&out);
         assert!(
             !stdout.contains("from request") && !stdout.contains("printed"),
             "{stdout}"
