@@ -101,17 +101,17 @@ pub enum Sub {
     /// an MCP server's endpoint, each run measured as `spate mcp` measures one.
     #[command(mut_arg("verbose", |a| a.hide(true)))]
     Compare(Box<CompareArgs>),
-    /// Run one URL at each of several concurrency levels: a table of throughput and tail per
-    /// level, and the knee, the fewest connections that reach 95 % of the peak rate.
-    ///
-    /// With --vs, a reference URL (the server behind a proxy, say) runs at each level too, and
-    /// the table shows the overhead at each.
     /// Run as wrk runs: wrk's flags and defaults (-c 10, -d 10s, -t 2, --timeout 2s), its Lua
     /// scripts, and its text layout, for the scripts and jobs that parse wrk's output.
     ///
     /// --format json (or csv, --save, --html) gives spate's own report instead. Arguments after
     /// the URL (after `--` or not) go to the script's init(args).
     Wrk(Box<WrkArgs>),
+    /// Run one URL at each of several concurrency levels: a table of throughput and tail per
+    /// level, and the knee, the fewest connections that reach 95 % of the peak rate.
+    ///
+    /// With --vs, a reference URL (the server behind a proxy, say) runs at each level too, and
+    /// the table shows the overhead at each.
     #[command(
         mut_arg("verbose", |a| a.hide(true)),
         mut_arg("connections", |a| a.hide(true)),

@@ -434,6 +434,51 @@ mod tests {
     }
 
     #[test]
+    fn each_subcommand_is_described_by_its_own_words() {
+        use clap::CommandFactory as _;
+        let words = [
+            ("serve", "built-in target server"),
+            ("demo", "short load test"),
+            ("completions", "shell completion"),
+            ("man", "manual page"),
+            ("report", "saved result"),
+            ("compare", "Compare targets"),
+            ("wrk", "Run as wrk runs"),
+            ("sweep", "several concurrency levels"),
+            ("mcp", "MCP server's tools"),
+            ("merge", "a job's shards"),
+            ("k8s-job", "Kubernetes Indexed Job"),
+        ];
+        let cli = args::Cli::command();
+        let subs: Vec<_> = cli.get_subcommands().collect();
+        assert_eq!(
+            subs.len(),
+            words.len(),
+            "a subcommand without its words here"
+        );
+        for sub in subs {
+            let name = sub.get_name();
+            let want = words
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("{name}: no words for it here"))
+                .1;
+            let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+            let long = sub
+                .get_long_about()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            assert!(about.contains(want), "spate {name}'s help says {about:?}");
+            for (other, theirs) in words.iter().filter(|(n, _)| *n != name) {
+                assert!(
+                    !long.contains(theirs),
+                    "spate {name}'s help has {other}'s words: {long:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn defaults() {
         let p = plan(&["http://127.0.0.1:8080/"]);
         assert_eq!(p.connections, 50);
