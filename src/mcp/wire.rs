@@ -98,30 +98,30 @@ pub fn with_handshake(
     )
 }
 
-/// `request` (a request spate built) with every `old` in its body, a number of ten digits (the
-/// id, and the progress token that repeats it), made `new`, of as many digits: the length does
-/// not change.
+/// `request` (a request spate built) with its JSON-RPC id `old` made `new`, and the progress
+/// token that repeats it: the body is read as JSON and those two members set, so that nothing
+/// else (a tool's argument that happens to equal the id) changes. Ids of one width
+/// (`SHARED_IDS`) keep the body's length, and the head's `Content-Length` with it.
 pub fn with_id(request: &[u8], old: u64, new: u64) -> bytes::Bytes {
-    let (old, new) = (old.to_string(), new.to_string());
-    debug_assert_eq!(old.len(), new.len());
-    let mut out = request.to_vec();
-    let body = request
+    let at = request
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
-        .map_or(out.len(), |p| p + 4);
-    let digit = |b: Option<&u8>| b.is_some_and(u8::is_ascii_digit);
-    let mut at = body;
-    while let Some(p) = out[at..]
-        .windows(old.len())
-        .position(|w| w == old.as_bytes())
-    {
-        let start = at + p;
-        let end = start + old.len();
-        if !digit(out.get(start.wrapping_sub(1)).filter(|_| start > 0)) && !digit(out.get(end)) {
-            out[start..end].copy_from_slice(new.as_bytes());
-        }
-        at = end;
+        .map_or(request.len(), |p| p + 4);
+    let Ok(mut body) = serde_json::from_slice::<Value>(&request[at..]) else {
+        return bytes::Bytes::copy_from_slice(request);
+    };
+    if body.get("id") == Some(&json!(old)) {
+        body["id"] = json!(new);
     }
+    if let Some(token) = body.pointer_mut("/params/_meta/progressToken")
+        && *token == json!(old)
+    {
+        *token = json!(new);
+    }
+    let mut out = request[..at].to_vec();
+    let written = serde_json::to_vec(&body).expect("a JSON value serializes");
+    debug_assert_eq!(written.len(), request.len() - at, "ids of one width");
+    out.extend_from_slice(&written);
     bytes::Bytes::from(out)
 }
 
@@ -231,14 +231,19 @@ mod tests {
 
     #[test]
     fn a_shared_sessions_ids_change_in_place() {
-        let r = b"POST /mcp HTTP/1.1\r\nContent-Length: 60\r\n\r\n{\"id\":1000000003,\"params\":{\"_meta\":{\"progressToken\":1000000003},\"n\":11000000003}}";
+        let r = b"POST /mcp HTTP/1.1\r\nContent-Length: 60\r\n\r\n{\"id\":1000000003,\"params\":{\"_meta\":{\"progressToken\":1000000003},\"arguments\":{\"n\":1000000003,\"m\":11000000003,\"s\":\"1000000003\"}}}";
         let out = with_id(r, 1_000_000_003, 1_000_001_027);
         assert_eq!(out.len(), r.len());
         let text = String::from_utf8_lossy(&out);
         assert!(text.contains("\"id\":1000001027"), "{text}");
         assert!(text.contains("\"progressToken\":1000001027"), "{text}");
-        // Only the number itself, not one that has it inside.
-        assert!(text.contains("\"n\":11000000003"), "{text}");
+        // The id and its token only: a tool's argument equal to it stays as it was.
+        assert!(
+            text.contains(
+                "\"arguments\":{\"m\":11000000003,\"n\":1000000003,\"s\":\"1000000003\"}"
+            ),
+            "{text}"
+        );
         assert!(text.contains("Content-Length: 60"), "{text}");
     }
 

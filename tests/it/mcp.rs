@@ -296,7 +296,7 @@ fn spate_refuses_to_guess_and_names_what_is_wrong() {
     };
     let err = crate::support::usage_error(&["mcp", "--tool", "sub", &s.url]);
     assert!(
-        err.contains("no tool named \"sub\" (it has: add, slow,"),
+        err.contains("no tool named \"sub\" (it has: add, echo, slow,"),
         "{err}"
     );
 }
@@ -703,6 +703,37 @@ fn a_shared_session_carries_every_connections_calls_with_ids_of_their_own() {
     // would mix their answers up.
     assert_eq!(doc["requests"]["successful"], 40, "{}", doc["errors"]);
     assert_eq!(row(&doc, "steps")["progress_per_call"], 2.0);
+}
+
+#[test]
+fn a_shared_sessions_ids_never_change_a_tools_arguments() {
+    let Some(s) = server("shared-args", false) else {
+        return;
+    };
+    // The second call's id is 1000000001 before each connection takes ids of its own: an
+    // argument equal to it must reach the tool as it was given.
+    let (code, doc) = mcp(&[
+        "-n",
+        "20",
+        "-c",
+        "4",
+        "--protocol-version",
+        "2025-11-25",
+        "--session",
+        "shared",
+        "--tool",
+        "add",
+        "--args",
+        r#"add={"a":2,"b":3}"#,
+        "--tool",
+        "echo",
+        "--args",
+        r#"echo={"n":1000000001}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(0), "{doc}");
+    let ran = s.executed();
+    assert_eq!(ran.get("echo 1000000001"), Some(&10), "{ran:?}");
 }
 
 #[test]

@@ -39,6 +39,13 @@ def add(a: int, b: int) -> int:
 
 
 @app.tool()
+def echo(n: int) -> int:
+    """Log the number it was given."""
+    executed(f"echo {n}")
+    return n
+
+
+@app.tool()
 async def slow(ms: int) -> str:
     """Answer after ms milliseconds."""
     executed("slow")
