@@ -269,8 +269,8 @@ pub struct ShardArgs {
     #[arg(long = "start-at", value_name = "TIME")]
     pub start_at: Option<String>,
 
-    /// With --start-at: connections ready later than the instant plus this send nothing, and
-    /// the run exits 4.
+    /// With --start-at: connections ready later than the instant plus this (or a start already
+    /// that late) send nothing, and the run exits 4.
     #[arg(long = "start-deadline", value_name = "T", value_parser = values::duration, requires = "start_at")]
     pub start_deadline: Option<std::time::Duration>,
 

@@ -57,6 +57,10 @@ pub fn prepare_staged<'a>(
     stage: Option<&mut crate::script::Stage>,
 ) -> Result<Armed<'a>, RunError> {
     plan.validate()?;
+    // Late before connecting: as late after, nothing is sent (exit 4), and nothing opened.
+    if let Some(at) = plan.start_at {
+        super::start::too_late(at)?;
+    }
     crate::clock::init();
     check_nofile(plan.connections, plan.effective_threads(), plan.connections)
         .map_err(RunError::FileLimit)?;

@@ -18,13 +18,19 @@ use crate::shard::StartAt;
 /// The longest sleep between looks at Ctrl-C.
 const LOOK: Duration = Duration::from_millis(20);
 
+/// Whether a run that starts at `s` is already later than its deadline allows (a pod scheduled
+/// late, say): then it sends nothing.
+pub(super) fn too_late(s: StartAt) -> Result<(), RunError> {
+    match (SystemTime::now().duration_since(s.at), s.deadline) {
+        (Ok(late), Some(deadline)) if late > deadline => Err(RunError::Late { late, deadline }),
+        _ => Ok(()),
+    }
+}
+
 /// Waits until `s.at` (or a stop request); a run already later than its deadline is an error.
 pub(super) fn wait(s: StartAt, control: &Control) -> Result<(), RunError> {
-    if let Ok(late) = SystemTime::now().duration_since(s.at) {
-        return match s.deadline {
-            Some(deadline) if late > deadline => Err(RunError::Late { late, deadline }),
-            _ => Ok(()),
-        };
+    if SystemTime::now() >= s.at {
+        return too_late(s);
     }
     while !control.stop_requested() {
         match s.at.duration_since(SystemTime::now()) {
