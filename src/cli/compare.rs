@@ -197,8 +197,10 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
         if mcp.is_some() {
             super::mcp::http_flags(&load).map_err(|e| Exit::usage(format!("{name}: {e}")))?;
         }
-        let (mut p, notes) =
-            plan(load, &url).map_err(|e| Exit::usage(format!("{name}: {}", e.message)))?;
+        let (mut p, notes) = plan(load, &url).map_err(|e| {
+            let why = e.message.strip_prefix("spate: ").unwrap_or(&e.message);
+            Exit::usage(format!("{name}: {why}"))
+        })?;
         if mcp.is_some() {
             super::mcp::spoken(&mut p);
         }

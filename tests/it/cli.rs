@@ -184,6 +184,10 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["--max-regression", "latency=5%", u], "unknown metric"),
         (&["compare", u], "at least two targets"),
         (
+            &["compare", u, "b=notaurl"],
+            "spate: b: invalid URL \"notaurl\"",
+        ),
+        (
             &["compare", "--reference", "c", u, u],
             "--reference c: not one of the targets",
         ),
