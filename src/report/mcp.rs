@@ -44,7 +44,7 @@ pub(super) fn section(o: &mut String, s: &Summary) -> std::fmt::Result {
         "  {:>8} {:>8} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>10} {:>10} {:>10} {:>10} {:>6}  tool",
         "calls",
         "ok",
-        "tool",
+        "isErr",
         "rpc",
         "proto",
         "http",
@@ -80,7 +80,7 @@ pub(super) fn section(o: &mut String, s: &Summary) -> std::fmt::Result {
     }
     writeln!(
         o,
-        "  ok: a result without isError; tool: isError (or input asked for); rpc: a JSON-RPC\n  \
+        "  ok: a result without isError; isErr: isError (or input asked for); rpc: a JSON-RPC\n  \
          error; proto: no valid answer with the call's id; notes: notifications per answer."
     )
 }
