@@ -171,12 +171,7 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
             })?,
     };
     if let Some(dir) = &c.save_dir {
-        if !dir.is_dir() {
-            return Err(Exit::usage(format!(
-                "--save-dir {}: not a directory",
-                dir.display()
-            )));
-        }
+        super::check_save_dir(dir)?;
         let names: Vec<&str> = named.iter().map(|(n, _)| n.as_str()).collect();
         if let Some((a, b)) = crate::series::same_file(&names) {
             return Err(Exit::usage(format!(

@@ -255,6 +255,19 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
     })
 }
 
+/// `--save-dir DIR` of `spate compare` and `spate sweep`: a directory that is there.
+fn check_save_dir(dir: &std::path::Path) -> Result<(), Exit> {
+    let why = match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => return Ok(()),
+        Ok(_) => "not a directory",
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            "no such directory (spate writes into one that is there)"
+        }
+        Err(_) => "cannot be read",
+    };
+    Err(Exit::usage(format!("--save-dir {}: {why}", dir.display())))
+}
+
 /// What says two paths are one file: the path with its directory resolved (links followed),
 /// as it is now or will be once written.
 fn same_file(p: &std::path::Path) -> PathBuf {

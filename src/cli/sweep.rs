@@ -40,13 +40,8 @@ pub fn command(s: SweepArgs) -> Result<Command, Exit> {
             "-v shows one exchange of one URL: use it with spate URL, not spate sweep",
         ));
     }
-    if let Some(dir) = &s.save_dir
-        && !dir.is_dir()
-    {
-        return Err(Exit::usage(format!(
-            "--save-dir {}: not a directory",
-            dir.display()
-        )));
+    if let Some(dir) = &s.save_dir {
+        super::check_save_dir(dir)?;
     }
     if let Some(path) = &s.html {
         crate::report::save::check(path).map_err(|e| {

@@ -184,6 +184,10 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["--max-regression", "latency=5%", u], "unknown metric"),
         (&["compare", u], "at least two targets"),
         (
+            &["compare", "--save-dir", "Cargo.toml", u, u],
+            "--save-dir Cargo.toml: not a directory",
+        ),
+        (
             &["compare", u, "b=notaurl"],
             "spate: b: invalid URL \"notaurl\"",
         ),
@@ -194,7 +198,7 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["compare", "--rounds", "1", u, u], "--rounds"),
         (
             &["compare", "--save-dir", "/nonexistent", u, u],
-            "--save-dir /nonexistent",
+            "--save-dir /nonexistent: no such directory",
         ),
         (&["compare", "-v", u, u], "-v shows one exchange"),
         (

@@ -232,7 +232,7 @@ fn bad_input_is_one_line_and_exit_2_with_nothing_sent() {
                 "/nonexistent/dir",
                 url.as_str(),
             ],
-            "not a directory",
+            "no such directory",
         ),
     ] {
         let out = spate(&args);
