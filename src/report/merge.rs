@@ -15,6 +15,15 @@ pub fn text(m: &Merged) -> String {
     o
 }
 
+/// "3 shards", or "2 of 3 shards" when fewer were merged (`--force`).
+pub fn shards(m: &Merged) -> String {
+    let (merged, job) = (m.shards.len() as u64, u64::from(m.job.shards));
+    match merged == job {
+        true => counted(job, "shard", "shards"),
+        false => format!("{} of {}", count(merged), counted(job, "shard", "shards")),
+    }
+}
+
 /// The merged result as JSON (docs/merge-schema.json).
 pub fn json(m: &Merged) -> String {
     serde_json::to_string_pretty(m).expect("a merged result serializes") + "\n"
@@ -25,7 +34,7 @@ fn write_text(o: &mut String, m: &Merged) -> std::fmt::Result {
     writeln!(
         o,
         "spate merge: {} of {} {}",
-        counted(u64::from(j.shards), "shard", "shards"),
+        shards(m),
         term(&j.method),
         term(&j.url)
     )?;

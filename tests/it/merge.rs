@@ -251,6 +251,13 @@ fn results_of_other_jobs_or_of_no_shard_are_refused_unless_forced() {
         assert_eq!(doc["forced"], true);
         assert!(doc["warnings"][0].as_str().unwrap().contains(says), "{doc}");
     }
+    // One shard of two, forced: the header says how many were merged of how many.
+    let out = crate::support::spate(&["merge", "--force", &files[0]]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("spate merge: 1 of 2 shards of GET"),
+        "{text}"
+    );
     let (code, _, err) = merged(&[not_json.to_str().unwrap().to_owned()], &[]);
     assert_eq!(code, Some(2));
     assert!(err.contains("not a spate result"), "{err}");

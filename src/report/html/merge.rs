@@ -147,7 +147,12 @@ fn shards(m: &Merged) -> String {
 /// The whole page; `json` is the merge's JSON (`--format json`'s), embedded for tools.
 pub fn page(m: &Merged, results: &[&Summary], json: &str) -> String {
     let j = &m.job;
-    let title = format!("spate merge: {} shards of {} {}", j.shards, j.method, j.url);
+    let title = format!(
+        "spate merge: {} of {} {}",
+        crate::report::merge::shards(m),
+        j.method,
+        j.url
+    );
     let mut o = page_start(&title);
     let _ = write!(o, "<header><h1>{}</h1>", esc(&title));
     for line in crate::report::merge::describe(m) {
