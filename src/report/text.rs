@@ -192,21 +192,28 @@ fn statuses_and_errors(o: &mut String, s: &Report) -> std::fmt::Result {
     if s.errors.is_empty() && statuses == 0 {
         writeln!(o, "  none")?;
     }
+    // The counts end in one column, however long the classes' names.
+    let names = s.errors.iter().map(|e| e.class.chars().count());
+    let name_w = names.max().unwrap_or(0).max(8);
+    let end = name_w + 1 + 12;
+    let row = |label: &str, n: u64| {
+        let w = label.chars().count().max(name_w);
+        format!("  {label:<w$} {:>cw$}", count(n), cw = end - 1 - w)
+    };
     for e in &s.errors {
         let example = e
             .example
             .as_deref()
             .map(|x| format!("  (first: {x})"))
             .unwrap_or_default();
-        writeln!(o, "  {:<8} {:>12}{example}", e.class, count(e.count))?;
+        writeln!(o, "{}{example}", row(&e.class, e.count))?;
     }
     // Answered, but with an error: wrk's "Non-2xx or 3xx responses".
     if statuses > 0 {
         writeln!(
             o,
-            "  {:<8} {:>9}  (answered with an error status; see Status codes)",
-            "status>=400",
-            count(statuses)
+            "{}  (answered with an error status; see Status codes)",
+            row("status>=400", statuses)
         )?;
     }
     Ok(())

@@ -284,3 +284,28 @@ fn a_tiny_bin_draws_less_than_a_cell() {
             .all(|(_, s)| *s == "0.00%")
     );
 }
+
+#[test]
+fn error_counts_end_in_one_column_whatever_the_classes_names() {
+    let (plan, mut run) = fixed_run();
+    run.stats.attempts += 7;
+    for _ in 0..7 {
+        run.stats
+            .failures
+            .add_with(Failure::StreamTruncated, || "no sentinel".into());
+    }
+    let text = render(
+        &Report::new(&plan, &run, &ReportOptions::default()),
+        Palette::None,
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "Errors")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 4, "{rows:#?}");
+    // Where each row's count ends: before its "  (" note.
+    let ends: Vec<usize> = rows.iter().map(|r| r.find("  (").unwrap()).collect();
+    assert!(ends.iter().all(|&e| e == ends[0]), "{rows:#?}");
+}
