@@ -29,9 +29,6 @@ pub enum Failure {
     Reset,
     /// HTTP/2: any other protocol error (GOAWAY with an error, flow control, framing).
     H2,
-    /// HTTP/3: the QUIC connection ended with an error (a QUIC or HTTP/3 error code), or a
-    /// response broke HTTP/3.
-    H3,
     /// --redirect: a redirect could not be followed: more than N in a row (a loop), or a
     /// Location that is not an http(s) URL.
     Redirect,
@@ -48,6 +45,10 @@ pub enum Failure {
     Protocol,
     /// MCP: the server no longer knows the call's session (404): a new one is opened.
     SessionExpired,
+    /// HTTP/3: the QUIC connection ended with an error (a QUIC or HTTP/3 error code), or a
+    /// response broke HTTP/3. (Last: a class is only ever added at the end, for the CSV's
+    /// columns.)
+    H3,
 }
 
 impl Failure {
@@ -62,7 +63,6 @@ impl Failure {
         Failure::Closed,
         Failure::Reset,
         Failure::H2,
-        Failure::H3,
         Failure::Redirect,
         Failure::StreamTruncated,
         Failure::StreamIdle,
@@ -70,6 +70,7 @@ impl Failure {
         Failure::JsonRpc,
         Failure::Protocol,
         Failure::SessionExpired,
+        Failure::H3,
     ];
 
     /// Stable name used in the report and the JSON.
@@ -193,6 +194,39 @@ mod tests {
             (2, Some("bad"))
         );
         assert_eq!(g.example(Failure::Closed), Some("first"));
+    }
+
+    #[test]
+    fn classes_keep_their_places_and_new_ones_come_last() {
+        for (i, f) in Failure::ALL.iter().enumerate() {
+            assert_eq!(*f as usize, i, "{f:?}: counts are indexed like ALL");
+        }
+        // The timeline CSV's columns follow this order (docs/USAGE.md): it only ever grows at
+        // its end.
+        let names: Vec<&str> = Failure::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "connect",
+                "ports",
+                "tls",
+                "timeout",
+                "read",
+                "write",
+                "parse",
+                "closed",
+                "reset",
+                "h2",
+                "redirect",
+                "stream_truncated",
+                "stream_idle",
+                "tool_error",
+                "jsonrpc_error",
+                "protocol",
+                "session_expired",
+                "h3"
+            ]
+        );
     }
 
     #[test]
