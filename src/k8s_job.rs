@@ -207,13 +207,15 @@ pub fn manifest(j: &JobSpec) -> String {
     line("    spec:".into());
     line("      restartPolicy: Never".into());
     if j.spread {
-        line("      topologySpreadConstraints:".into());
-        line("        - maxSkew: 1".into());
-        line("          topologyKey: kubernetes.io/hostname".into());
-        line("          whenUnsatisfiable: DoNotSchedule".into());
-        line("          labelSelector:".into());
-        line("            matchLabels:".into());
-        line(format!("              {JOB_LABEL}: {}", q(&j.name)));
+        // At most one of the Job's pods a node: a pod with no node to itself waits (and its
+        // shard is then late), rather than share a machine's network and CPU.
+        line("      affinity:".into());
+        line("        podAntiAffinity:".into());
+        line("          requiredDuringSchedulingIgnoredDuringExecution:".into());
+        line("            - topologyKey: kubernetes.io/hostname".into());
+        line("              labelSelector:".into());
+        line("                matchLabels:".into());
+        line(format!("                  {JOB_LABEL}: {}", q(&j.name)));
     }
     if !j.files.is_empty() {
         line("      volumes:".into());
@@ -357,7 +359,7 @@ mod tests {
         ] {
             assert!(m.contains(want), "{want:?} in\n{m}");
         }
-        assert!(!m.contains("topologySpreadConstraints"));
+        assert!(!m.contains("podAntiAffinity"));
         assert!(!m.contains("resources:"));
         let m = manifest(&JobSpec {
             spread: true,
@@ -365,7 +367,12 @@ mod tests {
             namespace: Some("load".into()),
             ..spec()
         });
-        assert!(m.contains("topologySpreadConstraints:"), "{m}");
+        assert!(
+            m.contains(
+                "podAntiAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:"
+            ),
+            "{m}"
+        );
         assert!(m.contains("batch.kubernetes.io/job-name: \"spate\""), "{m}");
         assert_eq!(
             m.matches("cpu: \"2\"").count(),
