@@ -119,8 +119,8 @@ pub enum Sub {
         mut_arg("duration", |a| a.help("Run each level for this long (500ms, 10s, 1m30s) instead of a request count"))
     )]
     Sweep(Box<SweepArgs>),
-    /// Benchmark an MCP server's tools over Streamable HTTP: each call timed to the JSON-RPC
-    /// response with its id, judged (a tool's isError and a JSON-RPC error are failures, not
+    /// Benchmark an MCP server's tools over Streamable HTTP (or the legacy HTTP+SSE transport):
+    /// each call timed to the JSON-RPC response with its id, judged (a tool's isError and a JSON-RPC error are failures, not
     /// successes), and reported per tool.
     ///
     /// Name the calls with --tool (and --args), --args-file, --resource, --prompt or
