@@ -49,27 +49,50 @@ impl Display for Term<'_> {
     }
 }
 
+/// `text` (a whole report, say) with every control character escaped except the line breaks
+/// and, when `colours`, the SGR sequences (`ESC [ ... m`) spate colours with: what a printer
+/// missed cannot act on the terminal, though its line breaks stay.
+pub fn inert(text: &str, colours: bool) -> Cow<'_, str> {
+    let mut out = String::new();
+    let mut kept = 0;
+    let mut i = 0;
+    while let Some(c) = text[i..].chars().next() {
+        let len = match c {
+            '\x1b' if colours => sgr_len(&text[i..]).unwrap_or(0),
+            _ => 0,
+        };
+        if len > 0 {
+            i += len;
+            continue;
+        }
+        if c != '\n' && unsafe_char(c) {
+            out.push_str(&text[kept..i]);
+            out.push_str(&term(&text[i..i + c.len_utf8()]).to_string());
+            kept = i + c.len_utf8();
+        }
+        i += c.len_utf8();
+    }
+    match kept {
+        0 => Cow::Borrowed(text),
+        _ => {
+            out.push_str(&text[kept..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// The length of the SGR sequence `text` starts with (`ESC [`, digits and semicolons, `m`).
+fn sgr_len(text: &str) -> Option<usize> {
+    let rest = text.strip_prefix("\x1b[")?;
+    let params = rest.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+    rest[params..].starts_with('m').then_some(2 + params + 1)
+}
+
 /// Whether `text` holds nothing a terminal would act on: no control character but the line
 /// breaks and, when `colours`, the SGR sequences (`ESC [ ... m`) spate colours with. For tests
 /// of every printer.
 pub fn is_inert(text: &str, colours: bool) -> bool {
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' && colours && chars.peek() == Some(&'[') {
-            chars.next();
-            // An SGR's parameters are digits and semicolons, ended by `m`.
-            loop {
-                match chars.next() {
-                    Some('m') => break,
-                    Some('0'..='9' | ';') => {}
-                    _ => return false,
-                }
-            }
-        } else if c != '\n' && unsafe_char(c) {
-            return false;
-        }
-    }
-    true
+    matches!(inert(text, colours), Cow::Borrowed(_))
 }
 
 /// The fuzzed property (fuzz/fuzz_targets/outside.rs): whatever `text` holds, what `term`
@@ -136,5 +159,10 @@ mod tests {
         assert!(!is_inert("a\rb", true));
         assert!(!is_inert("\u{9b}31m", true));
         assert!(!is_inert("\x1b[", true));
+        assert_eq!(
+            inert("\x1b[1mok\x1b[0m \x1b]0;t\x07\n", true),
+            "\x1b[1mok\x1b[0m \\x1b]0;t\\x07\n"
+        );
+        assert_eq!(inert("\x1b[1mok", false), "\\x1b[1mok");
     }
 }

@@ -178,19 +178,20 @@ impl Report {
     /// server, a script or a saved file put there can neither move the cursor nor start a line
     /// of its own. Made through the JSON form, so that every string of every part is covered,
     /// including parts added later; spate's own strings have nothing to escape and read the same.
-    pub fn for_terminal(&self) -> Report {
+    /// `None` if the report does not read back as it was written (a figure JSON cannot hold).
+    pub fn for_terminal(&self) -> Option<Report> {
         // Through bytes, as `to_json` and `from_json` go, so that no second serde path for
         // every part is compiled in.
-        let bytes = serde_json::to_vec(self).expect("a report serializes");
-        let mut doc: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON reads back");
+        let bytes = serde_json::to_vec(self).ok()?;
+        let mut doc: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
         escape_strings(&mut doc);
-        let bytes = serde_json::to_vec(&doc).expect("JSON serializes");
-        let mut shown = Report::from_json(&bytes).expect("a report reads back what it wrote");
+        let bytes = serde_json::to_vec(&doc).ok()?;
+        let mut shown = Report::from_json(&bytes).ok()?;
         shown
             .run
             .second_latencies
             .clone_from(&self.run.second_latencies);
-        shown
+        Some(shown)
     }
 
     /// Every `--slo` target and `--max-regression` gate passed (true when there are none).

@@ -26,9 +26,14 @@ pub(super) fn opt_ms(v: Option<f64>) -> String {
 /// from outside is shown escaped.
 pub fn render(s: &Report, palette: Palette) -> String {
     let mut out = String::new();
+    let shown = s.for_terminal();
     // Writing into a String never fails.
-    let _ = write_report(&mut out, &s.for_terminal(), palette);
-    out
+    let _ = write_report(&mut out, shown.as_ref().unwrap_or(s), palette);
+    // And whatever a printer let through stays inert (only spate's own colours act).
+    match crate::escape::inert(&out, palette != Palette::None) {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(safe) => safe,
+    }
 }
 
 fn write_report(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
@@ -330,6 +335,33 @@ pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_json_cannot_hold_is_still_shown_inert() {
+        let plan = crate::plan::Plan::new(crate::target::Target::parse("http://a/").unwrap());
+        let mut run = crate::stats::Summary::new(
+            &plan,
+            &crate::stats::RunOutput::empty(1),
+            crate::stats::HISTOGRAM_BINS,
+        );
+        // A figure JSON writes as null, so the escaped copy cannot be made.
+        run.totals.requests_per_sec = f64::NAN;
+        run.errors.push(crate::stats::ErrorRow {
+            class: "closed".into(),
+            count: 1,
+            example: Some("\x1b]0;pwned\x07".into()),
+        });
+        let r = Report::of(run, &Default::default());
+        assert!(r.for_terminal().is_none());
+        for pal in [Palette::None, Palette::Ansi256] {
+            let text = render(&r, pal);
+            assert!(text.contains("\\x1b]0;pwned\\x07"), "{text}");
+            assert!(
+                crate::escape::is_inert(&text, pal != Palette::None),
+                "{text:?}"
+            );
+        }
+    }
 
     #[test]
     fn wrapping() {
