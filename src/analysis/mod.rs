@@ -25,10 +25,10 @@ pub use knee::{
     Excluded, Figures, KNEE_MAX_ERRORS_PCT, KNEE_MAX_TAIL, KNEE_SHARE, Knee, Level, Overhead, Past,
     Sweep, sweep,
 };
-pub use levels::{LEVEL_NAMES, LevelMode, Levels};
+pub use levels::{LEVEL_RATIOS, LEVEL_WORDS, Levels, Standing, Target};
 pub use mann_whitney::{MAX_SAMPLE, Shift, UTest, mann_whitney, shift, smallest_p};
 pub use measure::Measure;
-pub use slo::{Measured, Pct, SloSpec, Verdict, verdicts};
+pub use slo::{Measured, Pct, SloSpec, Verdict, latency_targets, verdicts};
 pub use versus::{Change, Outcome, Row, Target as Contender, Versus, versus};
 
 use crate::stats::Summary;
@@ -63,7 +63,7 @@ pub fn analyse(s: &Summary, slo: &SloSpec) -> Analysis {
         },
     );
     Analysis {
-        levels: Levels::new(p, slo),
+        levels: Levels::new(p, &slo.latency_ms()),
         thresholds,
         findings: findings(s),
     }

@@ -49,6 +49,16 @@ impl Pct {
         }
     }
 
+    /// Its place among the percentiles, lowest first.
+    pub fn rank(self) -> usize {
+        Pct::ALL.iter().position(|&p| p == self).unwrap_or(0)
+    }
+
+    /// The percentile `key` names ("p99.9"), if it is one.
+    pub fn from_key(key: &str) -> Option<Pct> {
+        Pct::ALL.iter().copied().find(|p| p.key() == key)
+    }
+
     /// This percentile of a run, in ms.
     pub fn of(self, p: &Percentiles) -> Option<f64> {
         match self {
@@ -81,12 +91,12 @@ impl SloSpec {
         self.latency.is_empty() && self.errors.is_none() && self.rps.is_none()
     }
 
-    /// The latency target for `pct`, in ms.
-    pub fn target_ms(&self, pct: Pct) -> Option<f64> {
+    /// The latency targets in ms, lowest percentile first.
+    pub fn latency_ms(&self) -> Vec<(Pct, f64)> {
         self.latency
             .iter()
-            .find(|(p, _)| *p == pct)
-            .map(|(_, d)| d.as_secs_f64() * 1e3)
+            .map(|&(p, d)| (p, d.as_secs_f64() * 1e3))
+            .collect()
     }
 }
 
@@ -177,6 +187,16 @@ pub struct Measured<'a> {
     pub rps: f64,
 }
 
+/// The latency targets (percentile, ms) that `verdicts` were judged on: what a saved result
+/// says its targets were. Anything else in the list is not a latency target.
+pub fn latency_targets(verdicts: &[Verdict]) -> Vec<(Pct, f64)> {
+    verdicts
+        .iter()
+        .filter(|v| v.unit == "ms" && v.op == "<=" && v.target.is_finite() && v.target >= 0.0)
+        .filter_map(|v| Some((Pct::from_key(&v.name)?, v.target)))
+        .collect()
+}
+
 pub fn verdicts(spec: &SloSpec, m: &Measured<'_>) -> Vec<Verdict> {
     let mut out = Vec::new();
     for &(pct, d) in &spec.latency {
@@ -248,7 +268,7 @@ mod tests {
         );
         assert_eq!(s.errors, Some(0.005));
         assert_eq!(s.rps, Some(5000.0));
-        assert_eq!(s.target_ms(Pct::P99), Some(250.0));
+        assert_eq!(s.latency_ms()[1], (Pct::P99, 250.0));
     }
 
     #[test]

@@ -1,10 +1,10 @@
-//! ANSI colours for the report: the 11 levels (bands or SLO levels) from dark green through
+//! ANSI colours for the report: the 11 levels (bands, or words against `--slo` targets) from dark green through
 //! yellow to dark red, in 256 colours or a 16-colour fallback, and the rule for using colour at
 //! all (a terminal, no NO_COLOR, no --no-color, not TERM=dumb).
 
 use std::ffi::OsStr;
 
-/// Levels 0 (elite) .. 10 (violation) in the 256-colour palette.
+/// Levels 0 (fastest) .. 10 (slowest) in the 256-colour palette.
 const ANSI256: [u8; 11] = [22, 28, 34, 70, 142, 178, 214, 208, 202, 160, 88];
 /// The same in 16 colours (SGR codes).
 const ANSI16: [&str; 11] = [

@@ -117,7 +117,6 @@ impl Serialize for Report {
 /// same rules: reading them would cost serde's buffered path for every kind (262 KB of binary).
 #[derive(Deserialize)]
 struct Judged {
-    levels: Option<Levels>,
     thresholds: Vec<Verdict>,
     baseline: Option<Comparison>,
 }
@@ -164,10 +163,16 @@ impl Report {
         let run: Summary = serde_json::from_slice(bytes)?;
         let j: Judged = serde_json::from_slice(bytes)?;
         let findings = analysis::findings(&run);
+        // Made again from the numbers and the targets, as the run made them: a file's own words
+        // cannot colour the report, and a file saved by an older spate reads the same.
+        let levels = Levels::new(
+            &run.latency.percentiles,
+            &analysis::latency_targets(&j.thresholds),
+        );
         Ok(Report {
             insight: sentences(&findings),
             run,
-            levels: j.levels,
+            levels,
             thresholds: j.thresholds,
             baseline: j.baseline,
             findings,

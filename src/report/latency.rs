@@ -1,21 +1,16 @@
 //! The latency tables of the text report: the percentiles, the histogram and the legend of the
-//! levels that colour both (bands of the run, or SLO levels with `--slo`). Rendered from a
-//! `Summary`; the words always say what the colour says.
+//! levels that colour both (bands of the run, or words against the `--slo` targets). Rendered
+//! from a `Summary`; the words always say what the colour says.
 
 use std::fmt::Write as _;
 
 use super::Report;
 use super::colour::Palette;
 use super::text::opt_ms;
-use crate::analysis::{LevelMode, Levels};
+use crate::analysis::{LEVEL_RATIOS, LEVEL_WORDS, Levels, Standing};
 use crate::numbers::{count, millis};
 
 const BAR_WIDTH: usize = 20;
-
-/// The level name of a latency, or "" without levels.
-fn level_of(levels: Option<&Levels>, ms: f64) -> Option<usize> {
-    levels.map(|l| l.level_of(ms))
-}
 
 /// A histogram bin as both reports draw it: its share of the responses, its length against the
 /// fullest bin (0 to 1), and its level (that of its geometric middle) with the level's name.
@@ -23,7 +18,7 @@ pub(super) struct BinShown<'a> {
     pub bin: &'a crate::stats::Bin,
     pub share: f64,
     pub fill: f64,
-    pub level: Option<(usize, &'a str)>,
+    pub level: Option<Standing>,
 }
 
 pub(super) fn bins_shown(s: &Report) -> Vec<BinShown<'_>> {
@@ -40,10 +35,10 @@ pub(super) fn bins_shown(s: &Report) -> Vec<BinShown<'_>> {
             bin: b,
             share: 100.0 * b.count as f64 / s.latency.count.max(1) as f64,
             fill: b.count as f64 / most as f64,
-            level: s.levels.as_ref().map(|l| {
-                let i = l.level_of((b.from_ms * b.to_ms).sqrt());
-                (i, l.names[i].as_str())
-            }),
+            level: s
+                .levels
+                .as_ref()
+                .map(|l| l.of_latency((b.from_ms * b.to_ms).sqrt())),
         })
         .collect()
 }
@@ -67,16 +62,15 @@ pub(super) fn percentiles(o: &mut String, s: &Report, pal: Palette) -> std::fmt:
     }
     for (label, v) in l.percentiles.rows() {
         let line = format!("  {label:<7} {:>12}", opt_ms(v));
-        match (v.and_then(|ms| level_of(s.levels.as_ref(), ms)), &s.levels) {
+        match (v, &s.levels) {
             // Without targets a percentile's band is itself: only the colour is shown.
-            (Some(level), Some(l)) if l.mode == LevelMode::Relative => {
-                writeln!(o, "{}", pal.level(level, &line))?
+            (Some(ms), Some(l @ Levels::Relative { .. })) => {
+                writeln!(o, "{}", pal.level(l.of_percentile(label, ms).index, &line))?
             }
-            (Some(level), Some(l)) => writeln!(
-                o,
-                "{}",
-                pal.level(level, &format!("{line}  {}", l.names[level]))
-            )?,
+            (Some(ms), Some(l)) => {
+                let Standing { index, name, .. } = l.of_percentile(label, ms);
+                writeln!(o, "{}", pal.level(index, &format!("{line}  {name}")))?
+            }
             _ => writeln!(o, "{line}")?,
         }
     }
@@ -95,6 +89,14 @@ pub(super) fn histogram(o: &mut String, s: &Report, pal: Palette) -> std::fmt::R
         return Ok(());
     }
     writeln!(o, "\nLatency histogram")?;
+    // The count column as wide as its widest count, leaving the level's word room to end
+    // within 80 columns.
+    let cw = s
+        .histogram
+        .iter()
+        .map(|b| count(b.count).len())
+        .max()
+        .unwrap_or(1);
     for BinShown {
         bin: b,
         share,
@@ -111,13 +113,13 @@ pub(super) fn histogram(o: &mut String, s: &Report, pal: Palette) -> std::fmt::R
             (_, w) => "#".repeat(w),
         };
         let bar = format!("{bar:<BAR_WIDTH$}");
-        let (bar, name) = match level {
-            Some((i, name)) => (pal.level(i, &bar), name),
+        let (bar, name) = match &level {
+            Some(l) => (pal.level(l.index, &bar), l.short.as_str()),
             None => (bar, ""),
         };
         writeln!(
             o,
-            "  {:>10} .. {:>10} |{bar}| {:>10} {share:6.2}% {name}",
+            "  {:>10} .. {:>10} |{bar}| {:>cw$} {share:6.2}% {name}",
             millis(b.from_ms),
             millis(b.to_ms),
             count(b.count),
@@ -127,21 +129,20 @@ pub(super) fn histogram(o: &mut String, s: &Report, pal: Palette) -> std::fmt::R
 }
 
 pub(super) fn legend(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
-    let Some(levels) = &s.levels else {
-        return Ok(());
-    };
-    let bounds: Vec<String> = levels.bounds_ms.iter().map(|&b| millis(b)).collect();
-    // Every value column as wide as its widest value, so that no value breaks the table.
-    let w = bounds.iter().map(String::len).max().unwrap_or(0);
-    let bound = |i: usize| &bounds[i.min(9)];
-    match levels.mode {
-        LevelMode::Relative => {
+    match &s.levels {
+        None => Ok(()),
+        Some(Levels::Relative {
+            bounds_ms, names, ..
+        }) => {
             writeln!(
                 o,
-                "\nBands of this run's percentiles (--slo targets make them levels)"
+                "\nBands of this run's percentiles (--slo targets give them words)"
             )?;
+            let bounds: Vec<String> = bounds_ms.iter().map(|&b| millis(b)).collect();
+            // Every value column as wide as its widest value, so that no value breaks the table.
+            let w = bounds.iter().map(String::len).max().unwrap_or(0);
+            let cell = |i: usize| format!("{:<10} {:>w$}", names[i], bounds[i.min(9)]);
             // Two bands a line: 2 + 2 x (10 + 1 + 10) + 4 columns at most.
-            let cell = |i: usize| format!("{:<10} {:>w$}", levels.names[i], bound(i));
             for i in (0..11).step_by(2) {
                 let left = pal.level(i, &cell(i));
                 match i + 1 < 11 {
@@ -149,21 +150,34 @@ pub(super) fn legend(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Resu
                     false => writeln!(o, "  {left}")?,
                 }
             }
+            Ok(())
         }
-        LevelMode::Slo => {
+        Some(Levels::Slo { targets }) => {
+            let list: Vec<String> = targets
+                .iter()
+                .map(|t| format!("{} {}", t.percentile, millis(t.ms)))
+                .collect();
+            writeln!(o, "\nWords against the --slo targets ({})", list.join(", "))?;
+            let mut from = 0.0;
+            for (word, upto) in LEVEL_WORDS {
+                let (op, at) = match upto.is_finite() {
+                    true => ("<=", upto),
+                    false => (" >", from),
+                };
+                let range = format!("{op} {:>3.0} % of the target", at * 100.0);
+                // Coloured as the middle of its range.
+                let mid = match upto.is_finite() {
+                    true => (from + upto) / 2.0,
+                    false => 2.0,
+                };
+                let index = LEVEL_RATIOS.iter().position(|&r| mid <= r).unwrap_or(10);
+                writeln!(o, "  {}", pal.level(index, &format!("{word:<10} {range}")))?;
+                from = upto;
+            }
             writeln!(
                 o,
-                "\nLevels (from the --slo targets, the run's percentiles elsewhere)"
-            )?;
-            for i in 0..11 {
-                let (op, basis) = match i < 10 {
-                    true => ("<=", levels.basis[i].as_str()),
-                    false => (" >", ""),
-                };
-                let line = format!("{:<10} {op} {:>w$}  {basis}", levels.names[i], bound(i));
-                writeln!(o, "  {}", pal.level(i, line.trim_end()))?;
-            }
+                "  A percentile is read against its own target or the next one above it,\n  a histogram bar against the first target it does not exceed."
+            )
         }
     }
-    Ok(())
 }

@@ -500,6 +500,64 @@ fn the_report_has_insight_and_legend_when_piped() {
     assert!(!text.contains('\x1b'), "no colour into a pipe");
 }
 
+/// With a loose target, a fast run is far under it on every line of the text and the HTML:
+/// no word comes from the run's own shape, and "over" appears only beside a failed target.
+#[test]
+fn words_against_a_target_agree_with_its_verdict() {
+    let server = builtin();
+    let dir = crate::support::ScratchDir::new("slo-words");
+    let html = dir.file("r.html");
+    let o = spate(&[
+        "-n",
+        "300",
+        "-c",
+        "4",
+        "--slo",
+        "p99=250ms",
+        "--html",
+        &html,
+        &server.url(),
+    ]);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{text}");
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Latency distribution"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 9, "{text}");
+    for row in &rows {
+        assert!(row.ends_with("far under slo p99"), "{row}\n{text}");
+    }
+    assert!(
+        text.contains("Words against the --slo targets (p99 250.000 ms)"),
+        "{text}"
+    );
+    // No level word of the run's own shape ends a percentile or bar line.
+    for word in ["slow", "degraded", "elite", "violation"] {
+        assert!(
+            !text.lines().any(|l| l.ends_with(word)),
+            "{word:?}:\n{text}"
+        );
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("far under slo p99"),
+        "the HTML's percentile words"
+    );
+    assert!(!page.contains("degraded") && !page.contains(">slow<"));
+    // A target the run cannot meet: p99 is over it, and the verdict fails (exit 3).
+    let o = spate(&["-n", "300", "-c", "4", "--slo", "p99=1us", &server.url()]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(3), "{text}");
+    let p99 = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("p99 "))
+        .unwrap();
+    assert!(p99.ends_with("over slo p99"), "{p99}");
+}
+
 #[test]
 fn long_runs_log_a_status_line_every_10s_unless_no_progress() {
     let server = Server::start(&ServeConfig {

@@ -273,8 +273,8 @@ pub fn histogram(r: &Report) -> Option<String> {
     {
         let (b, share) = (shown.bin, shown.share);
         let y = 4.0 + ROW * i as f64;
-        let (fill, name) = match shown.level {
-            Some((l, name)) => (level_css(l), name),
+        let (fill, name) = match &shown.level {
+            Some(l) => (level_css(l.index), l.name.as_str()),
             None => ("#888888".to_owned(), ""),
         };
         // A bin too small to see still shows, as a sliver.

@@ -156,11 +156,14 @@ pub fn percentiles(r: &Report) -> String {
     let mut tb = Table::new("pct", &["percentile", "latency", "level"]);
     for (name, v) in rows {
         let key = format!("latency.percentiles.{}", name.replace('.', "_"));
-        let level = v.zip(r.levels.as_ref()).map(|(ms, l)| (l.level_of(ms), l));
+        let level = v
+            .zip(r.levels.as_ref())
+            .map(|(ms, l)| l.of_percentile(name, ms));
         let lvl = match level {
-            Some((i, l)) => format!(
-                r#"<td><span class="swatch" data-level="{i}"></span>{}</td>"#,
-                esc(&l.names[i])
+            Some(l) => format!(
+                r#"<td><span class="swatch" data-level="{}"></span>{}</td>"#,
+                l.index,
+                esc(&l.name)
             ),
             None => words(""),
         };
