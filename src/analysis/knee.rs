@@ -1,8 +1,8 @@
 //! `spate sweep`'s judgement of one run per concurrency level: each level's figures, the knee
-//! (the fewest connections that reach 95 % of the peak rate, among levels that neither failed
-//! nor had their tail explode)
-//! and how the tail grows past it; with a reference URL, the overhead at each level and the
-//! reference's own knee. Typed only.
+//! (the fewest connections that reach 95 % of the peak rate, among every level without errors),
+//! a flag on levels whose tail is long both relatively and absolutely, and how the tail grows
+//! past the knee; with a reference URL, the overhead at each level and the reference's own
+//! knee. Typed only.
 
 use serde::Serialize;
 
@@ -17,10 +17,12 @@ pub const KNEE_SHARE: f64 = 0.95;
 /// towards the peak: a server that fails fast is not faster.
 pub const KNEE_MAX_ERRORS_PCT: f64 = 1.0;
 
-/// A level whose p99 is more than this many times its p50 does not count towards the peak
-/// either: its rate came with a tail that exploded (timeouts, retried connects, stalls), not
-/// with the queueing that merely lengthens every response.
-pub const KNEE_MAX_TAIL: f64 = 10.0;
+/// A level's tail is flagged when its p99 is more than this many times its p50...
+pub const TAIL_RATIO: f64 = 10.0;
+
+/// ... and more than this many ms above it: a ratio alone misfires when p50 is tens of µs,
+/// where ten times p50 is still a fast response. A flagged level still counts towards the peak.
+pub const TAIL_MIN_MS: f64 = 1.0;
 
 /// Why a level does not count towards the peak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -28,8 +30,15 @@ pub const KNEE_MAX_TAIL: f64 = 10.0;
 pub enum Excluded {
     /// No response, or more than `KNEE_MAX_ERRORS_PCT` errors.
     Errors,
-    /// p99 more than `KNEE_MAX_TAIL` times p50.
-    Tail,
+}
+
+/// A long tail at one level: p99 over `TAIL_RATIO` times p50 and over `TAIL_MIN_MS` above it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Tail {
+    /// p99 / p50.
+    pub ratio: f64,
+    /// p99 - p50, ms.
+    pub added_ms: f64,
 }
 
 /// The figures of one run.
@@ -67,13 +76,20 @@ impl Figures {
 
     /// Why this run does not count towards the peak, if it does not.
     pub fn excluded(&self) -> Option<Excluded> {
-        if self.rps <= 0.0 || self.errors_pct.is_none_or(|e| e > KNEE_MAX_ERRORS_PCT) {
-            return Some(Excluded::Errors);
+        match self.rps <= 0.0 || self.errors_pct.is_none_or(|e| e > KNEE_MAX_ERRORS_PCT) {
+            true => Some(Excluded::Errors),
+            false => None,
         }
-        match (self.p50_ms, self.p99_ms) {
-            (Some(p50), Some(p99)) if p99 > KNEE_MAX_TAIL * p50 => Some(Excluded::Tail),
-            _ => None,
-        }
+    }
+
+    /// Its tail, if long in both senses.
+    pub fn tail(&self) -> Option<Tail> {
+        let (p50, p99) = self.p50_ms.zip(self.p99_ms)?;
+        let added_ms = p99 - p50;
+        (p99 > TAIL_RATIO * p50 && added_ms > TAIL_MIN_MS).then(|| Tail {
+            ratio: if p50 > 0.0 { p99 / p50 } else { f64::INFINITY },
+            added_ms,
+        })
     }
 }
 
@@ -98,6 +114,8 @@ pub struct Level {
     pub overhead: Option<Overhead>,
     /// Why the target's run at this level does not count towards the peak, if it does not.
     pub excluded: Option<Excluded>,
+    /// The target's tail at this level, if long.
+    pub tail: Option<Tail>,
 }
 
 /// Where more connections stop adding throughput.
@@ -169,6 +187,7 @@ pub fn sweep(runs: &[(u32, Summary, Option<Summary>)]) -> Sweep {
             Level {
                 connections: *c,
                 excluded: figures.excluded(),
+                tail: figures.tail(),
                 figures,
                 overhead: vs.map(|r| Overhead {
                     rps_ratio: (r.rps > 0.0).then(|| figures.rps / r.rps),
@@ -260,19 +279,40 @@ mod tests {
         assert_eq!(failing[0].1.excluded(), Some(Excluded::Errors));
     }
 
+    /// The caddy case: p50 in tens of µs, so p99 is "over 10x p50" at fast levels; the peak
+    /// and the knee still come from every level without errors, at µs and at second scales.
     #[test]
-    fn a_level_whose_tail_exploded_does_not_set_the_peak() {
-        let mut stalled = f(900.0, 400.0, 0.0);
-        stalled.p50_ms = Some(10.0);
-        assert_eq!(stalled.excluded(), Some(Excluded::Tail));
-        let levels = [
-            (10, f(500.0, 20.0, 0.0)),
-            (20, f(800.0, 30.0, 0.0)),
-            (40, stalled),
-        ];
-        let k = knee(&levels).unwrap();
-        assert_eq!((k.connections, k.peak_connections), (20, 20));
-        // Queueing lengthens p50 and p99 alike: that still counts.
-        assert_eq!(f(800.0, 300.0, 0.0).excluded(), None);
+    fn a_long_tail_is_flagged_and_still_counts() {
+        for scale in [0.001, 1.0, 1000.0] {
+            let at = |rps: f64, p50: f64, p99: f64| {
+                let mut x = f(rps, p99 * scale, 0.0);
+                x.p50_ms = Some(p50 * scale);
+                x
+            };
+            let levels = [
+                (1, at(26_700.0, 0.03, 0.05)),
+                (10, at(50_000.0, 0.04, 0.9)),
+                (50, at(52_000.0, 0.2, 3.0)),
+                (200, at(51_000.0, 1.0, 4.0)),
+            ];
+            let k = knee(&levels).unwrap();
+            assert_eq!((k.connections, k.peak_connections), (10, 50), "x{scale}");
+            assert!(levels.iter().all(|(_, f)| f.excluded().is_none()));
+            let tails: Vec<bool> = levels.iter().map(|(_, f)| f.tail().is_some()).collect();
+            // 22x p50 at 10 connections and 15x at 50: long only where that is also more
+            // than a millisecond above p50.
+            let want = match scale {
+                0.001 => [false, false, false, false],
+                1.0 => [false, false, true, false],
+                _ => [false, true, true, false],
+            };
+            assert_eq!(tails, want, "x{scale}");
+        }
+        let mut t = f(100.0, 400.0, 0.0);
+        t.p50_ms = Some(10.0);
+        let tail = t.tail().unwrap();
+        assert_eq!((tail.ratio, tail.added_ms), (40.0, 390.0));
+        // Queueing lengthens p50 and p99 alike: no flag.
+        assert_eq!(f(800.0, 300.0, 0.0).tail(), None);
     }
 }

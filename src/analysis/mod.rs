@@ -22,8 +22,8 @@ pub use fairness::starved;
 pub use finding::{ClassCount, CodeCount, Finding, Limit, Spread, TailPhase};
 pub use insight::{Facts, HIGH_ERROR_RATE, SEND_LAG_MS, STALL_MS, insight};
 pub use knee::{
-    Excluded, Figures, KNEE_MAX_ERRORS_PCT, KNEE_MAX_TAIL, KNEE_SHARE, Knee, Level, Overhead, Past,
-    Sweep, sweep,
+    Excluded, Figures, KNEE_MAX_ERRORS_PCT, KNEE_SHARE, Knee, Level, Overhead, Past, Sweep,
+    TAIL_MIN_MS, TAIL_RATIO, Tail, knee, sweep,
 };
 pub use levels::{LEVEL_RATIOS, LEVEL_WORDS, Levels, Standing, Target};
 pub use mann_whitney::{MAX_SAMPLE, Shift, UTest, mann_whitney, shift, smallest_p};

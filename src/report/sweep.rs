@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::analysis::{
-    Excluded, Figures, KNEE_MAX_ERRORS_PCT, KNEE_MAX_TAIL, KNEE_SHARE, Knee, Sweep,
+    Figures, KNEE_MAX_ERRORS_PCT, KNEE_SHARE, Knee, Level, Sweep, TAIL_MIN_MS, TAIL_RATIO,
 };
 use crate::numbers::{millis, per_second};
 use crate::plan::{Plan, Stop};
@@ -16,14 +16,37 @@ fn ms(v: Option<f64>) -> String {
     v.map_or("-".into(), millis)
 }
 
-/// What the last column says of a level.
-fn mark(knee: bool, excluded: Option<Excluded>) -> &'static str {
-    match (knee, excluded) {
-        (true, _) => "knee",
-        (false, Some(Excluded::Errors)) => "errors",
-        (false, Some(Excluded::Tail)) => "tail",
-        (false, None) => "",
+/// What the last column says of a level, in every form of the report: "knee", "errors"
+/// (not counted towards the peak), "tail" (a long tail, counted), or several.
+pub(super) fn mark(l: &Level, knee: Option<u32>) -> String {
+    let mut parts = Vec::new();
+    if knee == Some(l.connections) {
+        parts.push("knee");
     }
+    if l.excluded.is_some() {
+        parts.push("errors");
+    }
+    if l.tail.is_some() {
+        parts.push("tail");
+    }
+    parts.join(", ")
+}
+
+/// What "errors" and "tail" mean, for the levels that have them.
+pub(super) fn mark_notes(s: &Sweep) -> Vec<String> {
+    let mut notes = Vec::new();
+    if s.levels.iter().any(|l| l.excluded.is_some()) {
+        notes.push(format!(
+            "errors: no response or over {KNEE_MAX_ERRORS_PCT} % errors; not counted towards the peak."
+        ));
+    }
+    if s.levels.iter().any(|l| l.tail.is_some()) {
+        notes.push(format!(
+            "tail: p99 over {TAIL_RATIO} times p50 and over {} above it; counted.",
+            millis(TAIL_MIN_MS)
+        ));
+    }
+    notes
 }
 
 /// A level's rate, p50, p90, p99, p99.9 and errors, as shown.
@@ -139,7 +162,7 @@ fn write_text(
         let line = format!(
             "{:>6}  {rps:>11}{p50:>11}{p90:>11}{p99:>11}{p999:>11}{errors:>9}  {}",
             l.connections,
-            mark(l.connections == knee.unwrap_or(0), l.excluded)
+            mark(l, knee)
         );
         writeln!(o, "{}", line.trim_end())?;
     }
@@ -149,16 +172,11 @@ fn write_text(
         Some(k) => knee_text(o, "Knee", k, last)?,
         None => writeln!(
             o,
-            "No knee: every level had more than {KNEE_MAX_ERRORS_PCT} % of errors or a p99 over {KNEE_MAX_TAIL}\n\
-             times its p50."
+            "No knee: every level had no response or more than {KNEE_MAX_ERRORS_PCT} % of errors."
         )?,
     }
-    if s.levels.iter().any(|l| l.excluded.is_some()) {
-        writeln!(
-            o,
-            "Not counted towards the peak: levels with errors (over {KNEE_MAX_ERRORS_PCT} %) or whose tail\n\
-             exploded (p99 over {KNEE_MAX_TAIL} times p50)."
-        )?;
+    for note in mark_notes(s) {
+        writeln!(o, "{note}")?;
     }
     if let Some(vs) = vs {
         writeln!(
@@ -217,8 +235,8 @@ pub fn markdown(s: &Sweep, url: &str, vs: Option<&str>) -> String {
     let knee = s.knee.map(|k| k.connections);
     for l in &s.levels {
         let f = &l.figures;
-        let mark = match mark(knee == Some(l.connections), l.excluded) {
-            "" => String::new(),
+        let mark = match mark(l, knee) {
+            m if m.is_empty() => m,
             m => format!(" ({m})"),
         };
         let _ = write!(o, "| {}{mark} | {} |", l.connections, cells(f).join(" | "));
@@ -270,4 +288,79 @@ pub fn json(s: &Sweep, url: &str, vs: Option<&str>) -> String {
     };
     // Plain structs of numbers and strings cannot fail to serialize.
     serde_json::to_string_pretty(&wire).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::Knee;
+    use crate::target::Target;
+
+    fn level(connections: u32, rps: f64, p50: f64, p99: f64, errors: f64) -> (u32, Figures) {
+        let f = Figures {
+            rps,
+            p50_ms: Some(p50),
+            p90_ms: Some(p99),
+            p99_ms: Some(p99),
+            p999_ms: Some(p99),
+            errors_pct: Some(errors),
+            cpu_us: None,
+            spate_limited: false,
+        };
+        (connections, f)
+    }
+
+    /// The caddy case in every form: a fast server whose p99 is many times its p50 at the
+    /// levels that made the most; the knee is there, the long tail is marked beside it.
+    #[test]
+    fn the_knee_comes_from_every_level_without_errors_and_tails_are_marked() {
+        let raw = [
+            level(1, 26_700.0, 0.03, 0.05, 0.0),
+            level(50, 52_000.0, 0.2, 3.0, 0.0),
+            level(100, 53_000.0, 0.4, 4.5, 0.0),
+            level(200, 90_000.0, 0.5, 1.0, 40.0),
+        ];
+        let levels: Vec<Level> = raw
+            .iter()
+            .map(|(c, f)| Level {
+                connections: *c,
+                figures: *f,
+                vs: None,
+                overhead: None,
+                excluded: f.excluded(),
+                tail: f.tail(),
+            })
+            .collect();
+        let knee: Option<Knee> = crate::analysis::knee(&raw);
+        let s = Sweep {
+            levels,
+            knee,
+            vs_knee: None,
+            spate_limited: Vec::new(),
+        };
+        let plan = Plan::new(Target::parse("http://127.0.0.1:8080/").unwrap());
+        let t = text(&s, "http://127.0.0.1:8080/", None, &plan);
+        let row = |c: &str| {
+            t.lines()
+                .find(|l| l.split_whitespace().next() == Some(c))
+                .unwrap()
+                .to_string()
+        };
+        assert!(row("50").ends_with("knee, tail"), "{t}");
+        assert!(row("100").ends_with("  tail"), "{t}");
+        assert!(row("200").ends_with("  errors"), "{t}");
+        assert!(!row("1").ends_with("knee"), "{t}");
+        assert!(t.contains("Knee: 50,"), "{t}");
+        assert!(t.contains("(the peak: 53,000.0 req/s at 100)"), "{t}");
+        assert!(
+            t.contains("errors: no response or over 1 % errors; not counted"),
+            "{t}"
+        );
+        assert!(
+            t.contains("tail: p99 over 10 times p50 and over 1.000 ms above it; counted."),
+            "{t}"
+        );
+        let md = markdown(&s, "http://127.0.0.1:8080/", None);
+        assert!(md.contains("| 50 (knee, tail) |"), "{md}");
+    }
 }

@@ -9,7 +9,7 @@ use super::charts::{rate_label, short_ms};
 use super::svg::{Axis, Plot};
 use super::tables::val;
 use super::{esc, page_end, page_start, section};
-use crate::analysis::{Excluded, Figures, Sweep};
+use crate::analysis::{Figures, KNEE_MAX_ERRORS_PCT, Sweep, TAIL_MIN_MS, TAIL_RATIO};
 use crate::numbers::{millis, per_second};
 
 fn ms(v: Option<f64>) -> String {
@@ -29,12 +29,7 @@ fn table(s: &Sweep) -> String {
     for (i, l) in s.levels.iter().enumerate() {
         let f = &l.figures;
         let key = |field: &str| format!("levels.{i}.{field}");
-        let mark = match (knee == Some(l.connections), l.excluded) {
-            (true, _) => "knee",
-            (_, Some(Excluded::Errors)) => "not counted: errors",
-            (_, Some(Excluded::Tail)) => "not counted: tail",
-            _ => "",
-        };
+        let mark = crate::report::sweep::mark(l, knee);
         let _ = write!(
             o,
             "<tr><th>{}</th>{}{}{}{}{}{}<td>{mark}</td>",
@@ -195,7 +190,10 @@ pub fn page(s: &Sweep, url: &str, vs: Option<&str>, each: &str, json: &str) -> S
         "levels",
         "Levels",
         &table(s),
-        "A level with more than 1 % errors, or a p99 over 10 times its p50, does not count towards the peak.",
+        &format!(
+            "errors: no response or over {KNEE_MAX_ERRORS_PCT} % errors, not counted towards the peak. tail: p99 over {TAIL_RATIO} times p50 and over {} above it, counted.",
+            millis(TAIL_MIN_MS)
+        ),
     );
     section(
         &mut o,
