@@ -143,10 +143,11 @@ impl Comparison {
 
 /// The run `s` against `base` (at least one saved run), gated by `gates`.
 pub fn compare(s: &Summary, base: &[Sample], gates: &Gates) -> Comparison {
-    // Every figure compare shows but spate's own CPU, which says nothing of the server.
+    // Every figure compare shows but spate's own CPU, which says nothing of the server, and
+    // the unanswered connections, which the run's own report states beside it.
     let mut metrics: Vec<Measure> = Measure::ALL
         .into_iter()
-        .filter(|m| *m != Measure::Cpu)
+        .filter(|m| !matches!(m, Measure::Cpu | Measure::Unanswered))
         .collect();
     for (m, _) in &gates.0 {
         if !metrics.contains(m) {

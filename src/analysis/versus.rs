@@ -22,8 +22,8 @@ pub enum Outcome {
 /// A target against the reference on one measure.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Change {
-    /// target / reference (Hodges-Lehmann on logarithms); for errors, target - reference in
-    /// percentage points.
+    /// target / reference (Hodges-Lehmann on logarithms); for errors and unanswered
+    /// connections, target - reference in percentage points.
     pub estimate: f64,
     /// Its interval at 1 - alpha, if the rounds allow one.
     pub interval: Option<(f64, f64)>,
@@ -80,7 +80,7 @@ pub struct Versus {
 
 fn change(m: Measure, reference: &[f64], target: &[f64], alpha: f64, noise: f64) -> Option<Change> {
     let p = mann_whitney(reference, target)?.p;
-    let ratio = m != Measure::Errors;
+    let ratio = !m.in_points();
     let (estimate, interval) = if ratio {
         if reference.iter().chain(target).any(|&v| v <= 0.0) {
             return None;

@@ -23,6 +23,9 @@ fn title(m: Measure) -> String {
         Measure::Rps => "Requests/sec".into(),
         Measure::Latency(p) => format!("Latency {}", p.key()),
         Measure::Errors => "Errors (failed or status >= 400, % of attempted)".into(),
+        Measure::Unanswered => {
+            "Connections never answered (not opened, or no response; % of -c)".into()
+        }
         Measure::Cpu => "spate's CPU per response".into(),
     }
 }
@@ -32,7 +35,7 @@ pub(crate) fn value(m: Measure, v: Option<f64>) -> String {
         (_, None) => "-".into(),
         (Measure::Rps, Some(v)) => per_second(v),
         (Measure::Latency(_), Some(v)) => millis(v),
-        (Measure::Errors, Some(v)) => format!("{v:.2} %"),
+        (Measure::Errors | Measure::Unanswered, Some(v)) => format!("{v:.2} %"),
         (Measure::Cpu, Some(v)) => format!("{v:.2} us"),
     }
 }
@@ -44,6 +47,8 @@ fn verdict(m: Measure, o: Outcome) -> &'static str {
         (Measure::Rps | Measure::Latency(_), Outcome::Worse) => "slower",
         (Measure::Errors, Outcome::Better) => "fewer errors",
         (Measure::Errors, Outcome::Worse) => "more errors",
+        (Measure::Unanswered, Outcome::Better) => "fewer unanswered",
+        (Measure::Unanswered, Outcome::Worse) => "more unanswered",
         (Measure::Cpu, Outcome::Better) => "less CPU",
         (Measure::Cpu, Outcome::Worse) => "more CPU",
     }
@@ -61,13 +66,13 @@ pub(crate) fn times(r: f64) -> String {
 
 /// "0.50x (0.49 .. 0.51)  p 0.008  slower"; errors in percentage points.
 pub(crate) fn change_words(m: Measure, c: &Change) -> String {
-    let (est, range) = match m {
-        Measure::Errors => (
+    let (est, range) = match m.in_points() {
+        true => (
             format!("{:+.2} pp", c.estimate + 0.0),
             c.interval
                 .map(|(a, b)| format!(" ({:+.2} .. {:+.2})", a + 0.0, b + 0.0)),
         ),
-        _ => (
+        false => (
             format!("{}x", times(c.estimate)),
             c.interval
                 .map(|(a, b)| format!(" ({} .. {})", times(a), times(b))),
@@ -190,6 +195,24 @@ fn write_text(o: &mut String, v: &Versus) -> std::fmt::Result {
             v.smallest_p, v.alpha, v.rounds_needed
         )?;
     }
+    for t in &v.targets {
+        let Some(median) = t
+            .rows
+            .iter()
+            .find(|r| r.measure == Measure::Unanswered)
+            .and_then(|r| r.median)
+            .filter(|&m| m > 0.0)
+        else {
+            continue;
+        };
+        writeln!(
+            o,
+            "\n{}: in the median round {median:.2} % of its connections never got a response (not\n\
+             opened, or never answered while the others were): its latency describes only the\n\
+             connections it answered.",
+            t.name
+        )?;
+    }
     for t in v.targets.iter().filter(|t| !t.limited_rounds.is_empty()) {
         let rounds: Vec<String> = t.limited_rounds.iter().map(usize::to_string).collect();
         writeln!(
@@ -208,8 +231,8 @@ pub fn markdown(v: &Versus) -> String {
     let v = &shown(v);
     let reference = &v.targets[v.reference].name;
     let mut o = format!(
-        "| target | req/s | p50 | p90 | p99 | p99.9 | errors | req/s vs {reference} | p99 vs {reference} |\n\
-         |---|---:|---:|---:|---:|---:|---:|---|---|\n"
+        "| target | req/s | p50 | p90 | p99 | p99.9 | errors | unanswered | req/s vs {reference} | p99 vs {reference} |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---|---|\n"
     );
     for (i, t) in v.targets.iter().enumerate() {
         let cell = |m: Measure| value(m, row_of(v, i, m).and_then(|r| r.median));
@@ -228,7 +251,7 @@ pub fn markdown(v: &Versus) -> String {
         };
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             t.name.replace('|', "\\|"),
             cell(Measure::Rps),
             cell(Measure::Latency(crate::analysis::Pct::P50)),
@@ -236,6 +259,7 @@ pub fn markdown(v: &Versus) -> String {
             cell(Measure::Latency(crate::analysis::Pct::P99)),
             cell(Measure::Latency(crate::analysis::Pct::P999)),
             cell(Measure::Errors),
+            cell(Measure::Unanswered),
             vs(Measure::Rps),
             vs(Measure::Latency(crate::analysis::Pct::P99)),
         );

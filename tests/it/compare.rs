@@ -392,3 +392,88 @@ fn target_names_are_printed_escaped() {
         false,
     );
 }
+
+/// A server that answers only the first 2 of every 8 connections it accepts; the others read
+/// their request and stay silent until spate closes them.
+fn answers_two_of_eight() -> crate::support::Scripted {
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    crate::support::Scripted::start(move |p| {
+        let n = accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let answer = n % 8 < 2;
+        while p.read_request().is_some() {
+            if answer && !p.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") {
+                return;
+            }
+        }
+    })
+}
+
+/// Connections that never got an answer show per target in every form, and in the verdict:
+/// 6 of 8 in every round is 75 % against 0 %, "more unanswered" at p 0.029 with 4 rounds.
+#[test]
+fn connections_never_answered_show_and_count_in_the_verdict() {
+    let all = crate::support::Scripted::constant(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    let some = answers_two_of_eight();
+    let dir = crate::support::ScratchDir::new("compare-unanswered");
+    let html = dir.file("c.html");
+    let (a, b) = (format!("all={}", all.url()), format!("some={}", some.url()));
+    let base = [
+        "compare",
+        "--no-progress",
+        "-c",
+        "8",
+        "--threads",
+        "1",
+        "-z",
+        "300ms",
+    ];
+    let out = spate(&[&base[..], &["--rounds", "4", "--html", &html, &a, &b]].concat());
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}");
+    let title = "Connections never answered (not opened, or no response; % of -c)";
+    assert!(line(&text, title, "all").contains("0.00 %"), "{text}");
+    let l = line(&text, title, "some");
+    assert!(l.contains("75.00 %"), "{l}");
+    assert!(l.contains("+75.00 pp"), "{l}");
+    assert!(l.ends_with("p 0.029  more unanswered"), "{l}");
+    assert!(
+        text.contains("some: in the median round 75.00 % of its connections never got a response"),
+        "{text}"
+    );
+    assert!(!text.contains("all: in the median round"), "{text}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("never answered") && page.contains("more unanswered"));
+    // The page holds the comparison's JSON.
+    let doc = crate::html::data_block(&page, "spate-compare");
+    crate::schema::validate_against("docs/compare-schema.json", &doc);
+    let row = |t: usize| {
+        doc["targets"][t]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["measure"] == "unanswered")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        row(1)["values"],
+        serde_json::json!([75.0, 75.0, 75.0, 75.0])
+    );
+    assert_eq!(row(1)["change"]["verdict"], "worse");
+    assert_eq!(row(0)["median"], 0.0);
+
+    let out = spate(
+        &[
+            &base[..],
+            &["--rounds", "2", "--format", "markdown", &a, &b],
+        ]
+        .concat(),
+    );
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("| errors | unanswered |"), "{md}");
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| some |") && l.contains("| 75.00 % |")),
+        "{md}"
+    );
+}

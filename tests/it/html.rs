@@ -395,7 +395,7 @@ fn the_browser_checks_catch_a_page_that_loads_or_runs_something() {
 }
 
 /// The JSON of the data block `id` of a page.
-fn data_block(page: &str, id: &str) -> Value {
+pub(crate) fn data_block(page: &str, id: &str) -> Value {
     let open = format!(r#"<script type="application/json" id="{id}">"#);
     let start = page.find(&open).expect(id) + open.len();
     let end = start + page[start..].find("</script>").unwrap();
@@ -440,8 +440,8 @@ fn a_comparison_page_overlays_the_targets_and_shows_its_json() {
     clean(&b, 0.02);
     assert_eq!(
         figures_match(&b.dom, &doc),
-        2 * (7 + 6),
-        "medians and ladders"
+        2 * (8 + 6),
+        "medians (8 measures) and ladders (6 rungs)"
     );
     // The first plot is the percentile curves: the slower target's lies higher (a smaller y)
     // over the body of the distribution (a hiccup of the machine may lift a tail).

@@ -83,6 +83,7 @@ fn heading(m: Measure) -> &'static str {
         Measure::Rps => "req/s",
         Measure::Latency(p) => p.key(),
         Measure::Errors => "errors",
+        Measure::Unanswered => "never answered",
         Measure::Cpu => "spate CPU/response",
     }
 }
