@@ -92,7 +92,7 @@ impl Gate {
             return Poll::Ready(None);
         }
         let now = Instant::now();
-        match pacer.take(now) {
+        match pacer.take(now, index) {
             Take::Due { index: j, intended } => {
                 // The schedule is in `Instant`s; the tick is read beside `now`, so that the
                 // intended time converts against a pair of readings made together.

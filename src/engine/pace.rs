@@ -3,7 +3,10 @@
 //! drifts), handed to connections as they become free. A request due while every connection is
 //! busy waits for the next free one and keeps its intended time (it follows from its index, so
 //! waiting costs no memory). One precise timer per thread wakes idle connections as requests fall
-//! due; nothing is skipped unless --max-lag says so, and then it is counted.
+//! due; nothing is skipped unless --max-lag says so, and then it is counted. At the end of a
+//! timed run, requests still waiting for a connection to be free are missed, never sent during
+//! the drain; a connection that was already idle, waiting for its request, still takes it (it
+//! fell due in the window, and only spate's wake-up was late, which its send lag shows).
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -94,6 +97,12 @@ pub struct Pacer {
     end: Cell<u64>,
     /// Requests before this index are the warm-up.
     pub recorded_from: u64,
+    /// The end of a timed run's window: from then on only idle connections take a request.
+    deadline: Option<Instant>,
+    /// Set when a busy connection found the deadline passed: the schedule is over.
+    ended: Cell<bool>,
+    /// Per slot: idle since its last request, waiting for the next one to fall due.
+    idle: Box<[Cell<bool>]>,
     max_lag: Option<Duration>,
     /// Recorded requests dropped for --max-lag.
     dropped: Cell<u64>,
@@ -109,6 +118,7 @@ impl Pacer {
         schedule: Schedule,
         recorded_from: u64,
         end: u64,
+        deadline: Option<Instant>,
         max_lag: Option<Duration>,
         slots: usize,
     ) -> Pacer {
@@ -117,6 +127,9 @@ impl Pacer {
             next: Cell::new(0),
             end: Cell::new(end),
             recorded_from,
+            deadline,
+            ended: Cell::new(false),
+            idle: (0..slots).map(|_| Cell::new(false)).collect(),
             max_lag,
             dropped: Cell::new(0),
             waiters: RefCell::new(VecDeque::with_capacity(slots)),
@@ -125,10 +138,17 @@ impl Pacer {
         }
     }
 
-    /// The next due request, skipping (and counting) those later than --max-lag. Warm-up
-    /// requests still unsent when the measured part begins are skipped without a count: behind
-    /// schedule, they would fill the measured window and leave nothing of it measured.
-    pub fn take(&self, now: Instant) -> Take {
+    /// The next due request for slot `slot`, skipping (and counting) those later than
+    /// --max-lag. Warm-up requests still unsent when the measured part begins are skipped
+    /// without a count: behind schedule, they would fill the measured window and leave nothing
+    /// of it measured. Past the deadline only a slot that was idle takes one.
+    pub fn take(&self, now: Instant, slot: usize) -> Take {
+        let idle = self.idle.get(slot).is_some_and(|i| i.replace(false));
+        if !idle && (self.ended.get() || self.deadline.is_some_and(|d| now >= d)) {
+            self.ended.set(true);
+            self.wake_all();
+            return Take::Over;
+        }
         loop {
             let j = self.next.get();
             if j >= self.end.get() {
@@ -155,6 +175,7 @@ impl Pacer {
 
     /// Slot `slot` waits for the next request; its task is woken when one falls due.
     pub fn wait(&self, slot: usize, waker: &Waker) {
+        self.idle[slot].set(true);
         if !self.waiting[slot].replace(true) {
             self.waiters.borrow_mut().push_back((slot, waker.clone()));
             if let Some(task) = self.task.borrow_mut().take() {
@@ -185,7 +206,7 @@ impl Pacer {
     }
 
     pub fn is_over(&self) -> bool {
-        self.next.get() >= self.end.get()
+        self.ended.get() || self.next.get() >= self.end.get()
     }
 
     /// The intended time of the next request to hand out.
@@ -334,21 +355,22 @@ mod tests {
             Schedule::new(t0, 1000, 1),
             2,
             10,
+            None,
             Some(Duration::from_millis(3)),
             4,
         );
         assert_eq!(
-            p.take(t0),
+            p.take(t0, 0),
             Take::Due {
                 index: 0,
                 intended: t0
             }
         );
-        assert_eq!(p.take(t0), Take::Wait);
+        assert_eq!(p.take(t0, 0), Take::Wait);
         // 5 ms later: request 1 (1 ms) is 4 ms late and dropped, 2 (2 ms) is 3 ms late: sent.
         let now = t0 + Duration::from_millis(5);
         assert_eq!(
-            p.take(now),
+            p.take(now, 0),
             Take::Due {
                 index: 2,
                 intended: t0 + Duration::from_millis(2)
@@ -357,7 +379,7 @@ mod tests {
         assert_eq!(p.dropped(), 0, "request 1 was a warm-up request");
         let late = t0 + Duration::from_millis(9);
         assert_eq!(
-            p.take(late),
+            p.take(late, 0),
             Take::Due {
                 index: 6,
                 intended: t0 + Duration::from_millis(6)
@@ -366,7 +388,53 @@ mod tests {
         assert_eq!(p.dropped(), 3, "requests 3, 4 and 5");
         assert_eq!(p.scheduled(), 8);
         p.close();
-        assert_eq!(p.take(late + Duration::from_secs(1)), Take::Over);
+        assert_eq!(p.take(late + Duration::from_secs(1), 0), Take::Over);
+    }
+
+    /// The backlog at the end of a timed run is missed, not sent during the drain: the
+    /// schedule still counts it, so that scheduled = sent + dropped + missed.
+    #[test]
+    fn nothing_is_handed_out_after_the_deadline() {
+        let t0 = Instant::now();
+        // 1000 per second for 1 s: 1000 intended times, of which a busy client took 3.
+        let end = t0 + Duration::from_secs(1);
+        let p = Pacer::new(Schedule::new(t0, 1000, 1), 0, 1000, Some(end), None, 1);
+        for j in 0..3 {
+            assert!(
+                matches!(p.take(t0 + Duration::from_millis(500), 0), Take::Due { index, .. } if index == j)
+            );
+        }
+        assert!(!p.is_over());
+        // A connection freed a moment before the end still takes the oldest waiting request.
+        let just_before = end - Duration::from_nanos(1);
+        assert!(matches!(p.take(just_before, 0), Take::Due { index: 3, .. }));
+        assert_eq!(
+            p.take(end, 0),
+            Take::Over,
+            "996 requests were waiting at the end"
+        );
+        assert!(p.is_over());
+        assert_eq!(p.take(just_before, 0), Take::Over, "over stays over");
+        assert_eq!(p.scheduled(), 1000);
+        assert_eq!(p.scheduled_before(end + Duration::from_secs(1)), 1000);
+    }
+
+    /// A connection idle before the end, woken late for a request due in the window, sends it
+    /// (once): spate's wake-up was late, not the connection busy.
+    #[test]
+    fn an_idle_connection_takes_the_request_it_waited_for_even_if_woken_after_the_end() {
+        let t0 = Instant::now();
+        let end = t0 + Duration::from_secs(1);
+        // 2 per second for 1 s: due at 0 and 0.5 s.
+        let p = Pacer::new(Schedule::new(t0, 2, 1), 0, 2, Some(end), None, 2);
+        assert!(matches!(p.take(t0, 0), Take::Due { index: 0, .. }));
+        assert_eq!(p.take(t0, 1), Take::Wait);
+        p.wait(1, std::task::Waker::noop());
+        // Its wake-up for 0.5 s came only after the end.
+        let late = end + Duration::from_millis(3);
+        assert!(matches!(p.take(late, 1), Take::Due { index: 1, .. }));
+        assert_eq!(p.take(late, 1), Take::Over, "once");
+        assert_eq!(p.take(late, 0), Take::Over, "a busy one takes nothing");
     }
 
     #[test]
@@ -374,9 +442,9 @@ mod tests {
         let t0 = Instant::now();
         // 1000 per second, the first second a warm-up: a connection that sent only request 0
         // finds, half a second into the measured part, the measured schedule, not request 1.
-        let p = Pacer::new(Schedule::new(t0, 1000, 1), 1000, 2000, None, 1);
+        let p = Pacer::new(Schedule::new(t0, 1000, 1), 1000, 2000, None, None, 1);
         assert_eq!(
-            p.take(t0),
+            p.take(t0, 0),
             Take::Due {
                 index: 0,
                 intended: t0
@@ -384,7 +452,7 @@ mod tests {
         );
         let later = t0 + Duration::from_millis(1500);
         assert_eq!(
-            p.take(later),
+            p.take(later, 0),
             Take::Due {
                 index: 1000,
                 intended: t0 + Duration::from_secs(1)
@@ -392,10 +460,10 @@ mod tests {
         );
         assert_eq!(p.dropped(), 0, "skipped warm-up requests are not drops");
         // Still in the warm-up: its requests are handed out as they fall due.
-        let q = Pacer::new(Schedule::new(t0, 1000, 1), 1000, 2000, None, 1);
+        let q = Pacer::new(Schedule::new(t0, 1000, 1), 1000, 2000, None, None, 1);
         let early = t0 + Duration::from_millis(500);
         assert_eq!(
-            q.take(early),
+            q.take(early, 0),
             Take::Due {
                 index: 0,
                 intended: t0
@@ -418,7 +486,7 @@ mod tests {
             .collect();
         let wakers: Vec<Waker> = counts.iter().map(|c| Waker::from(c.clone())).collect();
         let t0 = Instant::now();
-        let p = Pacer::new(Schedule::new(t0, 1000, 1), 0, 100, None, 3);
+        let p = Pacer::new(Schedule::new(t0, 1000, 1), 0, 100, None, None, 3);
         p.wait(0, &wakers[0]);
         p.wait(0, &wakers[0]);
         p.wait(2, &wakers[2]);

@@ -221,6 +221,7 @@ pub fn run(
                 p.schedule,
                 p.recorded_from,
                 p.end,
+                start.window_end,
                 p.max_lag,
                 ctx.slots.len(),
             );

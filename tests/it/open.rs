@@ -100,6 +100,29 @@ fn requests_never_sent_are_missed_and_lower_the_achieved_rate() {
     );
 }
 
+/// The backlog waiting for a connection at the end of -z is missed, never sent during the
+/// drain: 10 connections to a 30 ms server can send at most 10 x (1 s / 30 ms + 1) = 350 of
+/// the 1,000 intended requests, and the server receives exactly what was sent.
+#[test]
+fn nothing_is_sent_after_the_end_of_a_timed_run() {
+    let s = server(Duration::from_millis(30), None, false);
+    let mut p = plan(&s.url(), 10, Stop::Duration(Duration::from_secs(1)));
+    p.threads = 2;
+    p.rate = rate(1000);
+    let (out, summary) = run(&p);
+    let o = summary.open_model.as_ref().unwrap();
+    assert_eq!(o.scheduled, 1000, "{o:?}");
+    assert!(o.sent <= 350, "sent {} after the end: {o:?}", o.sent);
+    assert_eq!(o.sent + o.dropped + o.missed, o.scheduled, "{o:?}");
+    assert!(o.missed >= 650, "{o:?}");
+    assert_eq!(out.stats.attempts, o.sent);
+    assert_eq!(
+        s.requests(),
+        o.sent,
+        "the server received what was sent, no more"
+    );
+}
+
 #[test]
 fn max_lag_drops_and_counts_what_cannot_leave_in_time() {
     // One connection, 20 ms per response, 200 requests/s due: most must wait far too long.
