@@ -81,6 +81,8 @@ pub struct Second {
     /// Seconds from the job's window start.
     pub t_s: u64,
     pub completed: u64,
+    /// Of `completed`, the responses with a status of 400 or more.
+    pub error_status: u64,
     pub failed: u64,
     pub sent: u64,
     pub bytes_in: u64,
@@ -388,6 +390,7 @@ fn timeline(runs: &[&(String, Summary)], window_start_us: u64) -> Vec<Second> {
                 ..Second::default()
             });
             sec.completed = sec.completed.saturating_add(e.completed);
+            sec.error_status = sec.error_status.saturating_add(e.error_status);
             sec.failed = sec.failed.saturating_add(e.failed);
             sec.sent = sec.sent.saturating_add(e.sent);
             sec.bytes_in = sec.bytes_in.saturating_add(e.bytes_in);

@@ -176,6 +176,7 @@ fn record(
     s.body_bytes += res.body_bytes;
     if ctx.gate.window_end.get().is_some_and(|end| res.done > end) {
         s.drained += 1;
+        s.drained_error_status += u64::from(res.status >= 400);
     }
     if let Some(intended) = intended {
         s.service.record(res.done.nanos_since(t0));

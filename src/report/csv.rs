@@ -143,14 +143,29 @@ pub const TIMELINE_COLUMNS: [&str; 14] = [
     "lag_p99_ms",
 ];
 
+/// The failure classes whose columns come before `TIMELINE_LATER_COLUMNS`: columns are only
+/// ever added at the end, so a class added later goes after those.
+const CLASSES_BEFORE_LATER: usize = 18;
+
+/// Columns added after the failure classes, in the order they were added.
+pub const TIMELINE_LATER_COLUMNS: [&str; 1] = ["error_status"];
+
+/// Every column of the timeline CSV, in order.
+pub fn timeline_header() -> Vec<String> {
+    let class = |f: &Failure| format!("failed_{}", f.name());
+    TIMELINE_COLUMNS
+        .iter()
+        .map(|c| (*c).to_owned())
+        .chain(Failure::ALL[..CLASSES_BEFORE_LATER].iter().map(class))
+        .chain(TIMELINE_LATER_COLUMNS.iter().map(|c| (*c).to_owned()))
+        .chain(Failure::ALL[CLASSES_BEFORE_LATER..].iter().map(class))
+        .collect()
+}
+
 /// The header and a line per second of the timeline; open-model columns are empty in the
 /// closed model, latencies in a second without a completed response.
 pub fn timeline_csv(s: &Summary) -> String {
-    let header = TIMELINE_COLUMNS
-        .iter()
-        .map(|c| (*c).to_owned())
-        .chain(Failure::ALL.iter().map(|f| format!("failed_{}", f.name())));
-    let mut out = line(header);
+    let mut out = line(timeline_header().into_iter());
     for e in &s.timeline {
         let q = e.latency_ms;
         let cells = [
@@ -169,10 +184,15 @@ pub fn timeline_csv(s: &Summary) -> String {
             e.dropped.map_or_else(String::new, |n| n.to_string()),
             num(e.lag_p99_ms),
         ];
-        let classes = Failure::ALL
-            .iter()
-            .map(|f| e.failures.get(f.name()).copied().unwrap_or(0).to_string());
-        out += &line(cells.into_iter().chain(classes));
+        let class = |f: &Failure| e.failures.get(f.name()).copied().unwrap_or(0).to_string();
+        let later = [e.error_status.to_string()];
+        out += &line(
+            cells
+                .into_iter()
+                .chain(Failure::ALL[..CLASSES_BEFORE_LATER].iter().map(class))
+                .chain(later)
+                .chain(Failure::ALL[CLASSES_BEFORE_LATER..].iter().map(class)),
+        );
     }
     out
 }
@@ -210,6 +230,19 @@ mod tests {
         ] {
             assert_eq!(text(cell), shown, "{cell:?}");
         }
+    }
+
+    /// The timeline's columns are a contract: only ever added at the end. This is the whole
+    /// list; a new column or class goes last here too.
+    #[test]
+    fn the_timeline_columns_only_grow_at_the_end() {
+        let want = "t_s,span_s,completed,failed,bytes_in,latency_p50_ms,latency_p90_ms,\
+            latency_p99_ms,latency_max_ms,connections_open,sent,scheduled,dropped,lag_p99_ms,\
+            failed_connect,failed_ports,failed_tls,failed_timeout,failed_read,failed_write,\
+            failed_parse,failed_closed,failed_reset,failed_h2,failed_redirect,\
+            failed_stream_truncated,failed_stream_idle,failed_tool_error,failed_jsonrpc_error,\
+            failed_protocol,failed_session_expired,failed_h3,error_status";
+        assert_eq!(timeline_header().join(","), want);
     }
 
     #[test]

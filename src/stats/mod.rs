@@ -53,6 +53,8 @@ pub struct Stats {
     pub completed: u64,
     /// Of `completed`, those that completed after the measured window, in the drain.
     pub drained: u64,
+    /// Of `drained`, those with a status of 400 or more.
+    pub drained_error_status: u64,
     /// Times a request refused unprocessed by the server (HTTP/2 GOAWAY) was sent again: not
     /// attempts of their own, and not failures.
     pub retried: u64,
@@ -193,6 +195,7 @@ impl Default for Stats {
             attempts: 0,
             completed: 0,
             drained: 0,
+            drained_error_status: 0,
             retried: 0,
             redirects: 0,
             interrupted: 0,
@@ -295,6 +298,11 @@ impl Stats {
         self.status[..400].iter().sum()
     }
 
+    /// Completed responses with a status of 400 or more.
+    pub fn error_status(&self) -> u64 {
+        self.status[400..].iter().sum()
+    }
+
     pub fn failed(&self) -> u64 {
         self.failures.total()
     }
@@ -320,6 +328,7 @@ impl AddAssign<&Stats> for Stats {
         self.attempts += o.attempts;
         self.completed += o.completed;
         self.drained += o.drained;
+        self.drained_error_status += o.drained_error_status;
         self.retried += o.retried;
         self.redirects += o.redirects;
         self.interrupted += o.interrupted;

@@ -458,6 +458,12 @@ impl Summary {
                 self.totals.completed_in_drain, r.completed
             ));
         }
+        if let Some(e) = self.timeline.iter().find(|e| e.error_status > e.completed) {
+            return Some(format!(
+                "its counts disagree: second {} has {} error responses of {} completed",
+                e.t_s, e.error_status, e.completed
+            ));
+        }
         None
     }
 }

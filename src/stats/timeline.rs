@@ -20,6 +20,8 @@ pub struct Second {
     pub start_ns: u64,
     pub span_ns: u64,
     pub completed: u64,
+    /// Of `completed`, those with a status of 400 or more.
+    pub error_status: u64,
     pub failures: [u64; Failure::ALL.len()],
     pub bytes_in: u64,
     /// Recorded attempts admitted (open model: requests sent).
@@ -39,6 +41,7 @@ impl AddAssign<&Second> for Second {
     fn add_assign(&mut self, o: &Second) {
         self.span_ns = self.span_ns.max(o.span_ns);
         self.completed += o.completed;
+        self.error_status += o.error_status;
         for (a, b) in self.failures.iter_mut().zip(o.failures) {
             *a += b;
         }
@@ -83,6 +86,7 @@ pub struct Recorder {
     latency: Hist,
     lag: Hist,
     completed: u64,
+    error_status: u64,
     failures: [u64; Failure::ALL.len()],
     bytes_in: u64,
     attempts: u64,
@@ -100,6 +104,7 @@ impl Recorder {
             latency: Hist::new(),
             lag: Hist::new(),
             completed: 0,
+            error_status: 0,
             failures: [0; Failure::ALL.len()],
             bytes_in: 0,
             attempts: 0,
@@ -148,10 +153,12 @@ impl Recorder {
         let end_ns = super::nanos(end.saturating_duration_since(self.window_start));
         let bytes_in = stats.bytes_in + gauges.h2_bytes_in;
         let failures = stats.failures.counts();
+        let error_status = stats.error_status() - stats.drained_error_status;
         let second = Second {
             start_ns: self.taken_ns,
             span_ns: end_ns.saturating_sub(self.taken_ns),
             completed: stats.completed - stats.drained - self.completed,
+            error_status: error_status - self.error_status,
             failures: std::array::from_fn(|i| failures[i] - self.failures[i]),
             bytes_in: bytes_in - self.bytes_in,
             sent: stats.attempts - self.attempts,
@@ -165,6 +172,7 @@ impl Recorder {
         // Responses after the window's end (the drain) are not the window's, even when they
         // came before the sweeper took its last second.
         self.completed = stats.completed - stats.drained;
+        self.error_status = error_status;
         self.failures = failures;
         self.bytes_in = bytes_in;
         self.attempts = stats.attempts;
@@ -183,6 +191,10 @@ pub struct Entry {
     pub t_s: f64,
     pub span_s: f64,
     pub completed: u64,
+    /// Of `completed`, the responses with a status of 400 or more; a result without the field
+    /// reads as 0.
+    #[serde(default)]
+    pub error_status: u64,
     pub failed: u64,
     /// Failures by class; only the classes that occurred.
     pub failures: BTreeMap<String, u64>,
@@ -225,6 +237,7 @@ impl Entry {
             t_s: s.start_ns as f64 / 1e9,
             span_s: s.span_ns as f64 / 1e9,
             completed: s.completed,
+            error_status: s.error_status,
             failed: s.failures.iter().sum(),
             failures: Failure::ALL
                 .iter()
@@ -260,9 +273,10 @@ mod tests {
                 ..Gauges::default()
             }
         };
-        for ms in [1, 2, 3] {
+        for (ms, status) in [(1, 200), (2, 503), (3, 404)] {
             s.latency.record(ms * MS);
             s.completed += 1;
+            s.count_status(status);
         }
         s.failures.add(Failure::Timeout);
         // Not yet a second: nothing taken.
@@ -272,6 +286,7 @@ mod tests {
         rec.take(t0 + Duration::from_millis(1_001), false, &s, gauges(4));
         s.latency.record(2_000 * MS);
         s.completed += 1;
+        s.count_status(500);
         rec.take(t0 + Duration::from_secs(2), false, &s, gauges(3));
         // The last second is half of one: the window ends at 2.5 s.
         assert_eq!(rec.next_at(), Some(t0 + Duration::from_millis(2_500)));
@@ -279,6 +294,11 @@ mod tests {
         assert_eq!(rec.next_at(), None);
         // After the window (the drain): nothing more, even at the thread's end.
         s.completed += 5;
+        s.drained += 5;
+        for _ in 0..5 {
+            s.count_status(500);
+        }
+        s.drained_error_status += 5;
         rec.take(t0 + Duration::from_secs(4), true, &s, gauges(0));
 
         let got: Vec<(u64, u64, u64, u64, u64)> = rec
@@ -302,7 +322,10 @@ mod tests {
                 (2_000 * MS, 500 * MS, 0, 0, 2),
             ]
         );
+        let errors: Vec<u64> = rec.seconds.iter().map(|x| x.error_status).collect();
+        assert_eq!(errors, [2, 1, 0], "the 503 and the 404, then the 500");
         let e = Entry::of(&rec.seconds[0], false);
+        assert_eq!(e.error_status, 2);
         let q = e.latency_ms.unwrap();
         assert_eq!((e.failures["timeout"], e.failed), (1, 1));
         assert!(

@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use spate::report::TIMELINE_COLUMNS;
-use spate::stats::Failure;
+use spate::report::timeline_header;
 
 #[test]
 fn a_stopped_server_shows_in_the_seconds_it_was_stopped() {
@@ -88,8 +87,7 @@ fn a_stopped_server_shows_in_the_seconds_it_was_stopped() {
         .lines()
         .map(|l| l.trim_end_matches('\r').split(',').collect())
         .collect();
-    let mut header: Vec<String> = TIMELINE_COLUMNS.iter().map(|c| c.to_string()).collect();
-    header.extend(Failure::ALL.iter().map(|f| format!("failed_{}", f.name())));
+    let header = timeline_header();
     assert_eq!(rows[0], header);
     assert_eq!(rows.len(), 7);
     for (row, n) in rows[1..].iter().zip(&completed) {
@@ -123,5 +121,61 @@ fn a_stopped_server_shows_in_the_seconds_it_was_stopped() {
     assert!(
         b.dom.contains(">2 s<") || b.dom.contains(">5 s<"),
         "the axis reaches the stall"
+    );
+}
+
+/// A server that answers 3 requests in 10 with a 500: each second of the timeline counts its
+/// error responses, the seconds add up to the run's, and the CSV and the page carry them.
+#[test]
+fn error_responses_are_counted_second_by_second() {
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let server = crate::support::Scripted::start(move |p| {
+        while p.read_request().is_some() {
+            let i = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let status = if i % 10 < 3 { "500 Oops" } else { "200 OK" };
+            let reply = format!("HTTP/1.1 {status}\r\nContent-Length: 2\r\n\r\nok");
+            if !p.write(reply.as_bytes()) {
+                return;
+            }
+        }
+    });
+    let dir = crate::support::ScratchDir::new("timeline-errors");
+    let (csv, page) = (dir.file("t.csv"), dir.file("t.html"));
+    let out = crate::support::spate(&[
+        "--no-progress",
+        "--format",
+        "json",
+        "-c",
+        "3",
+        "-n",
+        "300",
+        "--csv-timeline",
+        &csv,
+        "--html",
+        &page,
+        &server.url(),
+    ]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::schema::validate(&doc);
+    let seconds = doc["timeline"].as_array().unwrap();
+    let sum = |k: &str| -> u64 { seconds.iter().map(|s| s[k].as_u64().unwrap()).sum() };
+    assert_eq!(sum("completed"), 300);
+    assert_eq!(sum("error_status"), 90, "{seconds:#?}");
+    assert_eq!(
+        sum("failed"),
+        0,
+        "an error status is a response, not a failure"
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut rows = text.lines().map(|l| l.trim_end_matches('\r'));
+    assert!(rows.next().unwrap().ends_with(",error_status"));
+    let column: u64 = rows
+        .map(|r| r.rsplit(',').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(column, 90);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(r#"data-series="errors""#),
+        "error responses are drawn"
     );
 }

@@ -59,23 +59,26 @@ pub(super) fn rate_label(v: f64) -> String {
     }
 }
 
-/// Responses, failures and (open model) dropped requests per second.
+/// Responses, error responses (status >= 400), failures and (open model) dropped requests per
+/// second.
 pub fn throughput(r: &Report) -> Option<String> {
     if r.timeline.is_empty() {
         return None;
     }
     let ok = per_second(r, |e| e.completed as f64);
     let failed = per_second(r, |e| e.failed as f64);
+    let errors = per_second(r, |e| e.error_status as f64);
     let dropped = per_second(r, |e| e.dropped.unwrap_or(0) as f64);
     let open = r.open_model.is_some();
     let top = ok
         .iter()
         .chain(&failed)
+        .chain(&errors)
         .chain(&dropped)
         .map(|p| p.1)
         .fold(0.0, f64::max);
     let mut p = Plot::new(
-        "Throughput over time: responses, failures and dropped requests per second",
+        "Throughput over time: responses, error responses, failures and dropped requests per second",
         Axis::exact(run_end(r)),
         Axis::linear(top * 1.08),
     );
@@ -83,8 +86,13 @@ pub fn throughput(r: &Report) -> Option<String> {
     p.axes(&ticks, rate_label, "seconds into the run", "per second");
     p.area("ok", "responses/s", &ok);
     let some = |v: &[(f64, f64)]| v.iter().map(|&(x, y)| (x, Some(y))).collect::<Vec<_>>();
+    p.line("errors", "status >= 400/s", &some(&errors));
     p.line("failed", "failed/s", &some(&failed));
-    let mut legend = vec![("ok", "responses/s"), ("failed", "failed/s")];
+    let mut legend = vec![
+        ("ok", "responses/s"),
+        ("errors", "status >= 400/s"),
+        ("failed", "failed/s"),
+    ];
     if open {
         p.line("dropped", "dropped/s", &some(&dropped));
         legend.push(("dropped", "dropped/s"));

@@ -82,7 +82,7 @@ fn shard_name(r: &crate::merge::ShardRow) -> String {
     }
 }
 
-/// The job's responses in each of its seconds.
+/// The job's responses, error responses and failures in each of its seconds.
 fn seconds(m: &Merged) -> Option<String> {
     let last = m.timeline.last()?.t_s;
     let hi = m
@@ -104,6 +104,19 @@ fn seconds(m: &Merged) -> Option<String> {
         .map(|s| (s.t_s as f64 + 0.5, Some(s.completed as f64)))
         .collect();
     p.line("job", "responses", &line);
+    let of = |f: fn(&crate::merge::Second) -> u64| -> Vec<(f64, Option<f64>)> {
+        m.timeline
+            .iter()
+            .map(|s| (s.t_s as f64 + 0.5, Some(f(s) as f64)))
+            .collect()
+    };
+    p.line("errors", "status >= 400", &of(|s| s.error_status));
+    p.line("failed", "failed", &of(|s| s.failed));
+    p.legend(&[
+        ("job", "responses/s"),
+        ("errors", "status >= 400/s"),
+        ("failed", "failed/s"),
+    ]);
     Some(p.finish())
 }
 
