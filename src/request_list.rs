@@ -53,6 +53,32 @@ impl fmt::Display for ListError {
 }
 
 impl RequestList {
+    /// `plan` as entry `i` makes it: its method, URL and body, and (`spate mcp`) its own
+    /// headers after the user's.
+    pub fn plan_of(&self, plan: &crate::plan::Plan, i: usize) -> crate::plan::Plan {
+        let e = &self.entries[i];
+        let mut headers = plan.headers.clone();
+        if let Some(m) = &self.mcp {
+            headers.extend(m.headers[i].iter().cloned());
+        }
+        crate::plan::Plan {
+            method: e.method.clone().unwrap_or_else(|| plan.method.clone()),
+            target: e.target.clone(),
+            body: e.body.clone().unwrap_or_else(|| plan.body.clone()),
+            headers,
+            ..plan.clone()
+        }
+    }
+
+    /// The entry load thread 0 sends first (what `-v` shows).
+    pub fn first(&self) -> usize {
+        let mut p = match &self.mcp {
+            Some(m) => Picker::scheduled(m.schedule.clone(), self.order, 0),
+            None => Picker::new(self.entries.len(), self.order, 0),
+        };
+        p.pick()
+    }
+
     /// A list of `entries`, checked: at least one, and every one on the first's origin (the
     /// connections are shared).
     pub fn new(entries: Vec<Entry>, order: Order) -> Result<RequestList, ListError> {

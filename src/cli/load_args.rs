@@ -255,8 +255,9 @@ pub struct LoadArgs {
     #[arg(long = "latency")]
     pub latency: bool,
 
-    /// Before the load, send one request on a connection of its own and show it and the answer
-    /// on stderr as curl -v does (credentials masked); it is not counted.
+    /// Before the load, send the run's first request (a list's first, a script's first
+    /// request(), MCP's handshake and first call) on a connection of its own and show it and the
+    /// answer on stderr as curl -v does (credentials masked); it is not counted.
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
 }

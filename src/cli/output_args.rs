@@ -24,9 +24,9 @@ pub enum FormatArg {
 
 #[derive(Debug, Args)]
 pub struct OutputArgs {
-    /// Latency targets and CI thresholds, e.g. p50=20ms,p99=250ms,errors=1%,rps=5000. Latency
-    /// targets set the colour levels; every target is checked after the report (exit code 3
-    /// when one fails).
+    /// Latency targets and CI thresholds, e.g. p50=20ms,p99=250ms,errors=1%,rps=5000. Each
+    /// latency is named against its target (far under, under, near, over); every target is
+    /// checked after the report (exit code 3 when one fails).
     #[arg(long = "slo", value_name = "TARGETS", value_parser = slo)]
     pub slo: Option<SloSpec>,
 

@@ -35,18 +35,8 @@ pub(super) fn listed(plan: &Plan, l: &crate::request_list::RequestList) -> ListS
         .entries
         .iter()
         .enumerate()
-        .map(|(i, e)| {
-            let mut headers = plan.headers.clone();
-            if let Some(m) = &l.mcp {
-                headers.extend(m.headers[i].iter().cloned());
-            }
-            let p = Plan {
-                method: e.method.clone().unwrap_or_else(|| plan.method.clone()),
-                target: e.target.clone(),
-                body: e.body.clone().unwrap_or_else(|| plan.body.clone()),
-                headers,
-                ..plan.clone()
-            };
+        .map(|(i, _)| {
+            let p = l.plan_of(plan, i);
             Listed {
                 request: request::h1_bytes(&p),
                 request_close: request::h1_bytes(&Plan {

@@ -9,6 +9,7 @@
 mod batch;
 mod echo;
 pub mod interrupt;
+mod look;
 mod raw;
 mod stage;
 mod values;
@@ -24,6 +25,7 @@ use mlua::{Function, Lua, Table, Value};
 use crate::plan::Plan;
 pub use batch::{Batch, check_batch};
 pub use echo::{Echo, Sink};
+pub use look::first_request;
 pub use stage::{Stage, ThreadEnd};
 pub use values::Copied;
 pub use worker::{MAX_HEARD_BODY, Made, Seed, Worker};

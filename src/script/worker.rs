@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mlua::{Lua, RegistryKey, Table, UserData, UserDataFields, UserDataMethods, Value};
@@ -114,6 +115,16 @@ impl UserData for Me {
 impl Worker {
     /// The state of one load thread that connects to `addr`, `init` called.
     pub fn new(script: &Script, seed: &Seed, addr: Option<SocketAddr>) -> Result<Worker, String> {
+        Worker::with_echo(script, seed, addr, &script.echo)
+    }
+
+    /// As `new`, its output going to `echo` instead of the script's.
+    pub(super) fn with_echo(
+        script: &Script,
+        seed: &Seed,
+        addr: Option<SocketAddr>,
+        echo: &Arc<super::Echo>,
+    ) -> Result<Worker, String> {
         // All of LuaJIT's libraries, ffi and jit included, as wrk's scripts expect: the script
         // is the user's own code, run with the user's rights either way.
         // SAFETY: a script can crash the process through ffi; that is the user's choice of
@@ -126,7 +137,7 @@ impl Worker {
             .filter_map(|p| p.ok().map(|(k, _)| k))
             .collect();
         super::guard(&lua).map_err(err)?;
-        script.echo.install(&lua).map_err(err)?;
+        echo.install(&lua).map_err(err)?;
         let stopped = Rc::new(Cell::new(false));
         let wrk = super::wrk::table(&lua, &script.base, true).map_err(err)?;
         wrk.set(

@@ -52,4 +52,5 @@ mod tls;
 mod tls_trust;
 mod tmux;
 mod u_test;
+mod verbose;
 mod wrk_cli;

@@ -1,6 +1,9 @@
-//! `-v`: one exchange before the run, on a connection of its own made as the run's are (route,
-//! proxy, TLS, protocol; QUIC for --http3), shown on stderr as curl -v shows it: the request head, the response
-//! head and the first bytes of the body, credentials masked. Never part of the run's numbers.
+//! `-v`: the run's first request sent once before the run, on a connection of its own made as
+//! the run's are (route, proxy, TLS, protocol; QUIC for --http3), shown on stderr as curl -v
+//! shows it: the request head, the response head and the first bytes of the body, credentials
+//! masked. The first request is the run's own: a list's first entry, a script's first
+//! `request()`, an MCP server's handshake and first call (`mcp`). Never part of the run's
+//! numbers.
 
 use std::fmt::Write as _;
 
@@ -17,10 +20,56 @@ use crate::redact::{MASK, is_sensitive};
 use crate::request;
 use crate::route::Endpoint;
 
+mod mcp;
+
 /// How much of the response body is shown.
 const BODY_SHOWN: usize = 256;
 /// The longest response head read.
 const HEAD_MAX: usize = 64 * 1024;
+/// How long the first bytes of a body that did not come with its head are waited for.
+const BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What the run sends first, as far as it is known before connecting.
+enum First {
+    /// The plan's one request.
+    Plan,
+    /// A request list's first entry, or a script's first `request()`: these bytes, with a line
+    /// that says which.
+    Bytes(Vec<u8>, String),
+    /// `spate mcp`: the first call's bytes, after the handshake the server's revision needs.
+    Mcp(std::sync::Arc<crate::mcp::Prepared>, Vec<u8>),
+}
+
+impl First {
+    fn of(plan: &Plan) -> Result<First, String> {
+        if let Some(l) = &plan.list {
+            let i = l.first();
+            let bytes = request::h1_bytes(&l.plan_of(plan, i)).to_vec();
+            return Ok(match &l.mcp {
+                Some(m) => First::Mcp(m.clone(), bytes),
+                None => First::Bytes(
+                    bytes,
+                    format!(
+                        "* the list's first request ({} of {})",
+                        i + 1,
+                        l.entries.len()
+                    ),
+                ),
+            });
+        }
+        match &plan.script {
+            Some(s) if s.defines.request => {
+                let bytes = crate::script::first_request(plan, plan.timeout)
+                    .map_err(|e| format!("--script {}: {e}", s.name))?;
+                Ok(First::Bytes(
+                    bytes,
+                    "* the script's first request(), made in a state of its own".into(),
+                ))
+            }
+            _ => Ok(First::Plan),
+        }
+    }
+}
 
 /// The exchange as text, what the server sent escaped (each line prefixed as curl does: `*` spate, `>` sent, `<` received), or
 /// why it failed, as far as it came.
@@ -30,9 +79,15 @@ pub fn exchange(plan: &Plan) -> Result<String, String> {
         .build()
         .map_err(|e| e.to_string())?;
     let mut out = String::new();
-    let limit = plan.connect_timeout + plan.timeout;
+    let first = First::of(plan).map_err(|e| format!("* {}\n", term(&e)))?;
+    // Each step of an MCP handshake within the limit of one request.
+    let steps = match &first {
+        First::Mcp(..) => 4,
+        _ => 1,
+    };
+    let limit = (plan.connect_timeout + plan.timeout) * steps;
     let r = rt.block_on(async {
-        match tokio::time::timeout(limit, run(plan, &mut out)).await {
+        match tokio::time::timeout(limit, run(plan, first, &mut out)).await {
             Ok(r) => r,
             Err(_) => Err(format!("no complete answer within {limit:?}")),
         }
@@ -43,11 +98,22 @@ pub fn exchange(plan: &Plan) -> Result<String, String> {
     }
 }
 
-async fn run(plan: &Plan, out: &mut String) -> Result<(), String> {
+async fn run(plan: &Plan, first: First, out: &mut String) -> Result<(), String> {
     let endpoint = plan
         .route
         .resolve(&plan.target)
         .map_err(|e| e.to_string())?;
+    match first {
+        First::Plan => {}
+        First::Bytes(bytes, what) => {
+            let _ = writeln!(out, "{what}");
+            let (stream, _) = connect(plan, &endpoint, out).await?;
+            return h1(stream, &bytes, out).await.map(drop);
+        }
+        First::Mcp(prepared, call) => {
+            return mcp::show(plan, &endpoint, &prepared, &call, out).await;
+        }
+    }
     if lane_choice(plan) == LaneChoice::Http3 {
         if plan.alt_svc {
             let followed = crate::alt_svc::follow_async(plan, &endpoint).await?;
@@ -60,7 +126,22 @@ async fn run(plan: &Plan, out: &mut String) -> Result<(), String> {
         }
         return h3(plan, &endpoint, out).await;
     }
-    let (socket, _) = net::open(&endpoint, 0)
+    let (stream, alpn_h2) = connect(plan, &endpoint, out).await?;
+    match lane_choice(plan) {
+        LaneChoice::Http2 => h2(plan, stream, out).await,
+        LaneChoice::Alpn if alpn_h2 => h2(plan, stream, out).await,
+        _ => h1(stream, &request::h1_bytes(plan), out).await.map(drop),
+    }
+}
+
+/// A connection made as the run's are (a proxy's tunnel, TLS), said on `out`; with TLS, whether
+/// ALPN chose HTTP/2.
+async fn connect(
+    plan: &Plan,
+    endpoint: &Endpoint,
+    out: &mut String,
+) -> Result<(Stream, bool), String> {
+    let (socket, _) = net::open(endpoint, 0)
         .await
         .map_err(|e| format!("cannot connect to {}: {e}", endpoint.describe()))?;
     let _ = writeln!(out, "* connected to {}", endpoint.describe());
@@ -96,11 +177,7 @@ async fn run(plan: &Plan, out: &mut String) -> Result<(), String> {
         (Socket::Tcp(tcp), None) => (Stream::Tcp(tcp), false),
         (Socket::Unix(u), _) => (Stream::unix(u), false),
     };
-    match lane_choice(plan) {
-        LaneChoice::Http2 => h2(plan, stream, out).await,
-        LaneChoice::Alpn if alpn_h2 => h2(plan, stream, out).await,
-        _ => h1(plan, stream, out).await,
-    }
+    Ok((stream, alpn_h2))
 }
 
 /// HTTP/3: a QUIC connection of its own, the request's fields and the response's.
@@ -151,6 +228,7 @@ async fn h3(plan: &Plan, endpoint: &Endpoint, out: &mut String) -> Result<(), St
     let mut stream = send.send_request(r.message()).await.map_err(failed)?;
     if !r.body.is_empty() {
         let _ = writeln!(out, "> ({} bytes of body)", r.body.len());
+        let _ = writeln!(out, "> {}", shown_body(&r.body, "> "));
         stream.send_data(r.body.clone()).await.map_err(failed)?;
     }
     stream.finish().await.map_err(failed)?;
@@ -169,14 +247,29 @@ async fn h3(plan: &Plan, endpoint: &Endpoint, out: &mut String) -> Result<(), St
     Ok(())
 }
 
-/// `text` with bytes that are not printable ASCII as `\xNN`, and at most `BODY_SHOWN` of them.
+/// A received body's first bytes, as `shown_body` shows them.
 fn printable(bytes: &[u8]) -> String {
+    shown_body(bytes, "< ")
+}
+
+/// `bytes` with bytes that are not printable ASCII as `\xNN`, at most `BODY_SHOWN` of them,
+/// each line after the first starting with `prefix`.
+fn shown_body(bytes: &[u8], prefix: &str) -> String {
     let mut s = String::new();
     let bytes = &bytes[..bytes.len().min(BODY_SHOWN)];
-    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    for &b in bytes {
+    let end = bytes
+        .iter()
+        .rposition(|&b| b != b'\n' && b != b'\r')
+        .map_or(0, |i| i + 1);
+    let bytes = &bytes[..end];
+    let mut it = bytes.iter().peekable();
+    while let Some(&b) = it.next() {
         match b {
-            b'\n' => s.push_str("\n< "),
+            b'\r' if it.peek() == Some(&&b'\n') => {}
+            b'\n' => {
+                s.push('\n');
+                s.push_str(prefix);
+            }
             b' '..=b'~' => s.push(char::from(b)),
             _ => {
                 let _ = write!(s, "\\x{b:02x}");
@@ -208,18 +301,86 @@ fn head_lines(head: &[u8], prefix: &str, out: &mut String) {
     let _ = writeln!(out, "{}", prefix.trim_end());
 }
 
-async fn h1(plan: &Plan, mut stream: Stream, out: &mut String) -> Result<(), String> {
-    let bytes = request::h1_bytes(plan);
+/// An HTTP/1.1 response's head and the bytes that came after it in the same reads.
+struct Heard {
+    head: Vec<u8>,
+    rest: Vec<u8>,
+    /// The connection, for what the server sends next on it.
+    stream: Stream,
+}
+
+impl Heard {
+    /// The value of header `name`, if the head has it.
+    fn header(&self, name: &str) -> Option<String> {
+        String::from_utf8_lossy(&self.head)
+            .split("\r\n")
+            .skip(1)
+            .filter_map(|l| l.split_once(':'))
+            .find(|(n, _)| n.trim().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim().to_string())
+    }
+
+    /// The body's first bytes as they came, their chunked framing (if any) undone as far as it
+    /// came.
+    fn body_shown(&self) -> Vec<u8> {
+        let chunked = self
+            .header("transfer-encoding")
+            .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+        if !chunked {
+            return self.rest.clone();
+        }
+        let (mut body, mut at) = (Vec::new(), 0);
+        while let Some(eol) = self.rest[at..].windows(2).position(|w| w == b"\r\n") {
+            let size = std::str::from_utf8(&self.rest[at..at + eol])
+                .ok()
+                .and_then(|l| usize::from_str_radix(l.split(';').next()?.trim(), 16).ok());
+            let Some(size) = size.filter(|&n| n > 0) else {
+                break;
+            };
+            let from = at + eol + 2;
+            let to = (from + size).min(self.rest.len());
+            body.extend_from_slice(&self.rest[from..to]);
+            at = to + 2;
+            if at >= self.rest.len() {
+                break;
+            }
+        }
+        body
+    }
+
+    /// Whether a body follows the head, for the request `sent`.
+    fn has_body(&self, sent: &[u8]) -> bool {
+        let no_body = sent.starts_with(b"HEAD ")
+            || matches!(self.status(), Some(100..=199 | 204 | 304))
+            || self.header("content-length").as_deref() == Some("0");
+        !no_body
+    }
+
+    fn status(&self) -> Option<u16> {
+        let line = self.head.split(|&b| b == b'\r').next()?;
+        std::str::from_utf8(line)
+            .ok()?
+            .split(' ')
+            .nth(1)?
+            .parse()
+            .ok()
+    }
+}
+
+/// Sends `bytes` (one HTTP/1.1 request) on `stream` and reads the response's head, each shown.
+async fn h1(mut stream: Stream, bytes: &[u8], out: &mut String) -> Result<Heard, String> {
     let head_end = bytes
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .map_or(bytes.len(), |i| i + 4);
     head_lines(&bytes[..head_end], "> ", out);
     if head_end < bytes.len() {
-        let _ = writeln!(out, "> ({} bytes of body)", bytes.len() - head_end);
+        let body = &bytes[head_end..];
+        let _ = writeln!(out, "> ({} bytes of body)", body.len());
+        let _ = writeln!(out, "> {}", shown_body(body, "> "));
     }
     stream
-        .write_all(&bytes)
+        .write_all(bytes)
         .await
         .map_err(|e| format!("writing the request: {e}"))?;
     stream
@@ -244,10 +405,23 @@ async fn h1(plan: &Plan, mut stream: Stream, out: &mut String) -> Result<(), Str
         }
     };
     head_lines(&got[..end], "< ", out);
-    if end < got.len() {
-        let _ = writeln!(out, "< {}", printable(&got[end..]));
+    let mut heard = Heard {
+        rest: got[end..].to_vec(),
+        head: got[..end].to_vec(),
+        stream,
+    };
+    // A body that did not come with the head: its first bytes, if they come soon.
+    if heard.rest.is_empty() && heard.has_body(bytes) {
+        let mut buf = [0u8; 4096];
+        if let Ok(Ok(n)) = tokio::time::timeout(BODY_WAIT, heard.stream.read(&mut buf)).await {
+            heard.rest.extend_from_slice(&buf[..n]);
+        }
     }
-    Ok(())
+    let body = heard.body_shown();
+    if !body.is_empty() {
+        let _ = writeln!(out, "< {}", printable(&body));
+    }
+    Ok(heard)
 }
 
 async fn h2(plan: &Plan, stream: Stream, out: &mut String) -> Result<(), String> {
@@ -273,6 +447,7 @@ async fn h2(plan: &Plan, stream: Stream, out: &mut String) -> Result<(), String>
     }
     if !prepared.body.is_empty() {
         let _ = writeln!(out, "> ({} bytes of body)", prepared.body.len());
+        let _ = writeln!(out, "> {}", shown_body(&prepared.body, "> "));
     }
     let uri = format!("{}://{authority}{path}", plan.target.scheme());
     let req = req
@@ -321,6 +496,10 @@ mod tests {
             printable(b"hello\n"),
             "hello",
             "a last line break is not a line"
+        );
+        assert_eq!(
+            printable(b"event: m\r\ndata: 1\r\n\r\n"),
+            "event: m\n< data: 1"
         );
         let mut out = String::new();
         head_lines(b"GET / HTTP/1.1\r\nCookie: a=b\r\n\r\n", "> ", &mut out);
