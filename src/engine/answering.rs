@@ -23,6 +23,9 @@ pub struct Answering {
     last_read: Option<Tick>,
     /// When the read that brought the call's response happened.
     answered: Option<Tick>,
+    /// When the answer came that failed the current call (a tool's error, a JSON-RPC error, an
+    /// answer spate cannot read).
+    failed_at: Option<Tick>,
     recorded: bool,
     /// The row the current call counts in.
     row: usize,
@@ -62,6 +65,7 @@ impl Answers for Answering {
         self.status = 0;
         self.last_read = None;
         self.answered = None;
+        self.failed_at = None;
     }
 
     fn judge(&mut self, ctx: &Shared, r: Response) -> Result<Response, Fail> {
@@ -83,6 +87,10 @@ impl Answers for Answering {
             None => i,
         }
     }
+
+    fn failed_answer(&self) -> Option<Tick> {
+        self.failed_at
+    }
 }
 
 impl Answering {
@@ -103,6 +111,9 @@ impl Answering {
                 s.per_entry.resize_with(i + 1, Default::default);
             }
             s.per_entry[i].noted(n, progress);
+        }
+        if !matches!(verdict, Ok(Answer::Success)) {
+            self.failed_at = Some(answered.unwrap_or(r.done));
         }
         let fail = |class, cause| Err(Fail { class, cause });
         match verdict {

@@ -243,13 +243,15 @@ pub fn start_back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Ba
 }
 
 /// A request list: how the attempt `adm`, which sent the list's request `entry`, ended, by
-/// that request's place (warm-up attempts are not recorded).
+/// that request's place (warm-up attempts are not recorded). `answered`: when an answer came
+/// that failed the attempt (an MCP tool's error), whose latency counts as an answer's.
 pub fn record_entry(
     ctx: &Shared,
     adm: Admitted,
     ended: Ended,
     res: Option<&Response>,
     entry: usize,
+    answered: Option<Tick>,
 ) {
     if adm.warmup {
         return;
@@ -267,7 +269,12 @@ pub fn record_entry(
                 r.done.nanos_since(adm.intended.unwrap_or(adm.start)),
             );
         }
-        (Ended::Failed(class), _) => e.failed(class),
+        (Ended::Failed(class), _) => {
+            e.failed(class);
+            if let Some(at) = answered {
+                e.answered(at.nanos_since(adm.intended.unwrap_or(adm.start)));
+            }
+        }
         _ => {}
     }
 }

@@ -87,6 +87,13 @@ pub trait Lane {
         0
     }
 
+    /// When an answer came that failed the current attempt though it was an answer (an MCP
+    /// tool's error): its latency counts in its row.
+    #[inline(always)]
+    fn answered(&self) -> Option<Tick> {
+        None
+    }
+
     /// When the request had been handed over in full, if it was.
     fn written(&self) -> Option<Tick>;
 

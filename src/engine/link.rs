@@ -253,7 +253,14 @@ impl<L: Lane> State<L> {
             record_stream(ctx, self.adm, &res, streamed.as_ref());
         }
         if L::ENTRIES {
-            record_entry(ctx, self.adm, ended, listed.as_ref(), self.lane.entry());
+            record_entry(
+                ctx,
+                self.adm,
+                ended,
+                listed.as_ref(),
+                self.lane.entry(),
+                self.lane.answered(),
+            );
         }
         if !self.adm.warmup {
             let mut s = ctx.rec.stats.borrow_mut();

@@ -62,6 +62,11 @@ pub trait Answers: Observe + Sized {
     fn row(_ctx: &Shared, i: usize) -> usize {
         i
     }
+    /// When the answer that `judge` or `heard` failed came, if one did.
+    #[inline(always)]
+    fn failed_answer(&self) -> Option<Tick> {
+        None
+    }
 }
 
 pub struct ListLane<E> {
@@ -284,6 +289,10 @@ impl<E: Answers> Lane for ListLane<E> {
 
     fn entry(&self) -> usize {
         self.row
+    }
+
+    fn answered(&self) -> Option<Tick> {
+        self.inner.events().failed_answer()
     }
 
     fn written(&self) -> Option<Tick> {

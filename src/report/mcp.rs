@@ -81,6 +81,7 @@ pub(super) fn section(o: &mut String, s: &Summary) -> std::fmt::Result {
     writeln!(
         o,
         "  ok: a result without isError; isErr: isError (or input asked for); rpc: a JSON-RPC\n  \
-         error; proto: no valid answer with the call's id; notes: notifications per answer."
+         error; proto: no valid answer with the call's id; notes: notifications per answer.\n  \
+         p50 .. p99.9: every answered call, failed ones too."
     )
 }

@@ -15,7 +15,7 @@ pub struct EntryStats {
     pub failed: u64,
     /// Responses by status code, in the order first seen.
     pub status: Vec<(u16, u64)>,
-    /// Latency of completed responses, ns.
+    /// Latency of completed responses, and of MCP calls whose answer failed them, ns.
     pub latency: Histogram<u64>,
     /// Failures by class, in the order first seen.
     pub failures: Vec<(Failure, u64)>,
@@ -47,6 +47,11 @@ impl EntryStats {
             Some((_, n)) => *n += 1,
             None => self.status.push((status, 1)),
         }
+    }
+
+    /// A failed attempt's answer came after `latency_ns` (an MCP tool's error).
+    pub fn answered(&mut self, latency_ns: u64) {
+        self.latency.saturating_record(latency_ns);
     }
 
     pub fn failed(&mut self, class: Failure) {

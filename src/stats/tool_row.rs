@@ -61,8 +61,9 @@ pub struct ToolRow {
     pub other_failures: u64,
     /// Calls per second over the measured window.
     pub calls_per_s: f64,
-    /// Latency of the calls that succeeded or had an error status, ms: from the request's
-    /// start to the read that brought its response.
+    /// Latency of every answered call, ms (succeeded, a tool's or JSON-RPC error, an answer
+    /// spate cannot read, an error status): from the request's start to the read that brought
+    /// its response. A failing tool's calls have a latency too.
     pub p50_ms: Option<f64>,
     pub p90_ms: Option<f64>,
     pub p99_ms: Option<f64>,

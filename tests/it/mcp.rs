@@ -128,9 +128,9 @@ fn calls_count_as_the_server_executed_them_and_tool_errors_are_not_successes() {
     assert_eq!(doc["mcp"]["protocol_version"], "2026-07-28");
     assert_eq!(doc["mcp"]["transport"], "streamable-http");
     assert_eq!(doc["mcp"]["server"], "spate-test");
-    // Each tool has its own latency.
+    // Each tool has its own latency, a failing tool's too: its calls were answered.
     assert!(add["p50_ms"].as_f64().is_some());
-    assert!(fails["p50_ms"].is_null());
+    assert!(fails["p50_ms"].as_f64().is_some(), "{fails}");
     // The run's percentiles mix the tools, and the insight says so instead of reading
     // queueing into them.
     let kinds: Vec<&str> = doc["findings"]
@@ -177,6 +177,44 @@ fn a_slow_tool_is_timed_to_its_answer() {
         ),
         "{text}"
     );
+}
+
+/// A tool that fails after 300 ms is seen to be slow: its failed calls were answered, and their
+/// latency is its row's, in the JSON and in the table.
+#[test]
+fn a_slow_failing_tool_has_its_latency() {
+    let Some(s) = server("slow-fails", false) else {
+        return;
+    };
+    let (code, doc) = mcp(&[
+        "-n",
+        "4",
+        "-c",
+        "2",
+        "--tool",
+        "slow_fails",
+        "--args",
+        r#"slow_fails={"ms":300}"#,
+        &s.url,
+    ]);
+    assert_eq!(code, Some(1), "no call succeeded");
+    let r = row(&doc, "slow_fails");
+    assert_eq!(r["tool_errors"], 4);
+    let p50 = r["p50_ms"].as_f64().unwrap();
+    assert!((300.0..1_500.0).contains(&p50), "{p50}");
+    let saved = std::env::temp_dir().join(format!(
+        "spate-it-mcp-{}-slow-fails.json",
+        std::process::id()
+    ));
+    std::fs::write(&saved, doc.to_string()).unwrap();
+    let out = spate(&["report", saved.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&saved);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.ends_with(" slow_fails"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains(" ms"), "the row has its percentiles: {line}");
 }
 
 #[test]

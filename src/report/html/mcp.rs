@@ -71,7 +71,8 @@ pub fn section(r: &Report) -> Option<(String, String)> {
     };
     let note = format!(
         "MCP {} over {}{}.{sessions} A call succeeds with a result without isError; its latency ends at \
-         the read that brought its JSON-RPC response. Percentiles come from a histogram with two \
+         the read that brought its JSON-RPC response. A row's percentiles are of every answered \
+         call, those that failed (isError, a JSON-RPC error) too. Percentiles come from a histogram with two \
          significant digits.",
         m.protocol_version,
         m.transport,

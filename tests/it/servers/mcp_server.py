@@ -77,6 +77,14 @@ async def steps(n: int, ctx: Context) -> str:
 
 
 @app.tool()
+async def slow_fails(ms: int) -> str:
+    """Fail after ms milliseconds, as a tool that times out inside would."""
+    executed("slow_fails")
+    await asyncio.sleep(ms / 1000)
+    raise ToolError("this tool failed slowly")
+
+
+@app.tool()
 def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})]) -> str:
     """Answer with the region, which the client mirrors into a header."""
     executed("regional")
