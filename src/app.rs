@@ -209,7 +209,7 @@ fn mcp_test(m: &cli::McpRun) -> u8 {
 
 /// `spate merge`: the shards' results merged into the job's, or why they are not one job's.
 fn merge(m: &cli::Merge) -> u8 {
-    let merged = match crate::merge::merge(&m.runs, m.force) {
+    let merged = match crate::merge::merge(&m.runs, m.force, m.slo.as_ref()) {
         Ok(merged) => merged,
         Err(why) => {
             say(&format!("spate merge: {why}"));
@@ -239,6 +239,7 @@ fn merge(m: &cli::Merge) -> u8 {
     };
     match print_bytes(text.as_bytes()) {
         EXIT_OK if merged.requests.successful == 0 => EXIT_NO_SUCCESS,
+        EXIT_OK if merged.thresholds.iter().any(|v| !v.pass) => EXIT_THRESHOLDS,
         code => code,
     }
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::analysis::{Measured, SloSpec, Verdict, verdicts};
 use crate::stats::{
     ErrorRow, HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Latency, Requests, StatusRow, Summary,
     from_base64_v2,
@@ -112,11 +113,22 @@ pub struct Merged {
     pub warnings: Vec<String>,
     /// `--force`: checks that failed were let through (each is in `warnings`).
     pub forced: bool,
+    /// The targets the job was judged on: `spate merge --slo`, or those the shards recorded;
+    /// null when none.
+    pub slo: Option<String>,
+    /// One verdict per target, on the job's figures (its merged latency, its error rate, its
+    /// rate over the window).
+    pub thresholds: Vec<Verdict>,
 }
 
 /// Merges the results `runs` (named by their files), in the order given; one line saying why
-/// not where they are not the shards of one job (unless `force`: then a warning).
-pub fn merge(runs: &[(String, Summary)], force: bool) -> Result<Merged, String> {
+/// not where they are not the shards of one job (unless `force`: then a warning). The job is
+/// judged on `slo`, or on the targets its shards recorded (`--slo` given to each).
+pub fn merge(
+    runs: &[(String, Summary)],
+    force: bool,
+    slo: Option<&SloSpec>,
+) -> Result<Merged, String> {
     let mut warnings = Vec::new();
     let mut refuse = |why: String| -> Result<(), String> {
         match force {
@@ -175,6 +187,44 @@ pub fn merge(runs: &[(String, Summary)], force: bool) -> Result<Merged, String> 
             ))?;
         }
     }
+    let recorded: std::collections::BTreeSet<&str> = kept
+        .iter()
+        .filter_map(|r| r.1.config.shard.as_ref()?.slo.as_deref())
+        .collect();
+    let spec = match (slo, recorded.len()) {
+        (Some(s), _) => Some(s.clone()),
+        (None, 0) => None,
+        (None, 1) => {
+            let text = recorded.first().copied().unwrap_or_default();
+            match text.parse::<SloSpec>() {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    refuse(format!(
+                        "the shards recorded --slo {text:?}, which is not one: {e}"
+                    ))?;
+                    None
+                }
+            }
+        }
+        (None, _) => {
+            let all: Vec<&str> = recorded.iter().copied().collect();
+            refuse(format!(
+                "the shards recorded different --slo ({}): give spate merge --slo to judge the job",
+                all.join("; ")
+            ))?;
+            None
+        }
+    };
+    if spec.is_some()
+        && let Some((name, _)) = kept
+            .iter()
+            .find(|r| r.1.config.shard.as_ref().is_some_and(|sh| sh.slo.is_none()))
+        && slo.is_none()
+    {
+        warnings.push(format!(
+            "{name} recorded no --slo: the job is judged on its other shards' targets"
+        ));
+    }
     let latency = latency(&kept)?;
     let started = |s: &Summary| {
         s.config
@@ -222,6 +272,23 @@ pub fn merge(runs: &[(String, Summary)], force: bool) -> Result<Merged, String> 
                 .map(|at| (started(s) as f64 - at as f64) / 1e3),
         })
         .collect();
+    let requests = requests(&kept);
+    let requests_per_sec = match elapsed_s > 0.0 {
+        true => in_window as f64 / elapsed_s,
+        false => 0.0,
+    };
+    let thresholds = spec.as_ref().map_or_else(Vec::new, |spec| {
+        verdicts(
+            spec,
+            &Measured {
+                percentiles: &latency.percentiles,
+                error_rate: (requests.attempted > 0).then(|| {
+                    (requests.failed + requests.error_status) as f64 / requests.attempted as f64
+                }),
+                rps: requests_per_sec,
+            },
+        )
+    });
     Ok(Merged {
         schema_version: SCHEMA_VERSION,
         spate_version: env!("CARGO_PKG_VERSION").into(),
@@ -236,11 +303,8 @@ pub fn merge(runs: &[(String, Summary)], force: bool) -> Result<Merged, String> 
             end_unix_ms: (window_end / 1e3).round() as u64,
             elapsed_s,
         },
-        requests_per_sec: match elapsed_s > 0.0 {
-            true => in_window as f64 / elapsed_s,
-            false => 0.0,
-        },
-        requests: requests(&kept),
+        requests_per_sec,
+        requests,
         latency,
         status_codes: status_codes(&kept),
         errors: errors(&kept),
@@ -251,6 +315,8 @@ pub fn merge(runs: &[(String, Summary)], force: bool) -> Result<Merged, String> 
         job,
         warnings,
         forced: force,
+        slo: spec.map(|s| s.to_string()),
+        thresholds,
     })
 }
 

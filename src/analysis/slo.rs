@@ -100,6 +100,34 @@ impl SloSpec {
     }
 }
 
+/// The targets as `--slo` takes them, exactly ("p50=20ms,p99=250ms,errors=1%,rps=5000"): what a
+/// shard records for `spate merge` to judge the job on.
+impl std::fmt::Display for SloSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts: Vec<String> = self
+            .latency
+            .iter()
+            .map(|(p, d)| {
+                let ns = d.as_nanos();
+                let value = match ns {
+                    n if n > 0 && n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+                    n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+                    n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+                    n => format!("{n}ns"),
+                };
+                format!("{}={value}", p.key())
+            })
+            .collect();
+        if let Some(e) = self.errors {
+            parts.push(format!("errors={}%", e * 100.0));
+        }
+        if let Some(r) = self.rps {
+            parts.push(format!("rps={r}"));
+        }
+        f.write_str(&parts.join(","))
+    }
+}
+
 impl FromStr for SloSpec {
     type Err = String;
 
@@ -251,6 +279,26 @@ mod tests {
             p99_9: Some(p99),
             p99_99: Some(p99),
         }
+    }
+
+    #[test]
+    fn targets_are_written_as_they_are_read() {
+        for text in [
+            "p50=20ms,p99=250ms,errors=1%,rps=5000",
+            "p99=250us",
+            "p99.9=1500ms",
+            "p10=7ns,errors=0.5%",
+            "rps=2.5",
+            "p99=3600s",
+            "p99=0ms",
+        ] {
+            let s: SloSpec = text.parse().unwrap();
+            assert_eq!(s.to_string(), text);
+            assert_eq!(s.to_string().parse::<SloSpec>().unwrap(), s);
+        }
+        // Any other spelling is written in one form, which reads back the same.
+        let s: SloSpec = "p99=0.25s, rps=300".parse().unwrap();
+        assert_eq!(s.to_string(), "p99=250ms,rps=300");
     }
 
     #[test]

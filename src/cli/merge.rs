@@ -33,6 +33,11 @@ pub struct MergeArgs {
     /// not run (left out), or results that are not shards'; each is a warning in the result.
     #[arg(long = "force")]
     pub force: bool,
+
+    /// Judge the job on these targets (as a run's --slo) instead of those the shards recorded;
+    /// a failed one is exit code 3.
+    #[arg(long = "slo", value_name = "TARGETS", value_parser = |s: &str| s.parse::<crate::analysis::SloSpec>())]
+    pub slo: Option<crate::analysis::SloSpec>,
 }
 
 /// What `spate merge` merges and how it shows the result.
@@ -41,6 +46,8 @@ pub struct Merge {
     /// Each result with the name of its file.
     pub runs: Vec<(String, crate::stats::Summary)>,
     pub force: bool,
+    /// `--slo`: the targets to judge the job on, over the shards' own.
+    pub slo: Option<crate::analysis::SloSpec>,
     pub json: bool,
     /// `--html`: the page, written here too.
     pub html: Option<PathBuf>,
@@ -79,6 +86,7 @@ pub(super) fn command(a: MergeArgs) -> Result<Command, Exit> {
     Ok(Command::Merge(Merge {
         runs,
         force: a.force,
+        slo: a.slo,
         json: a.format == MergeFormat::Json,
         html: a.html,
     }))

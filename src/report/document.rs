@@ -133,6 +133,7 @@ impl std::ops::Deref for Report {
 impl Report {
     pub fn new(plan: &Plan, run: &RunOutput, opts: &ReportOptions) -> Report {
         let mut r = Report::of(Summary::new(plan, run, opts.hist_bins), &opts.slo);
+        r.leave_slo_to_merge(&opts.slo);
         if !opts.baseline.is_empty() {
             r.baseline = Some(analysis::compare(&r.run, &opts.baseline, &opts.gates));
         }
@@ -142,7 +143,18 @@ impl Report {
     /// The result of a run that did not start, so that a program reading the JSON always finds
     /// a document, with `error` saying why.
     pub fn not_run(plan: &Plan, failure: RunFailure, opts: &ReportOptions) -> Report {
-        Report::of(Summary::not_run(plan, failure, opts.hist_bins), &opts.slo)
+        let mut r = Report::of(Summary::not_run(plan, failure, opts.hist_bins), &opts.slo);
+        r.leave_slo_to_merge(&opts.slo);
+        r
+    }
+
+    /// A shard's part of a job is not judged on the job's targets (its rate is a part of the
+    /// job's, its tail one part's): it records them for `spate merge`, which judges the job.
+    fn leave_slo_to_merge(&mut self, slo: &SloSpec) {
+        if let Some(sh) = self.run.config.shard.as_mut() {
+            sh.slo = (!slo.is_empty()).then(|| slo.to_string());
+            self.thresholds.clear();
+        }
     }
 
     pub fn of(run: Summary, slo: &SloSpec) -> Report {
@@ -165,10 +177,19 @@ impl Report {
         let findings = analysis::findings(&run);
         // Made again from the numbers and the targets, as the run made them: a file's own words
         // cannot colour the report, and a file saved by an older spate reads the same.
-        let levels = Levels::new(
-            &run.latency.percentiles,
-            &analysis::latency_targets(&j.thresholds),
-        );
+        // A shard's targets are in its config, its thresholds left to `spate merge`.
+        let mut targets = analysis::latency_targets(&j.thresholds);
+        if targets.is_empty()
+            && let Some(spec) = run
+                .config
+                .shard
+                .as_ref()
+                .and_then(|s| s.slo.as_deref())
+                .and_then(|s| s.parse::<SloSpec>().ok())
+        {
+            targets = spec.latency_ms();
+        }
+        let levels = Levels::new(&run.latency.percentiles, &targets);
         Ok(Report {
             insight: sentences(&findings),
             run,

@@ -106,6 +106,12 @@ fn write_text(o: &mut String, m: &Merged) -> std::fmt::Result {
             writeln!(o, "  {class:<18} {:>8}{first}", count(e.count))?;
         }
     }
+    crate::report::text::verdicts(
+        o,
+        "Thresholds (--slo, on the whole job)",
+        &m.thresholds,
+        crate::report::Palette::None,
+    )?;
     writeln!(o, "\nShards")?;
     writeln!(
         o,

@@ -270,13 +270,30 @@ pub(super) fn verdict_value(unit: &str, x: f64) -> String {
 }
 
 fn thresholds(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
-    if s.thresholds.is_empty() {
+    if let Some(slo) = s.config.shard.as_ref().and_then(|sh| sh.slo.as_deref()) {
+        writeln!(o, "\nThresholds (--slo)")?;
+        return writeln!(
+            o,
+            "  {slo}: judged on the whole job by spate merge, not on this shard's part"
+        );
+    }
+    verdicts(o, "Thresholds (--slo)", &s.thresholds, pal)
+}
+
+/// A table of `--slo` verdicts under `title` (nothing without verdicts): PASS or FAIL, the
+/// target and what was measured.
+pub(crate) fn verdicts(
+    o: &mut String,
+    title: &str,
+    verdicts: &[crate::analysis::Verdict],
+    pal: Palette,
+) -> std::fmt::Result {
+    if verdicts.is_empty() {
         return Ok(());
     }
-    writeln!(o, "\nThresholds (--slo)")?;
+    writeln!(o, "\n{title}")?;
 
-    let rows: Vec<(bool, &str, &str, String, String)> = s
-        .thresholds
+    let rows: Vec<(bool, &str, &str, String, String)> = verdicts
         .iter()
         .map(|v| {
             let measured = v

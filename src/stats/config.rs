@@ -82,6 +82,10 @@ pub struct ShardConfig {
     pub job_requests: Option<u64>,
     /// Open model: the job's rate (`rate` is this shard's part); null in the closed model.
     pub job_rate: Option<f64>,
+    /// The job's `--slo`, as given: a shard's part is not judged on it (its figures are a part
+    /// of the job's), `spate merge` judges the job; null without one.
+    #[serde(default)]
+    pub slo: Option<String>,
 }
 
 pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
@@ -161,6 +165,7 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
                 Stop::Duration(_) => None,
             },
             job_rate: plan.rate.map(|r| r.per_second()),
+            slo: None,
         }),
         start_at_unix_us: plan.start_at.map(|s| crate::shard::unix_us(s.at)),
         started_unix_us: Some(run.started_unix_us),

@@ -265,3 +265,73 @@ fn results_of_other_jobs_or_of_no_shard_are_refused_unless_forced() {
     let (code, _, _) = merged(&[missing.to_str().unwrap().to_owned()], &[]);
     assert_eq!(code, Some(2));
 }
+
+/// `--slo` on shards: each shard records the job's targets and is not judged on them (100
+/// req/s is a third of the job's, not a failure of `rps=250`); `spate merge` judges the job,
+/// and a target the job misses is exit 3 there. `merge --slo` judges on targets of its own.
+#[test]
+fn shards_record_the_slo_and_merge_judges_the_job() {
+    let server = builtin(ServeConfig::default());
+    let slo = "p99=5s,rps=250";
+    let docs = shards(
+        3,
+        &["-c", "3", "-q", "300", "-z", "1s", "--slo", slo],
+        &server.url(),
+    );
+    for d in &docs {
+        assert_eq!(d["config"]["shard"]["slo"], slo, "{d:#}");
+        assert_eq!(
+            d["thresholds"],
+            serde_json::json!([]),
+            "a shard's part is not judged"
+        );
+        assert!(d["totals"]["requests_per_sec"].as_f64().unwrap() < 250.0);
+    }
+    let dir = Dir::new("slo");
+    let files = dir.save(&docs);
+    let (code, doc, err) = merged(&files, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    validate(&doc);
+    assert_eq!(doc["slo"], slo);
+    let verdicts: Vec<(&str, bool)> = doc["thresholds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v["pass"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(verdicts, [("p99", true), ("rps", true)], "{doc:#}");
+    // Targets the job misses: exit 3, in every form.
+    let (code, doc, err) = merged(&files, &["--slo", "rps=400"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert_eq!(doc["thresholds"][0]["pass"], false);
+    let out = spate(
+        &[
+            &["merge", "--slo", "rps=400"][..],
+            &files.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        text.contains("Thresholds (--slo, on the whole job)"),
+        "{text}"
+    );
+    assert!(text.contains("FAIL  rps >="), "{text}");
+    // A shard's own report says where its targets are judged.
+    let shard = dir.0.join("shard-0.json");
+    let out = spate(&["report", shard.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("p99=5s,rps=250: judged on the whole job by spate merge"),
+        "{text}"
+    );
+    // Shards given different targets are not one job's to judge.
+    let mut other = docs.clone();
+    other[1]["config"]["shard"]["slo"] = "rps=1".into();
+    let differ = Dir::new("slo-differ");
+    let files = differ.save(&other);
+    let (code, _, err) = merged(&files, &[]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("the shards recorded different --slo"), "{err}");
+}

@@ -210,6 +210,18 @@ fn spate_merge_prints_its_shards_strings_as_escapes() {
         std::fs::write(&file, shard.to_string()).unwrap();
         files.push(file);
     }
+    // A poisoned --slo is not one: the merge is refused, the targets shown escaped.
+    let out = spate(&["merge", &files[0], &files[1]]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("which is not one"), "{err}");
+    assert_shown_safely("spate merge's refusal", &err, false);
+    // Without it, the job is merged and every other string printed escaped.
+    for file in &files {
+        let mut shard: Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+        shard["config"]["shard"]["slo"] = Value::Null;
+        std::fs::write(file, shard.to_string()).unwrap();
+    }
     let out = spate(&["merge", &files[0], &files[1]]);
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);

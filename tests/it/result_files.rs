@@ -61,6 +61,7 @@ fn no_count_of_a_saved_result_can_make_spate_panic() {
                 let merged = spate::merge::merge(
                     &[("a".into(), report.run.clone()), ("b".into(), other)],
                     true,
+                    None,
                 );
                 if let Ok(m) = merged {
                     let _ = (

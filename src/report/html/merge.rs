@@ -200,6 +200,15 @@ pub fn page(m: &Merged, results: &[&Summary], json: &str) -> String {
             "The responses every shard completed in each second of the job's window.",
         );
     }
+    if let Some(table) = super::tables::verdicts(&m.thresholds) {
+        section(
+            &mut o,
+            "thresholds",
+            "Thresholds",
+            &table,
+            "The --slo targets judged on the whole job: its merged latency, its error rate, its rate over the job's window.",
+        );
+    }
     section(&mut o, "shards", "Shards", &shards(m), "");
     page_end(
         &mut o,

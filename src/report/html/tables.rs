@@ -180,11 +180,16 @@ pub fn level_rules() -> String {
 }
 
 pub fn thresholds(r: &Report) -> Option<String> {
-    if r.thresholds.is_empty() {
+    verdicts(&r.thresholds)
+}
+
+/// A table of `--slo` verdicts (`thresholds.I.measured` keys, as in a run's JSON and a merge's).
+pub fn verdicts(thresholds: &[crate::analysis::Verdict]) -> Option<String> {
+    if thresholds.is_empty() {
         return None;
     }
     let mut tb = Table::new("slo", &["target", "measured", "verdict"]);
-    for (i, v) in r.thresholds.iter().enumerate() {
+    for (i, v) in thresholds.iter().enumerate() {
         let show = |x: f64| crate::report::text::verdict_value(&v.unit, x);
         let verdict = match v.pass {
             true => r#"<td class="pass">PASS</td>"#,
