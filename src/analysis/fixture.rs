@@ -120,6 +120,7 @@ impl F {
                 script_cpu_percent: None,
                 script_error: None,
                 script_interrupted: false,
+                script_stopped: false,
             },
             gap: None,
             redirect_limit: 0,

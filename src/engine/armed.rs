@@ -409,6 +409,12 @@ impl Armed<'_> {
             cpu,
             interrupted,
             script_ends,
+            script_stopped: halted
+                && plan.script.is_some()
+                && script_error.is_none()
+                && !script_interrupted
+                && !interrupted
+                && window_end.is_none_or(|w| end < w),
             script_error,
             script_interrupted,
             nofile_limit: limits::nofile().soft,

@@ -11,6 +11,10 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
     let c = &s.config;
     let stop = match (c.requests, c.duration_s) {
         (Some(n), _) => counted(n, "request", "requests"),
+        (None, Some(d)) if s.generator.script_stopped => format!(
+            "{} duration, stopped early by the script",
+            millis(d * 1000.0)
+        ),
         (None, Some(d)) => format!("{} duration", millis(d * 1000.0)),
         (None, None) => String::new(),
     };

@@ -73,9 +73,10 @@ fn summary(o: &mut String, s: &Report) -> std::fmt::Result {
     let l = &s.latency;
     let t = &s.totals;
     writeln!(o, "\nSummary")?;
-    let drain = match t.drain_s > 0.0 {
-        true => format!("  (then {} of drain)", millis(t.drain_s * 1000.0)),
-        false => String::new(),
+    let drain = match (s.generator.script_stopped, t.drain_s > 0.0) {
+        (true, _) => "  (the script stopped every thread: wrk.thread:stop())".to_string(),
+        (false, true) => format!("  (then {} of drain)", millis(t.drain_s * 1000.0)),
+        (false, false) => String::new(),
     };
     writeln!(
         o,

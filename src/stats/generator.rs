@@ -48,6 +48,10 @@ pub struct Generator {
     /// and was interrupted.
     #[serde(default)]
     pub script_interrupted: bool,
+    /// -s: the script stopped every load thread (`wrk.thread:stop()`) before the run's end: the
+    /// run lasted `totals.elapsed_s`, not its `-z`.
+    #[serde(default)]
+    pub script_stopped: bool,
 }
 
 /// Busy connections by Little's law, only where it must hold: a duration run without failures,
@@ -108,5 +112,6 @@ pub(super) fn generator(plan: &Plan, run: &RunOutput, mean_s: Option<f64>) -> Ge
             .map(|c| 100.0 * run.stats.lua_ns as f64 / 1e9 / c),
         script_error: run.script_error.clone(),
         script_interrupted: run.script_interrupted,
+        script_stopped: run.script_stopped,
     }
 }

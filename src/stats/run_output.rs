@@ -41,6 +41,8 @@ pub struct RunOutput {
     /// -s: a load thread's Lua still ran when the run was over (its drain, or Ctrl-C), and was
     /// interrupted.
     pub script_interrupted: bool,
+    /// The script stopped every load thread (`wrk.thread:stop()`), without an error.
+    pub script_stopped: bool,
     /// The soft limit on open file descriptors, where there is one.
     pub nofile_limit: Option<u64>,
     /// Cores the process may run on, where known.
@@ -67,6 +69,7 @@ impl RunOutput {
             script_ends: Vec::new(),
             script_error: None,
             script_interrupted: false,
+            script_stopped: false,
             nofile_limit: None,
             cores: None,
         }

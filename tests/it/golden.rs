@@ -83,6 +83,7 @@ fn fixed_run() -> (Plan, RunOutput) {
         script_ends: Vec::new(),
         script_error: None,
         script_interrupted: false,
+        script_stopped: false,
         nofile_limit: Some(20_000),
         cores: Some(8),
     };

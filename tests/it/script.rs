@@ -308,6 +308,21 @@ fn stop_lua_stops_each_thread_after_its_hundredth_response() {
     assert!(elapsed < 30.0, "{elapsed}");
     let rate = doc["totals"]["requests_per_sec"].as_f64().unwrap();
     assert!((rate * elapsed - 200.0).abs() < 1.0, "{rate} x {elapsed}");
+    assert_eq!(doc["generator"]["script_stopped"], true);
+    // The report says the script ended it, not that it lasted -z.
+    let text = scripted_text("-c 4 --threads 2 -z 60s", &example("stop.lua"), &url);
+    assert!(
+        text.contains("60.000 s duration, stopped early by the script"),
+        "{text}"
+    );
+    let elapsed = text.lines().find(|l| l.contains("Elapsed")).unwrap();
+    assert!(
+        elapsed.ends_with("(the script stopped every thread: wrk.thread:stop())"),
+        "{elapsed}"
+    );
+    // A run the script does not stop says nothing of the kind.
+    let doc = scripted_json("-c 2 -z 300ms", &example("counter.lua"), &url);
+    assert_eq!(doc["generator"]["script_stopped"], false);
 }
 
 #[test]
