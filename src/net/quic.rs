@@ -103,16 +103,23 @@ impl QuicClient {
             true => self.refused.lock().ok().and_then(|mut r| r.take()),
             false => None,
         };
+        let words = match (&e, refused) {
+            (_, Some(why)) => describe_tls(&why),
+            (ConnectionError::TimedOut, _) => format!(
+                "no QUIC answer from {addr} (is an HTTP/3 server listening on UDP port {}?)",
+                addr.port()
+            ),
+            (e, None) => format!("the QUIC handshake with {addr} failed: {}", ended(e)),
+        };
+        // The server ended the handshake: without a name to serve, some cannot (caddy).
+        let alerted = matches!(&e, ConnectionError::ConnectionClosed(_)) && is_tls(&e);
+        let words = match (alerted, super::tls_words::no_name_hint(&self.server_name)) {
+            (true, Some(hint)) => format!("{words}; {hint}"),
+            _ => words,
+        };
         Err(OpenError::Handshake {
             tls: is_tls(&e),
-            words: match (&e, refused) {
-                (_, Some(why)) => describe_tls(&why),
-                (ConnectionError::TimedOut, _) => format!(
-                    "no QUIC answer from {addr} (is an HTTP/3 server listening on UDP port {}?)",
-                    addr.port()
-                ),
-                (e, None) => format!("the QUIC handshake with {addr} failed: {}", ended(e)),
-            },
+            words,
         })
     }
 }

@@ -181,13 +181,34 @@ impl TlsClient {
         let tls = self
             .connector
             .connect(self.server_name.clone(), tcp)
-            .await?;
+            .await
+            .map_err(|e| self.hinted(e))?;
         let conn = tls.get_ref().1;
         let negotiated = Negotiated {
             h2: conn.alpn_protocol() == Some(b"h2"),
             resumed: conn.handshake_kind() == Some(HandshakeKind::Resumed),
         };
         Ok((tls, negotiated))
+    }
+}
+
+impl TlsClient {
+    /// `e` with the reason a server that alerted may have had: a connection to an IP address
+    /// names no server (SNI), and a server that picks its certificate by name cannot answer.
+    fn hinted(&self, e: io::Error) -> io::Error {
+        let ServerName::IpAddress(ip) = &self.server_name else {
+            return e;
+        };
+        let Some(alert @ rustls::Error::AlertReceived(_)) = tls_cause(&e) else {
+            return e;
+        };
+        let ip = std::net::IpAddr::from(*ip).to_string();
+        match super::tls_words::no_name_hint(&ip) {
+            Some(hint) => {
+                io::Error::other(format!("{}; {hint}", super::tls_words::describe(alert)))
+            }
+            None => e,
+        }
     }
 }
 

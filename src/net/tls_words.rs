@@ -189,6 +189,21 @@ pub fn describe(e: &Error) -> String {
     }
 }
 
+/// What to say when a server ended the handshake of a connection to `host` that sent no server
+/// name: an IP address is not sent as one (SNI), and a server that picks its certificate by
+/// name (caddy does) has none for a client that names none.
+pub fn no_name_hint(host: &str) -> Option<String> {
+    let ip = host
+        .trim_matches(['[', ']'])
+        .parse::<std::net::IpAddr>()
+        .ok()?;
+    Some(format!(
+        "the URL's host is an IP address ({ip}), so no server name was sent (SNI), and a server \
+         that chooses its certificate by name cannot answer: use the name in the URL, with \
+         --connect-to NAME:PORT:{ip}:PORT where it does not resolve"
+    ))
+}
+
 /// The sentence for an I/O error during or right after a TLS handshake that rustls did not
 /// explain, if there is one to say.
 pub fn describe_io(e: &io::Error, during_handshake: bool) -> Option<String> {
@@ -216,6 +231,14 @@ pub fn describe_io(e: &io::Error, during_handshake: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_address_gets_the_hint_about_names() {
+        assert!(no_name_hint("localhost").is_none());
+        assert!(no_name_hint("api.example.com").is_none());
+        assert!(no_name_hint("127.0.0.1").unwrap().contains("(127.0.0.1)"));
+        assert!(no_name_hint("[::1]").unwrap().contains("(::1)"));
+    }
 
     fn no_debug_strings(s: &str) {
         // A CamelCase word is rustls's name for something, not a word for a person.

@@ -635,3 +635,71 @@ fn the_built_in_server_answers_http3_beside_http2_on_one_port() {
     assert_eq!(server.requests(), 600 + 1 + 50);
     assert!(usage_error(&["serve", "--http3"]).contains("--tls-cert"));
 }
+
+/// Caddy with a certificate of its own issuer (`tls internal`), which it picks by the name the
+/// client sends.
+fn caddy_internal(pki: &Pki) -> Caddy {
+    let addr = free_addr();
+    let dir = pki.dir.join(format!("caddy-internal-{}", addr.port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = format!(
+        "{{\n\tadmin off\n\tskip_install_trust\n\tservers {{\n\t\tprotocols h1 h2 h3\n\t}}\n}}\n\
+         https://localhost:{} {{\n\tbind 127.0.0.1\n\ttls internal\n\trespond \"hi!\" 200\n}}\n",
+        addr.port()
+    );
+    std::fs::write(dir.join("Caddyfile"), config).unwrap();
+    let child = Command::new("caddy")
+        .args(["run", "--adapter", "caddyfile", "--config"])
+        .arg(dir.join("Caddyfile"))
+        .env("HOME", &dir)
+        .env("XDG_DATA_HOME", &dir)
+        .env("XDG_CONFIG_HOME", &dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let caddy = Caddy {
+        _child: Child(child),
+        dir,
+        addr,
+    };
+    caddy.wait_listening();
+    caddy
+}
+
+/// A URL by IP sends no server name, and caddy, which picks its certificate by name, ends the
+/// handshake (over QUIC and over TCP alike). The line says why, and how to give the name.
+#[test]
+fn caddy_by_ip_is_refused_with_the_reason_and_the_way_round() {
+    if !have("caddy") {
+        return;
+    }
+    let pki = Pki::new("h3-by-ip");
+    let caddy = caddy_internal(&pki);
+    let port = caddy.addr.port();
+    let by_ip = format!("https://127.0.0.1:{port}/");
+    for h3 in [true, false] {
+        let mut args = vec!["-k", "-n", "5", "-c", "1"];
+        if h3 {
+            args.push("--http3");
+        }
+        args.extend(PATIENT);
+        args.push(&by_ip);
+        let out = spate(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "h3 {h3}: {err}");
+        assert!(
+            err.contains("the URL's host is an IP address (127.0.0.1), so no server name was sent"),
+            "h3 {h3}: {err}"
+        );
+    }
+    // The way round it works: the name in the URL, the address given with --connect-to.
+    let connect_to = format!("localhost:{port}:127.0.0.1:{port}");
+    let url = format!("https://localhost:{port}/");
+    let mut args = vec!["--http3", "-k", "-n", "5", "-c", "1"];
+    args.extend(["--connect-to", &connect_to]);
+    args.extend(PATIENT);
+    args.push(&url);
+    let v = run_json(&args);
+    assert_eq!(v["requests"]["successful"], 5);
+}

@@ -110,3 +110,82 @@ fn results_whose_counts_disagree_are_refused_by_report_and_merge() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("add up past what a count holds"), "{err}");
 }
+
+/// `spate report` on what compare, sweep and merge write (their JSON and their pages) says what
+/// the file is and what to do, instead of blaming a schema version.
+#[test]
+fn report_names_the_other_documents_spate_writes() {
+    let server = crate::support::builtin(spate::serve::ServeConfig::default());
+    let url = server.url();
+    let dir = ScratchDir::new("other-documents");
+    let (cj, ch) = (dir.file("compare.json"), dir.file("compare.html"));
+    let out = spate(&[
+        "compare",
+        "--no-progress",
+        "-n",
+        "20",
+        "-c",
+        "1",
+        "--rounds",
+        "2",
+        "--format",
+        "json",
+        "--html",
+        &ch,
+        &format!("a={url}"),
+        &format!("b={url}"),
+    ]);
+    std::fs::write(&cj, &out.stdout).unwrap();
+    let (sj, sh) = (dir.file("sweep.json"), dir.file("sweep.html"));
+    let out = spate(&[
+        "sweep",
+        "--no-progress",
+        "-n",
+        "20",
+        "--conc",
+        "1,2",
+        "--format",
+        "json",
+        "--html",
+        &sh,
+        &url,
+    ]);
+    std::fs::write(&sj, &out.stdout).unwrap();
+    let shards = crate::shard::shards(2, &["-c", "2", "-n", "20"], &url);
+    let files: Vec<String> = shards
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let f = dir.file(&format!("shard-{i}.json"));
+            std::fs::write(&f, d.to_string()).unwrap();
+            f
+        })
+        .collect();
+    let (mj, mh) = (dir.file("merge.json"), dir.file("merge.html"));
+    let out = spate(&[
+        "merge", "--format", "json", "--html", &mh, &files[0], &files[1],
+    ]);
+    std::fs::write(&mj, &out.stdout).unwrap();
+    for (file, what) in [
+        (&cj, "a spate compare result, not one run's"),
+        (&ch, "the HTML page of a spate compare result"),
+        (&sj, "a spate sweep result, not one run's"),
+        (&sh, "the HTML page of a spate sweep result"),
+        (&mj, "a spate merge result, not one run's"),
+        (&mh, "the HTML page of a spate merge result"),
+    ] {
+        let out = spate(&["report", file]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        assert!(err.contains(what), "{file}: {err}");
+        assert!(!err.contains("schema_version"), "{file}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    // A shard's own result is a run's: it is shown.
+    let out = spate(&["report", &files[0]]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
