@@ -200,8 +200,8 @@ fn wrk_duration(body: &str, method: &str) -> Result<(), Exit> {
     let has_unit = t.ends_with(|c: char| c.is_ascii_alphabetic());
     if method == "GET" && has_unit && crate::units::duration(t).is_ok() {
         return Err(Exit::usage(format!(
-            "-d {t} looks like wrk's duration: spate's is -z {t} (-d is the request body; with \
-             -m POST it is sent as one)"
+            "-d {t} looks like wrk's duration: spate's is -z {t}, or run spate wrk with wrk's own \
+             flags (-d is the request body; with -m POST it is sent as one)"
         )));
     }
     Ok(())

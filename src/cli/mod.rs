@@ -168,7 +168,14 @@ fn error_text(e: &clap::Error) -> String {
         let why = std::error::Error::source(e).map_or_else(String::new, |s| s.to_string());
         return format!("invalid value for '{arg}': {why}");
     }
-    e.to_string()
+    let text = e.to_string();
+    match e.get(ContextKind::SuggestedArg) {
+        Some(ContextValue::String(s)) => {
+            let first = text.lines().next().unwrap_or_default();
+            format!("{first}; did you mean '{s}'?")
+        }
+        _ => text,
+    }
 }
 
 /// Flags whose values may be secrets (a header may be Authorization or Cookie).
@@ -331,7 +338,26 @@ fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
     })
 }
 
+/// The command `word` may have been meant as (`comapre`: `compare`), when it is no URL.
+fn misspelt_command(word: &str) -> Option<String> {
+    if word.contains("://") || word.contains(['.', ':', '/']) || word.len() < 3 {
+        return None;
+    }
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|name| strsim::levenshtein(word, name) <= 2)
+        .min_by_key(|name| strsim::levenshtein(word, name))
+}
+
 fn run(r: RunArgs) -> Result<Command, Exit> {
+    if let Some(cmd) = r.urls.first().and_then(|w| misspelt_command(w)) {
+        return Err(Exit::usage(format!(
+            "no command {:?}: did you mean spate {cmd}? (a URL starts with http:// or https://)",
+            r.urls[0]
+        )));
+    }
     let list = request_list(&r)?;
     let url = match (&list, r.urls.as_slice()) {
         (Some(l), _) => l.entries[0].target.url.clone(),

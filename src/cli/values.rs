@@ -11,7 +11,7 @@ pub fn timeout(s: &str) -> Result<std::time::Duration, String> {
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
             "{t} has no unit: -t is the request timeout (-t {t}s); wrk's -t{t} (threads) is \
-             --threads {t} here"
+             --threads {t} here, or run spate wrk with wrk's own flags"
         ));
     }
     duration(s)

@@ -40,8 +40,25 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["--rpc", "0", u], "--rpc"),
         (&["-t", "soon", u], "--timeout"),
         (&["-t", "100us", u], "--timeout must be at least 1ms"),
-        (&["-t4", "-c200", "-d10s", u], "--threads 4"),
-        (&["-c200", "-d10s", u], "spate's is -z 10s"),
+        (
+            &["-t4", "-c200", "-d10s", u],
+            "--threads 4 here, or run spate wrk",
+        ),
+        (
+            &["-c200", "-d10s", u],
+            "spate's is -z 10s, or run spate wrk",
+        ),
+        (&["--conections", "5", u], "did you mean '--connections'?"),
+        (
+            &["compare", "--rounsd", "3", u, u],
+            "did you mean '--rounds'?",
+        ),
+        (
+            &["comapre", u, u],
+            "no command \"comapre\": did you mean spate compare?",
+        ),
+        (&["swep", u], "did you mean spate sweep?"),
+        (&["localhost:8080"], "http:// or https://"),
         (&[u, "http://127.0.0.2:1/"], "is not on the origin"),
         (&["--connect-timeout", "0.5ms", u], "at least 1ms"),
         (&["-z", "1e19", u], "too long"),
