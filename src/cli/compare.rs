@@ -217,6 +217,15 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
                 .map_or(1, |d| d.as_nanos() as u64)
         })
     });
+    if c.load.dry_run {
+        let plans: Vec<(String, &crate::plan::Plan)> =
+            targets.iter().map(|(n, p)| (n.clone(), p)).collect();
+        return super::dry_runs(
+            &format!("spate compare ({} rounds)", c.rounds),
+            &plans,
+            mcp.is_some(),
+        );
+    }
     Ok(Command::Compare(Compare {
         targets,
         rounds: c.rounds,

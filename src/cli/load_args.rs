@@ -260,6 +260,11 @@ pub struct LoadArgs {
     /// answer on stderr as curl -v does (credentials masked); it is not counted.
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
+
+    /// Check the command line and print what the run would do and the first request it would
+    /// send (as -v shows it), then exit without connecting.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
 }
 
 /// `-c`, shared by a load test and the demo.

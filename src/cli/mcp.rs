@@ -69,8 +69,12 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
         }
     }
     let verbose = a.load.verbose;
+    let dry_run = a.load.dry_run;
     let (mut plan, notes) = load::plan(a.load, &url)?;
     spoken(&mut plan);
+    if dry_run {
+        return super::dry_runs("spate mcp", &[(String::new(), &plan)], true);
+    }
     let mut show = show(a.output)?;
     show.notes = notes;
     show.verbose = verbose;

@@ -29,6 +29,7 @@ fn at_levels(base: &Plan, levels: &[u32]) -> Result<Vec<Plan>, Exit> {
 }
 
 pub fn command(s: SweepArgs) -> Result<Command, Exit> {
+    let dry_run = s.load.dry_run;
     let mut load = s.load;
     if let Some(c) = load.connections.connections {
         return Err(Exit::usage(format!(
@@ -78,6 +79,23 @@ pub fn command(s: SweepArgs) -> Result<Command, Exit> {
     super::load::series_script(&target, "sweep")?;
     if let Some((v, _)) = &vs {
         super::load::series_script(v, "sweep")?;
+    }
+    if dry_run {
+        let at: Vec<String> = levels.iter().map(u32::to_string).collect();
+        let first = at_levels(&target, &levels[..1])?;
+        let mut plans = vec![("the first level".to_string(), &first[0])];
+        let vs_first = match &vs {
+            Some((v, _)) => at_levels(v, &levels[..1])?,
+            None => Vec::new(),
+        };
+        if let Some(v) = vs_first.first() {
+            plans.push(("--vs, at the first level".to_string(), v));
+        }
+        return super::dry_runs(
+            &format!("spate sweep (levels {})", at.join(", ")),
+            &plans,
+            false,
+        );
     }
     Ok(Command::Sweep(Sweep {
         runs: at_levels(&target, &levels)?,

@@ -5,6 +5,24 @@
 use super::Report;
 use crate::numbers::{counted, millis, per_second as rate};
 
+/// What `plan` would run, as the report's header would say it (`--dry-run`): the method and
+/// URL, then `describe`'s lines.
+pub fn plan_words(plan: &crate::plan::Plan) -> Vec<String> {
+    use crate::stats::{HISTOGRAM_BINS, RunOutput, Summary};
+    let run = RunOutput::empty(plan.effective_threads());
+    let s = Report::of(
+        Summary::new(plan, &run, HISTOGRAM_BINS),
+        &Default::default(),
+    );
+    let mut lines = vec![format!(
+        "{} {}",
+        plan.method,
+        crate::redact::url(&plan.target.url)
+    )];
+    lines.extend(describe(&s));
+    lines
+}
+
 /// What was run, in the words of the report's header (after its first line): the load, the
 /// protocol and model, and where the connections went. The HTML report's header says the same.
 pub(super) fn describe(s: &Report) -> Vec<String> {

@@ -28,6 +28,7 @@ use std::path::PathBuf;
 pub use crate::numbers::{bytes, count, counted, millis, per_second};
 pub use colour::Palette;
 pub use csv::{COLUMNS as CSV_COLUMNS, TIMELINE_COLUMNS, timeline_csv, timeline_header, to_csv};
+pub use describe::plan_words;
 pub use document::{Report, ReportOptions};
 pub use hlog::hdr_log;
 pub use html::{compare_page, embedded_json, merge_page, sweep_page, to_html};

@@ -202,6 +202,7 @@ fn protocol(plan: &Plan, s: &Stats) -> String {
         // No connection opened: what was asked for.
         (false, false) => match plan.protocol {
             Protocol::Http2 => h2.into(),
+            Protocol::Auto if plan.target.tls => "HTTP/2 or HTTP/1.1 (ALPN)".into(),
             _ => "HTTP/1.1".into(),
         },
     }

@@ -71,6 +71,47 @@ impl First {
     }
 }
 
+/// `--dry-run`: what `plan` would run, in the report header's words, and the first request it
+/// would send as `-v` shows it (secrets masked), with no connection made. `Err`: why there is
+/// none (a script's `request()` failed).
+pub fn dry_run(plan: &Plan) -> Result<String, String> {
+    let mut out = String::from("spate --dry-run: the command line is valid; nothing was sent\n");
+    for line in crate::report::plan_words(plan) {
+        let _ = writeln!(out, "  {}", term(&line));
+    }
+    let bytes = match First::of(plan)? {
+        First::Plan => {
+            let _ = writeln!(out, "The request, as HTTP/1.1 writes it:");
+            request::h1_bytes(plan).to_vec()
+        }
+        First::Bytes(bytes, what) => {
+            let what = what.trim_start_matches("* ");
+            let mut c = what.chars();
+            let first = c.next().map(|f| f.to_ascii_uppercase()).unwrap_or(' ');
+            let _ = writeln!(out, "{first}{}:", c.as_str());
+            bytes
+        }
+        First::Mcp(_, call) => {
+            let _ = writeln!(
+                out,
+                "The first call, before the server's revision is known:"
+            );
+            call
+        }
+    };
+    let head_end = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(bytes.len(), |i| i + 4);
+    head_lines(&bytes[..head_end], "> ", &mut out);
+    if head_end < bytes.len() {
+        let body = &bytes[head_end..];
+        let _ = writeln!(out, "> ({} bytes of body)", body.len());
+        let _ = writeln!(out, "> {}", shown_body(body, "> "));
+    }
+    Ok(out)
+}
+
 /// The exchange as text, what the server sent escaped (each line prefixed as curl does: `*` spate, `>` sent, `<` received), or
 /// why it failed, as far as it came.
 pub fn exchange(plan: &Plan) -> Result<String, String> {

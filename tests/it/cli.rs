@@ -702,3 +702,49 @@ fn one_of_each_is_singular_and_a_lower_case_head_is_head() {
     // HEAD: the server's 12-byte body is not sent, and none is read.
     assert!(text.contains("body 0 B per response"), "{text}");
 }
+
+/// `--dry-run` checks the command line and prints the plan and its first request, and never
+/// connects: not for a run, nor for compare, sweep or mcp.
+#[test]
+fn dry_run_prints_the_plan_and_sends_nothing() {
+    let server = Scripted::constant(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    let u = server.url();
+    let o = spate(&[
+        "--dry-run",
+        "-c",
+        "3",
+        "-z",
+        "2s",
+        "-m",
+        "POST",
+        "-d",
+        "hello",
+        "-H",
+        "Authorization: Bearer s3cret",
+        &u,
+    ]);
+    let text = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(text.contains("nothing was sent"), "{text}");
+    assert!(text.contains("3 connections on"), "{text}");
+    assert!(text.contains("2.000 s duration"), "{text}");
+    assert!(text.contains("> POST / HTTP/1.1"), "{text}");
+    assert!(text.contains("> hello"), "{text}");
+    assert!(
+        text.contains("> Authorization: ***") && !text.contains("s3cret"),
+        "{text}"
+    );
+    for args in [
+        vec!["compare", "--dry-run", "-n", "10", &u, &u],
+        vec!["sweep", "--dry-run", "--conc", "1,2", &u],
+        vec!["mcp", "--dry-run", "--tool", "t", &u],
+    ] {
+        let o = spate(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).contains("nothing was sent"), "{args:?}");
+    }
+    // A wrong flag is refused as without it.
+    let o = spate(&["--dry-run", "-c", "0", &u]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(server.connections(), 0, "nothing connected");
+}

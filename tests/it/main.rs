@@ -6,6 +6,7 @@ mod baseline;
 mod cli;
 mod compare;
 mod discover;
+mod documents;
 mod engine;
 mod fairness;
 mod golden;
