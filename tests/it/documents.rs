@@ -1,7 +1,8 @@
 //! Every `spate ...` command line in README.md and docs/*.md (in their code blocks) parses as
 //! this spate's command line: a renamed flag, a removed subcommand or a wrong value in a
 //! document fails here. Commands are parsed in process (`spate::cli::parse`), never run; a file
-//! a command names that is not here (a script, a result) is not the document's fault.
+//! a command names that is not here (a script, a result) is not the document's fault. And no
+//! project document names an issue number.
 
 use std::path::Path;
 
@@ -104,6 +105,33 @@ fn every_documented_command_parses() {
         bad.len(),
         bad.join("\n")
     );
+}
+
+/// Project documents describe the product, not the tracker: no issue numbers.
+#[test]
+fn no_document_names_an_issue_number() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = ["README.md", "ROADMAP.md", "CHANGELOG.md", "BENCHMARK.md"]
+        .iter()
+        .map(|f| root.join(f))
+        .collect();
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            files.push(p);
+        }
+    }
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap().to_lowercase();
+        for (i, line) in text.lines().enumerate() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            for w in words.windows(2) {
+                let number = w[1].trim_start_matches('#');
+                let named = w[0] == "issue" && number.starts_with(|c: char| c.is_ascii_digit());
+                assert!(!named, "{}:{}: {line}", file.display(), i + 1);
+            }
+        }
+    }
 }
 
 #[test]
