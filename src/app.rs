@@ -5,22 +5,16 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use crate::cli::{self, Command, EXIT_USAGE, Show};
+use crate::cli::{self, Command, Show};
 use crate::engine::{self, Control, RunError};
+use crate::exit::{
+    EXIT_INTERRUPTED, EXIT_LATE, EXIT_NO_SUCCESS, EXIT_OK, EXIT_THRESHOLDS, EXIT_USAGE,
+};
 use crate::plan::{Plan, Stop};
 use crate::report::{self, Report};
 use crate::serve::Server;
 use crate::stats::RunFailure;
-use crate::ui::{self, EXIT_INTERRUPTED, Info, Mode, Progress, say};
-
-/// The run completed and at least one response had a status below 400.
-pub const EXIT_OK: u8 = 0;
-/// The target was unreachable, or no response below 400 arrived.
-pub const EXIT_NO_SUCCESS: u8 = 1;
-/// At least one `--slo` threshold failed.
-pub const EXIT_THRESHOLDS: u8 = 3;
-/// `--start-deadline`: the connections were ready too late after `--start-at`; nothing was sent.
-pub const EXIT_LATE: u8 = 4;
+use crate::ui::{self, Info, Mode, Progress, say};
 
 /// Runs the command line `argv` and returns the exit code.
 pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
@@ -318,7 +312,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
             say(&format!("spate: {e}"));
             let code = match e {
                 // Ctrl-C interrupted a script's init() before the clock.
-                RunError::Script(_) if control.stop_requested() => EXIT_INTERRUPTED as u8,
+                RunError::Script(_) if control.stop_requested() => EXIT_INTERRUPTED,
                 RunError::Plan(_)
                 | RunError::Resolve(crate::route::RouteError::Family { .. })
                 | RunError::Tls(_)
@@ -326,7 +320,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
                 | RunError::Script(_)
                 | RunError::FileLimit(_) => EXIT_USAGE,
                 RunError::Late { .. } => EXIT_LATE,
-                _ if control.stop_requested() => EXIT_INTERRUPTED as u8,
+                _ if control.stop_requested() => EXIT_INTERRUPTED,
                 RunError::Resolve(_) | RunError::Unreachable { .. } | RunError::Threads(_) => {
                     EXIT_NO_SUCCESS
                 }
@@ -383,7 +377,7 @@ fn emit(summary: &Report, show: &Show, code: u8) -> u8 {
 /// Interrupted beats a script's error beats no success beats failed thresholds.
 pub fn exit_code(summary: &Report) -> u8 {
     if summary.generator.stopped_by_signal {
-        EXIT_INTERRUPTED as u8
+        EXIT_INTERRUPTED
     } else if summary.generator.script_error.is_some() {
         EXIT_USAGE
     } else if !summary.any_success() {

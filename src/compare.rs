@@ -5,11 +5,11 @@
 
 mod mcp;
 
-use crate::app::EXIT_OK;
 use crate::cli::Compare;
+use crate::exit::EXIT_OK;
 use crate::report;
 use crate::report::versus::CompareForm;
-use crate::series::{Ended, INTERRUPTED, Series};
+use crate::series::{Ended, Series};
 use crate::stats::Summary;
 
 /// Runs the comparison and prints its report; returns the exit code.
@@ -64,7 +64,7 @@ pub fn run(c: &Compare) -> u8 {
         crate::ui::say(&format!(
             "spate compare: stopped after {whole} whole round(s); at least 2 are needed to compare"
         ));
-        return INTERRUPTED;
+        return crate::exit::EXIT_INTERRUPTED;
     }
     for r in &mut rounds {
         r.truncate(whole);
@@ -84,7 +84,7 @@ pub fn run(c: &Compare) -> u8 {
         let page = report::compare_page(&v, &rounds, &json);
         if let Err(e) = report::save::write(path, page.as_bytes()) {
             crate::ui::say(&format!("spate compare: --html {}: {e}", path.display()));
-            return crate::cli::EXIT_USAGE;
+            return crate::exit::EXIT_USAGE;
         }
     }
     let text = match c.format {
@@ -98,7 +98,7 @@ pub fn run(c: &Compare) -> u8 {
             "spate compare: stopped by a signal; {whole} of {} rounds compared",
             c.rounds
         ));
-        return INTERRUPTED;
+        return crate::exit::EXIT_INTERRUPTED;
     }
     EXIT_OK
 }

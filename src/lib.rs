@@ -20,7 +20,7 @@
 //! signals), [`verbose`] (-v). Commands of many runs: [`series`], [`compare`], [`sweep`].
 //! Around them: [`serve`] (the built-in loopback target), [`demo`], [`redact`] (secrets masked), [`escape`] (text from outside made safe
 //! for a terminal), [`files`] (the files flags name, read with a limit),
-//! [`units`] and [`numbers`] (numbers as people type and read them). See docs/ARCHITECTURE.md
+//! [`units`] and [`numbers`] (numbers as people type and read them), [`exit`] (the exit codes). See docs/ARCHITECTURE.md
 //! for the invariants.
 
 pub mod alt_svc;
@@ -32,6 +32,7 @@ pub mod compare;
 pub mod demo;
 pub mod engine;
 pub mod escape;
+pub mod exit;
 pub mod files;
 pub mod k8s_job;
 pub mod mcp;

@@ -6,14 +6,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crate::app::EXIT_NO_SUCCESS;
-use crate::cli::EXIT_USAGE;
 use crate::engine::{self, Control, RunError};
+use crate::exit::{EXIT_NO_SUCCESS, EXIT_USAGE};
 use crate::numbers::{millis, per_second};
 use crate::plan::Plan;
 use crate::report::{self, Report, ReportOptions};
 use crate::stats::Summary;
-use crate::ui::{self, EXIT_INTERRUPTED};
+use crate::ui;
 
 /// Why a series ended before its last run.
 #[derive(Debug, PartialEq, Eq)]
@@ -111,9 +110,6 @@ impl Series {
         Ok(r.run)
     }
 }
-
-/// The exit code of an interrupted series.
-pub const INTERRUPTED: u8 = EXIT_INTERRUPTED as u8;
 
 /// A name as a file name: anything but letters, digits, '.', '-' and '_' becomes '_'.
 /// The two first names of `names` whose runs would be saved to one file of a --save-dir (their

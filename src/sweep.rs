@@ -2,11 +2,11 @@
 //! reference, the two alternating which goes first); then the knee and the report. Ctrl-C ends
 //! the sweep after the run in progress and reports the whole levels so far.
 
-use crate::app::EXIT_OK;
 use crate::cli::Sweep;
+use crate::exit::EXIT_OK;
 use crate::report::sweep::{json, markdown, text};
 use crate::report::versus::CompareForm;
-use crate::series::{Ended, INTERRUPTED, Series};
+use crate::series::{Ended, Series};
 use crate::stats::Summary;
 
 /// Runs the sweep and prints its report; returns the exit code.
@@ -55,7 +55,7 @@ pub fn run(s: &Sweep) -> u8 {
     }
     if done.is_empty() {
         crate::ui::say("spate sweep: stopped before a level was complete");
-        return INTERRUPTED;
+        return crate::exit::EXIT_INTERRUPTED;
     }
     let sweep = crate::analysis::sweep(&done);
     let url = crate::redact::url(&s.runs[0].target.url).into_owned();
@@ -68,7 +68,7 @@ pub fn run(s: &Sweep) -> u8 {
         let page = crate::report::sweep_page(&sweep, &url, vs.as_deref(), &each, &doc);
         if let Err(e) = crate::report::save::write(path, page.as_bytes()) {
             crate::ui::say(&format!("spate sweep: --html {}: {e}", path.display()));
-            return crate::cli::EXIT_USAGE;
+            return crate::exit::EXIT_USAGE;
         }
     }
     let out = match s.format {
@@ -83,7 +83,7 @@ pub fn run(s: &Sweep) -> u8 {
             done.len(),
             s.levels.len()
         ));
-        return INTERRUPTED;
+        return crate::exit::EXIT_INTERRUPTED;
     }
     EXIT_OK
 }

@@ -339,7 +339,7 @@ mod flags {
         let err = |args: &[&str]| {
             let argv = ["spate", "compare"].into_iter().chain(args.iter().copied());
             let e = parse(argv).unwrap_err();
-            assert_eq!(e.code, crate::cli::EXIT_USAGE, "{args:?}");
+            assert_eq!(e.code, crate::exit::EXIT_USAGE, "{args:?}");
             assert_eq!(e.message.lines().count(), 1, "{}", e.message);
             e.message
         };

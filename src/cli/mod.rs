@@ -34,8 +34,7 @@ use args::{Cli, FormatArg, Forms, OutputArgs, RunArgs, Sub};
 pub use mcp::McpRun;
 pub use merge::Merge;
 
-/// Exit code for usage and input errors.
-pub const EXIT_USAGE: u8 = 2;
+use crate::exit::EXIT_USAGE;
 
 /// Requests sent when neither --requests nor --duration is given (as hey and oha do).
 pub const DEFAULT_REQUESTS: u64 = 200;

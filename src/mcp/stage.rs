@@ -46,7 +46,7 @@ impl Refused {
                 ProbeError::NotMcp(_) => "not_mcp",
             },
             message: format!("{url}: {e}"),
-            code: crate::app::EXIT_NO_SUCCESS,
+            code: crate::exit::EXIT_NO_SUCCESS,
         }
     }
 
@@ -54,7 +54,7 @@ impl Refused {
         Refused {
             kind: "plan",
             message,
-            code: crate::cli::EXIT_USAGE,
+            code: crate::exit::EXIT_USAGE,
         }
     }
 }

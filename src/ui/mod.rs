@@ -18,9 +18,7 @@ use crossterm::{cursor, queue, style::Print, terminal::Clear, terminal::ClearTyp
 use crate::engine::Control;
 use crate::stats::{Counters, LiveHist};
 pub use render::{BLOCK_LINES, Stage, View, block, plain, plain_connecting};
-pub use signals::{
-    EXIT_INTERRUPTED, SAME_REQUEST, install as install_signal_handlers, interrupt_flag,
-};
+pub use signals::{SAME_REQUEST, install as install_signal_handlers, interrupt_flag};
 pub use terminal::TerminalGuard;
 
 /// How often the block is redrawn.

@@ -9,9 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Exit status after an interrupt (128 + SIGINT), as shells expect.
-pub const EXIT_INTERRUPTED: i32 = 130;
-
 /// Signals this soon after the first one are part of the same request to stop. A person who
 /// presses Ctrl-C twice on purpose takes longer; a signal forwarded by `timeout`, `make` or a
 /// shell's job control arrives within milliseconds.
@@ -112,7 +109,7 @@ pub fn install(stop: Arc<AtomicBool>) -> io::Result<()> {
                     };
                 if meaning(first, now) == Meaning::Quit && Some(signal) != never_quits {
                     super::terminal::restore_from_signal();
-                    signal_hook::low_level::exit(EXIT_INTERRUPTED);
+                    signal_hook::low_level::exit(i32::from(crate::exit::EXIT_INTERRUPTED));
                 }
             })?;
         }
