@@ -150,22 +150,21 @@ async fn ask(plan: &Plan, endpoint: &Endpoint) -> Result<(Option<String>, Socket
     let Endpoint::Tcp(addrs) = endpoint else {
         unreachable!("--alt-svc over a Unix socket: the plan refuses it");
     };
-    let (tcp, i) = net::connect(addrs, 0)
-        .await
-        .map_err(|e| format!("cannot connect to {}: {e}", endpoint.describe()))?;
     let Some(tls) = crate::engine::tls_client(plan).map_err(|e| e.to_string())? else {
         unreachable!("--alt-svc without TLS: the plan refuses it");
     };
-    let (stream, negotiated) = tls
-        .handshake(tcp)
-        .await
-        .map_err(|e| net::describe_tls_io(&e, true).unwrap_or_else(|| e.to_string()))?;
-    let stream = Stream::tls(stream);
-    let value = match negotiated.h2 {
-        true => over_h2(plan, stream).await?,
-        false => over_h1(plan, stream).await?,
+    let dialed = match net::dial(endpoint, 0, None, Some(&tls), &mut ()).await {
+        Ok(d) => d,
+        Err(e @ net::DialError::Connect(_)) => {
+            return Err(format!("cannot connect to {}: {e}", endpoint.describe()));
+        }
+        Err(e) => return Err(e.to_string()),
     };
-    Ok((value, addrs[i]))
+    let value = match dialed.h2 {
+        true => over_h2(plan, dialed.stream).await?,
+        false => over_h1(plan, dialed.stream).await?,
+    };
+    Ok((value, addrs[dialed.index]))
 }
 
 fn joined<'a>(values: impl Iterator<Item = &'a [u8]>) -> Option<String> {

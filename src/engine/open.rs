@@ -9,11 +9,12 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::record::Record;
 use super::shared::{Connected, H2Handle, LaneChoice, OpenConn, OpenGuard, OpenH2, OpenH3, Shared};
 use super::slot::{ConnectPhase, Slot};
 use super::watch::Watch;
 use crate::net::quic::OpenError;
-use crate::net::{self, Socket, Stream, TlsClient};
+use crate::net::{self, DialError, Stream, TlsClient};
 use crate::proto::h1::Conn;
 use crate::proto::h2::{self as lane_h2, Counted};
 use crate::proto::{Cause, Events, Fail};
@@ -80,91 +81,58 @@ impl Shared {
         Ok(connected)
     }
 
-    /// A stream to `via`'s destination: TCP or a Unix socket (timed), the proxy's tunnel, TLS
-    /// (timed apart); and whether ALPN chose h2. A failure is counted here.
+    /// A stream to `via`'s destination (`net::dial`: TCP or a Unix socket, the proxy's tunnel,
+    /// TLS, each timed apart); and whether ALPN chose h2. A failure is counted here.
     pub(super) async fn dial(&self, via: Via<'_>, slot: &Slot) -> Result<(Stream, bool), Fail> {
-        let start = Instant::now();
-        let socket = match net::open(via.endpoint, via.preferred.get()).await {
-            Ok((socket, i)) => {
-                via.preferred.set(i);
-                self.rec
-                    .stats
-                    .borrow_mut()
-                    .connect
-                    .record_duration(start.elapsed());
-                socket
+        let mut watch = Timed {
+            rec: &self.rec,
+            slot,
+        };
+        match net::dial(
+            via.endpoint,
+            via.preferred.get(),
+            via.tunnel.map(|b| &b[..]),
+            via.tls,
+            &mut watch,
+        )
+        .await
+        {
+            Ok(d) => {
+                via.preferred.set(d.index);
+                Ok((d.stream, d.h2))
             }
             Err(e) => {
-                let mut s = self.rec.stats.borrow_mut();
-                s.connect_failed(|| e.to_string());
-                if is_fd_exhaustion(&e) {
-                    s.fd_exhausted += 1;
-                }
-                return Err(Fail {
-                    class: Failure::of_connect(&e),
-                    cause: Cause::Io(e),
-                });
-            }
-        };
-        let socket = match (socket, via.tunnel) {
-            (Socket::Tcp(mut tcp), Some(connect)) => {
-                let t = Instant::now();
-                slot.connect_reached(ConnectPhase::Proxy);
-                if let Err(why) = net::tunnel(&mut tcp, connect).await {
-                    let fail = Fail {
+                let fail = match e {
+                    DialError::Connect(e) => {
+                        if is_fd_exhaustion(&e) {
+                            self.rec.stats.borrow_mut().fd_exhausted += 1;
+                        }
+                        Fail {
+                            class: Failure::of_connect(&e),
+                            cause: Cause::Io(e),
+                        }
+                    }
+                    DialError::Tunnel(why) => Fail {
                         class: Failure::Connect,
                         cause: Cause::Message(why),
-                    };
-                    self.rec
-                        .stats
-                        .borrow_mut()
-                        .connect_failed(|| fail.to_string());
-                    return Err(fail);
-                }
+                    },
+                    // Whatever ended the handshake (an alert, a close, a reset), the
+                    // connection failed at TLS.
+                    DialError::Tls(e) => Fail {
+                        class: Failure::Tls,
+                        cause: match net::describe_tls_io(&e, true) {
+                            Some(words) => Cause::Message(words),
+                            None => Cause::Io(e),
+                        },
+                    },
+                };
                 self.rec
                     .stats
                     .borrow_mut()
-                    .proxy
-                    .record_duration(t.elapsed());
-                Socket::Tcp(tcp)
+                    .connect_failed(|| fail.to_string());
+                Err(fail)
             }
-            (socket, _) => socket,
-        };
-        let (stream, alpn_h2) = match (socket, via.tls) {
-            (Socket::Tcp(tcp), None) => (Stream::Tcp(tcp), false),
-            // The plan refuses TLS over a Unix socket.
-            (Socket::Unix(unix), _) => (Stream::unix(unix), false),
-            (Socket::Tcp(tcp), Some(tls)) => {
-                let t = Instant::now();
-                slot.connect_reached(ConnectPhase::Tls);
-                match tls.handshake(tcp).await {
-                    Ok((stream, negotiated)) => {
-                        let mut s = self.rec.stats.borrow_mut();
-                        s.tls.record_duration(t.elapsed());
-                        s.conns.tls_resumed += u64::from(negotiated.resumed);
-                        (Stream::tls(stream), negotiated.h2)
-                    }
-                    Err(e) => {
-                        // Whatever ended the handshake (an alert, a close, a reset), the
-                        // connection failed at TLS.
-                        let cause = match net::describe_tls_io(&e, true) {
-                            Some(words) => Cause::Message(words),
-                            None => Cause::Io(e),
-                        };
-                        let fail = Fail {
-                            class: Failure::Tls,
-                            cause,
-                        };
-                        self.rec
-                            .stats
-                            .borrow_mut()
-                            .connect_failed(|| fail.to_string());
-                        return Err(fail);
-                    }
-                }
-            }
-        };
-        Ok((stream, alpn_h2))
+        }
     }
 
     /// The lane the server agreed to on `stream`, and the session when `spate mcp` opens one.
@@ -342,5 +310,35 @@ impl Shared {
     pub(super) fn guard(&self) -> OpenGuard {
         self.dial.open.set(self.dial.open.get() + 1);
         OpenGuard(self.dial.open.clone())
+    }
+}
+
+/// The run's watch over a dial: each step's time into the thread's stats, and the slot told
+/// which step it is in (its connect timeout names it).
+struct Timed<'a> {
+    rec: &'a Record,
+    slot: &'a Slot,
+}
+
+impl net::Watch for Timed<'_> {
+    fn reached(&mut self, step: net::Step) {
+        match step {
+            net::Step::Connect => {}
+            net::Step::Tunnel => self.slot.connect_reached(ConnectPhase::Proxy),
+            net::Step::Tls => self.slot.connect_reached(ConnectPhase::Tls),
+        }
+    }
+
+    fn done(&mut self, step: net::Step, took: std::time::Duration) {
+        let mut s = self.rec.stats.borrow_mut();
+        match step {
+            net::Step::Connect => s.connect.record_duration(took),
+            net::Step::Tunnel => s.proxy.record_duration(took),
+            net::Step::Tls => s.tls.record_duration(took),
+        }
+    }
+
+    fn resumed(&mut self) {
+        self.rec.stats.borrow_mut().conns.tls_resumed += 1;
     }
 }

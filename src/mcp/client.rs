@@ -10,7 +10,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::probe::ProbeError;
-use crate::net::{self, Socket, Stream};
+use crate::net;
 use crate::plan::Plan;
 use crate::proto::h1::slow_lane::{self, Reached};
 use crate::proto::h1::{Conn, ReadSpace};
@@ -41,26 +41,12 @@ async fn open(plan: &Plan) -> Result<Conn, ProbeError> {
         .route
         .resolve(&plan.target)
         .map_err(|e| unreachable(e.to_string()))?;
-    let (socket, _) = net::open(&endpoint, 0)
+    let tls = crate::engine::tls_client(plan).map_err(|e| unreachable(e.to_string()))?;
+    let tunnel = crate::request::tunnel_bytes(plan);
+    let dialed = net::dial(&endpoint, 0, tunnel.as_deref(), tls.as_ref(), &mut ())
         .await
         .map_err(|e| unreachable(e.to_string()))?;
-    let stream = match socket {
-        Socket::Unix(u) => Stream::unix(u),
-        Socket::Tcp(mut tcp) => {
-            if let Some(connect) = crate::request::tunnel_bytes(plan) {
-                net::tunnel(&mut tcp, &connect).await.map_err(unreachable)?;
-            }
-            match crate::engine::tls_client(plan).map_err(|e| unreachable(e.to_string()))? {
-                None => Stream::Tcp(tcp),
-                Some(tls) => {
-                    let (s, _) = tls.handshake(tcp).await.map_err(|e| {
-                        unreachable(net::describe_tls_io(&e, true).unwrap_or_else(|| e.to_string()))
-                    })?;
-                    Stream::tls(s)
-                }
-            }
-        }
-    };
+    let stream = dialed.stream;
     Ok(Conn::new(stream))
 }
 

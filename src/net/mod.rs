@@ -1,7 +1,9 @@
-//! Transport only: open a TCP connection to one of the resolved addresses (TCP_NODELAY) or a
-//! Unix socket, and TLS on top of TCP; QUIC for HTTP/3 (`quic`). Knows nothing of HTTP messages,
-//! of runs or of the clock; timeouts are the caller's business.
+//! Transport only: `dial`, the one way every part of spate reaches a target over TCP (a TCP
+//! connection to one of the resolved addresses with TCP_NODELAY, or a Unix socket; a proxy's
+//! tunnel; TLS on top); QUIC for HTTP/3 (`quic`). Knows nothing of HTTP messages or of runs;
+//! timeouts are the caller's business.
 
+mod dial;
 pub mod quic;
 mod stream;
 mod tls;
@@ -9,6 +11,7 @@ mod tls_words;
 mod unix;
 mod verify;
 
+pub use dial::{DialError, Dialed, Step, Watch, dial};
 use std::io;
 use std::net::SocketAddr;
 pub use stream::Stream;
@@ -23,7 +26,7 @@ use crate::route::Endpoint;
 
 /// A freshly connected socket, before any TLS.
 #[derive(Debug)]
-pub enum Socket {
+enum Socket {
     Tcp(TcpStream),
     Unix(UnixStream),
 }
@@ -34,7 +37,7 @@ const TUNNEL_HEAD_MAX: usize = 16 * 1024;
 /// Asks the proxy at the other end of `tcp` for a tunnel with `connect` (a whole CONNECT
 /// request) and reads its answer: `Ok` on a 2xx, after which `tcp` carries the target's bytes.
 /// The error is a sentence for the report.
-pub async fn tunnel(tcp: &mut TcpStream, connect: &[u8]) -> Result<(), String> {
+async fn tunnel(tcp: &mut TcpStream, connect: &[u8]) -> Result<(), String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     tcp.write_all(connect)
         .await
@@ -74,7 +77,7 @@ pub async fn tunnel(tcp: &mut TcpStream, connect: &[u8]) -> Result<(), String> {
 
 /// Connects to `endpoint`: for TCP, as [`connect`] does (the index says which address worked);
 /// for a Unix socket, to its path (index 0).
-pub async fn open(endpoint: &Endpoint, first: usize) -> io::Result<(Socket, usize)> {
+async fn open(endpoint: &Endpoint, first: usize) -> io::Result<(Socket, usize)> {
     match endpoint {
         Endpoint::Tcp(addrs) => {
             let (s, i) = connect(addrs, first).await?;
@@ -86,7 +89,7 @@ pub async fn open(endpoint: &Endpoint, first: usize) -> io::Result<(Socket, usiz
 
 /// Connects to the first address of `addrs` that accepts, starting at index `first` (the one
 /// that worked last time) and wrapping around. Returns the stream and the index that worked.
-pub async fn connect(addrs: &[SocketAddr], first: usize) -> io::Result<(TcpStream, usize)> {
+async fn connect(addrs: &[SocketAddr], first: usize) -> io::Result<(TcpStream, usize)> {
     let mut last_err = None;
     for k in 0..addrs.len() {
         let i = (first + k) % addrs.len();

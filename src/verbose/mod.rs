@@ -14,7 +14,7 @@ use bytes::Buf;
 use crate::engine::{LaneChoice, lane_choice, quic_client, tls_client};
 use crate::escape::term;
 use crate::net::quic::OpenError;
-use crate::net::{self, Socket, Stream};
+use crate::net::{self, Stream};
 use crate::plan::Plan;
 use crate::redact::{MASK, is_sensitive};
 use crate::request;
@@ -182,43 +182,48 @@ async fn connect(
     endpoint: &Endpoint,
     out: &mut String,
 ) -> Result<(Stream, bool), String> {
-    let (socket, _) = net::open(endpoint, 0)
-        .await
-        .map_err(|e| format!("cannot connect to {}: {e}", endpoint.describe()))?;
-    let _ = writeln!(out, "* connected to {}", endpoint.describe());
-    let socket = match (socket, request::tunnel_bytes(plan)) {
-        (Socket::Tcp(mut tcp), Some(connect)) => {
-            net::tunnel(&mut tcp, &connect).await?;
-            let _ = writeln!(
-                out,
-                "* the proxy opened a tunnel to {}",
-                plan.target.authority()
-            );
-            Socket::Tcp(tcp)
-        }
-        (s, _) => s,
-    };
     let tls = tls_client(plan).map_err(|e| e.to_string())?;
-    let (stream, alpn_h2) = match (socket, tls) {
-        (Socket::Tcp(tcp), Some(tls)) => {
-            let (s, negotiated) = tls
-                .handshake(tcp)
-                .await
-                .map_err(|e| net::describe_tls_io(&e, true).unwrap_or_else(|| e.to_string()))?;
-            let _ = writeln!(
-                out,
+    let tunnel = request::tunnel_bytes(plan);
+    let mut said = Said {
+        out,
+        plan,
+        endpoint,
+    };
+    match net::dial(endpoint, 0, tunnel.as_deref(), tls.as_ref(), &mut said).await {
+        Ok(d) => Ok((d.stream, d.h2)),
+        Err(e @ net::DialError::Connect(_)) => {
+            Err(format!("cannot connect to {}: {e}", endpoint.describe()))
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// `-v`'s watch over a dial: a line for each step done.
+struct Said<'a> {
+    out: &'a mut String,
+    plan: &'a Plan,
+    endpoint: &'a Endpoint,
+}
+
+impl net::Watch for Said<'_> {
+    fn done(&mut self, step: net::Step, _: std::time::Duration) {
+        let _ = match step {
+            net::Step::Connect => writeln!(self.out, "* connected to {}", self.endpoint.describe()),
+            net::Step::Tunnel => writeln!(
+                self.out,
+                "* the proxy opened a tunnel to {}",
+                self.plan.target.authority()
+            ),
+            net::Step::Tls => writeln!(
+                self.out,
                 "* TLS handshake done (certificate {})",
-                match plan.tls.insecure {
+                match self.plan.tls.insecure {
                     true => "NOT verified: --insecure",
                     false => "verified",
                 }
-            );
-            (Stream::tls(s), negotiated.h2)
-        }
-        (Socket::Tcp(tcp), None) => (Stream::Tcp(tcp), false),
-        (Socket::Unix(u), _) => (Stream::unix(u), false),
-    };
-    Ok((stream, alpn_h2))
+            ),
+        };
+    }
 }
 
 /// HTTP/3: a QUIC connection of its own, the request's fields and the response's.
