@@ -5,14 +5,9 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
 use crate::net::{self, Stream};
 use crate::plan::{Plan, Protocol};
 use crate::route::Endpoint;
-
-/// The longest response head read.
-const HEAD_MAX: usize = 64 * 1024;
 
 /// An `h3` alternative: another host (`None`: the same server) and its UDP port.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,33 +198,9 @@ async fn over_h2(plan: &Plan, stream: Stream) -> Result<Option<String>, String> 
 
 async fn over_h1(plan: &Plan, mut stream: Stream) -> Result<Option<String>, String> {
     let request = crate::request::h1_bytes(plan);
-    stream
-        .write_all(&request)
-        .await
-        .map_err(|e| format!("sending the request: {e}"))?;
-    let mut head = Vec::with_capacity(1024);
-    let mut buf = [0u8; 4096];
-    loop {
-        let mut headers = [httparse::EMPTY_HEADER; 128];
-        let mut res = httparse::Response::new(&mut headers);
-        match res.parse(&head) {
-            Ok(httparse::Status::Complete(_)) => {
-                return Ok(joined(
-                    res.headers
-                        .iter()
-                        .filter(|h| h.name.eq_ignore_ascii_case("alt-svc"))
-                        .map(|h| h.value),
-                ));
-            }
-            Ok(httparse::Status::Partial) if head.len() < HEAD_MAX => {}
-            _ => return Err("the response over HTTP/1.1 has no valid head".into()),
-        }
-        match stream.read(&mut buf).await {
-            Ok(0) => return Err("the server closed the connection before answering".into()),
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-            Err(e) => return Err(format!("reading the response: {e}")),
-        }
-    }
+    let answered = crate::proto::h1::look::answer_head(&mut stream, &request).await?;
+    let values = answered.values("alt-svc");
+    Ok(joined(values.iter().map(|v| v.as_bytes())))
 }
 
 #[cfg(test)]

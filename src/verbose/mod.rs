@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 
 use bytes::Buf;
 
@@ -24,8 +24,6 @@ mod mcp;
 
 /// How much of the response body is shown.
 const BODY_SHOWN: usize = 256;
-/// The longest response head read.
-const HEAD_MAX: usize = 64 * 1024;
 /// How long the first bytes of a body that did not come with its head are waited for.
 const BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
@@ -425,35 +423,11 @@ async fn h1(mut stream: Stream, bytes: &[u8], out: &mut String) -> Result<Heard,
         let _ = writeln!(out, "> ({} bytes of body)", body.len());
         let _ = writeln!(out, "> {}", shown_body(body, "> "));
     }
-    stream
-        .write_all(bytes)
-        .await
-        .map_err(|e| format!("writing the request: {e}"))?;
-    stream
-        .flush()
-        .await
-        .map_err(|e| format!("writing the request: {e}"))?;
-    let mut got = Vec::with_capacity(4096);
-    let end = loop {
-        if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        if got.len() > HEAD_MAX {
-            return Err("the response head is over 64 KiB".into());
-        }
-        let mut buf = [0u8; 4096];
-        match stream.read(&mut buf).await {
-            Ok(0) => {
-                return Err("the server closed the connection before a whole response head".into());
-            }
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) => return Err(format!("reading the response: {e}")),
-        }
-    };
-    head_lines(&got[..end], "< ", out);
+    let answered = crate::proto::h1::look::answer_head(&mut stream, bytes).await?;
+    head_lines(&answered.head, "< ", out);
     let mut heard = Heard {
-        rest: got[end..].to_vec(),
-        head: got[..end].to_vec(),
+        rest: answered.rest,
+        head: answered.head,
         stream,
     };
     // A body that did not come with the head: its first bytes, if they come soon.

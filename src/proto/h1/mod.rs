@@ -5,6 +5,7 @@ mod body;
 mod chunked;
 mod head;
 mod lane;
+pub mod look;
 mod memo;
 #[doc(hidden)]
 pub mod props;
