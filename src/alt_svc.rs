@@ -145,7 +145,7 @@ async fn ask(plan: &Plan, endpoint: &Endpoint) -> Result<(Option<String>, Socket
     let Endpoint::Tcp(addrs) = endpoint else {
         unreachable!("--alt-svc over a Unix socket: the plan refuses it");
     };
-    let Some(tls) = crate::engine::tls_client(plan).map_err(|e| e.to_string())? else {
+    let Some(tls) = crate::reach::tls_client(plan).map_err(|e| e.to_string())? else {
         unreachable!("--alt-svc without TLS: the plan refuses it");
     };
     let dialed = match net::dial(endpoint, 0, None, Some(&tls), &mut ()).await {

@@ -13,7 +13,7 @@
 //! plain data), [`target`] (the URL), [`route`] (where connections go, resolved once),
 //! [`request`] (bytes built once), [`script`] (wrk's Lua, run before the run), [`redirect`]
 //! (--redirect's rules), [`mcp`] (MCP's calls, requests and answers), [`shard`] (a run as one
-//! part of a job over several machines), [`net`] (TCP and Unix connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
+//! part of a job over several machines), [`reach`] (how a plan's connections reach its target: protocol choice, TLS and QUIC clients), [`net`] (TCP and Unix connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
 //! lanes), [`engine`] (threads, their task sets, pacing, stopping), [`clock`] and [`timer`] (the
 //! request path's time), [`stats`] (histograms, counters, `Summary`), [`analysis`] (typed
 //! findings), [`report`] (every form of the result), [`ui`] (the live display, the terminal,
@@ -41,6 +41,7 @@ pub mod net;
 pub mod numbers;
 pub mod plan;
 pub mod proto;
+pub mod reach;
 pub mod redact;
 pub mod redirect;
 pub mod report;

@@ -40,11 +40,10 @@ mod watch;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::net::quic::QuicClient;
-use crate::net::{ClientSettings, TlsClient, TlsSetupError};
-use crate::plan::{Plan, PlanError, Protocol};
+use crate::net::TlsSetupError;
+use crate::plan::{Plan, PlanError};
+use crate::reach::{lane_choice, quic_client, tls_client};
 use crate::stats::{Failure, NotOpened, RunOutput};
-pub use shared::LaneChoice;
 use thread::Finished;
 
 pub use armed::{Armed, prepare, prepare_staged};
@@ -111,55 +110,6 @@ impl RunError {
             RunError::Script(_) => "script",
             RunError::Late { .. } => "late",
         }
-    }
-}
-
-/// Which protocol the connections of `plan` speak, or how they choose it.
-pub fn lane_choice(plan: &Plan) -> LaneChoice {
-    match (plan.protocol, plan.target.tls) {
-        (Protocol::Http3, _) => LaneChoice::Http3,
-        // Redirects are followed over HTTP/1.1 only; so are scripts that run per request.
-        _ if plan.redirects > 0 => LaneChoice::Http1,
-        _ if plan.script.as_ref().is_some_and(|s| s.per_request()) => LaneChoice::Http1,
-        _ if plan.list.is_some() => LaneChoice::Http1,
-        (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
-        (Protocol::Http2, _) => LaneChoice::Http2,
-        (Protocol::Auto, true) => LaneChoice::Alpn,
-    }
-}
-
-/// The TLS client of `plan`'s TCP connections (ALPN as the lane choice says); `None` without
-/// TLS or over QUIC.
-pub fn tls_client(plan: &Plan) -> Result<Option<TlsClient>, TlsSetupError> {
-    let alpn: Vec<Vec<u8>> = match lane_choice(plan) {
-        _ if !plan.target.tls => return Ok(None),
-        LaneChoice::Http3 => return Ok(None),
-        LaneChoice::Http1 => vec![b"http/1.1".to_vec()],
-        LaneChoice::Http2 => vec![b"h2".to_vec()],
-        LaneChoice::Alpn => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
-    };
-    Ok(Some(TlsClient::new(
-        &plan.target.host,
-        &tls_settings(plan, alpn),
-    )?))
-}
-
-/// The QUIC client of `plan`'s connections with --http3; `None` otherwise.
-pub fn quic_client(plan: &Plan) -> Result<Option<QuicClient>, TlsSetupError> {
-    if lane_choice(plan) != LaneChoice::Http3 {
-        return Ok(None);
-    }
-    let settings = tls_settings(plan, vec![b"h3".to_vec()]);
-    Ok(Some(QuicClient::new(&plan.target.host, &settings)?))
-}
-
-fn tls_settings(plan: &Plan, alpn: Vec<Vec<u8>>) -> ClientSettings<'_> {
-    ClientSettings {
-        insecure: plan.tls.insecure,
-        cacert: plan.tls.cacert.as_deref(),
-        cert: plan.tls.cert.as_deref(),
-        key: plan.tls.key.as_deref(),
-        alpn,
     }
 }
 

@@ -32,17 +32,7 @@ use crate::stats::{Counters, Failure, Live};
 /// Size of the per-thread read buffer every HTTP/1.1 connection of the thread reads into.
 const READ_BYTES: usize = 64 * 1024;
 
-/// Which lane a new connection speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LaneChoice {
-    Http1,
-    /// HTTP/2 with prior knowledge (h2c) on plain TCP, or required through ALPN on TLS.
-    Http2,
-    /// TLS: whatever the server picks with ALPN.
-    Alpn,
-    /// HTTP/3 over QUIC.
-    Http3,
-}
+pub use crate::reach::LaneChoice;
 
 /// The fixed inputs of one thread.
 #[derive(Debug, Clone)]

@@ -41,7 +41,7 @@ async fn open(plan: &Plan) -> Result<Conn, ProbeError> {
         .route
         .resolve(&plan.target)
         .map_err(|e| unreachable(e.to_string()))?;
-    let tls = crate::engine::tls_client(plan).map_err(|e| unreachable(e.to_string()))?;
+    let tls = crate::reach::tls_client(plan).map_err(|e| unreachable(e.to_string()))?;
     let tunnel = crate::request::tunnel_bytes(plan);
     let dialed = net::dial(&endpoint, 0, tunnel.as_deref(), tls.as_ref(), &mut ())
         .await

@@ -11,11 +11,11 @@ use tokio::io::AsyncReadExt;
 
 use bytes::Buf;
 
-use crate::engine::{LaneChoice, lane_choice, quic_client, tls_client};
 use crate::escape::term;
 use crate::net::quic::OpenError;
 use crate::net::{self, Stream};
 use crate::plan::Plan;
+use crate::reach::{LaneChoice, lane_choice, quic_client, tls_client};
 use crate::redact::{MASK, is_sensitive};
 use crate::request;
 use crate::route::Endpoint;
