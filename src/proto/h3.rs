@@ -12,7 +12,7 @@ use h3::error::{Code, ConnectionError, StreamError};
 use super::{Cause, Fail, Response};
 use crate::clock::Tick;
 use crate::net::quic;
-use crate::stats::Failure;
+use crate::proto::Failure;
 
 /// What starts requests on one HTTP/3 connection (a handle: clones share the connection).
 pub type Sender = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;

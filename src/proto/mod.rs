@@ -1,6 +1,8 @@
-//! Wire protocols: sans-IO parsers and the per-protocol lanes that drive one connection.
-//! Must not import `engine`, `report`, `ui` or `cli`: protocols know bytes and sockets, not runs.
+//! Wire protocols: sans-IO parsers and the per-protocol lanes that drive one connection, and
+//! `Failure`, the classes of how an attempt ended, which `stats` counts. Must not import
+//! `engine`, `stats`, `report`, `ui` or `cli`: protocols know bytes and sockets, not runs.
 
+mod failure;
 pub mod h1;
 pub mod h2;
 pub mod h3;
@@ -12,7 +14,7 @@ use std::io;
 
 use crate::clock::Tick;
 use crate::net::{describe_tls, describe_tls_io, tls_cause};
-use crate::stats::Failure;
+pub use failure::{Failure, is_fd_exhaustion};
 
 /// What a lane reports of a response while it reads it, for what needs more than the counted
 /// [`Response`]: streaming metrics now; scripts and MCP later. The lane drives, the receiver

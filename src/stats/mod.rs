@@ -18,10 +18,11 @@ pub mod timeline;
 mod tool_row;
 mod url_row;
 
+pub use crate::proto::{Failure, is_fd_exhaustion};
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
 pub use connections::Connections;
 pub use entries::EntryStats;
-pub use failure::{Failure, FailureCounts, is_fd_exhaustion};
+pub use failure::FailureCounts;
 pub use fairness::{ConnectionCounts, Fairness, PerConnection};
 pub use generator::Generator;
 pub use hist::{HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Hist, Sparse, from_base64_v2};

@@ -1,6 +1,8 @@
-//! The reporting layers read one way (docs/ARCHITECTURE.md, invariant 2): stats knows nothing of
-//! analysis or report, and analysis imports neither report nor the number formatters, so it
-//! cannot write a sentence the HTML and text reports would each have to repeat.
+//! The layers read one way (docs/ARCHITECTURE.md, invariant 2): stats knows nothing of analysis
+//! or report, and analysis imports neither report nor the number formatters, so it cannot write
+//! a sentence the HTML and text reports would each have to repeat; the transport and the
+//! protocols know nothing of runs: net imports no HTTP, proto no counting, and the looks
+//! before a run (`-v`, `--alt-svc`, MCP's probe) do not go through the engine.
 
 use std::path::{Path, PathBuf};
 
@@ -71,5 +73,41 @@ fn stats_and_analysis_do_not_reach_up() {
         worded.is_empty(),
         "a rule writes words:\n{}",
         worded.join("\n")
+    );
+}
+
+#[test]
+fn transport_and_protocols_do_not_reach_up() {
+    let net = uses(
+        "net",
+        &[
+            "crate::proto",
+            "crate::engine",
+            "crate::stats",
+            "crate::plan",
+        ],
+    );
+    assert!(net.is_empty(), "net reaches up:\n{}", net.join("\n"));
+    let proto = uses(
+        "proto",
+        &[
+            "crate::engine",
+            "crate::stats",
+            "crate::report",
+            "crate::cli",
+            "crate::ui",
+        ],
+    );
+    assert!(proto.is_empty(), "proto reaches up:\n{}", proto.join("\n"));
+    let mcp = uses(
+        "mcp",
+        &["crate::engine", "crate::app", "crate::cli", "crate::ui"],
+    );
+    assert!(mcp.is_empty(), "mcp reaches up:\n{}", mcp.join("\n"));
+    let looks = uses("verbose", &["crate::engine"]);
+    assert!(
+        looks.is_empty(),
+        "-v reaches into the engine:\n{}",
+        looks.join("\n")
     );
 }

@@ -11,8 +11,8 @@ use crate::clock::Tick;
 use super::response::feed_with_carry;
 use super::{HeadMemo, ResponseParser};
 use crate::net::Stream;
+use crate::proto::Failure;
 use crate::proto::{Events, Fail, Response};
-use crate::stats::Failure;
 
 /// One HTTP/1.1 connection.
 #[derive(Debug)]

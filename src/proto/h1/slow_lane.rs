@@ -14,8 +14,8 @@ use super::ResponseParser;
 use super::lane::{Conn, ReadSpace};
 use super::response::feed_with_carry;
 use crate::clock::Tick;
+use crate::proto::Failure;
 use crate::proto::{Events, Fail, Response};
-use crate::stats::Failure;
 
 /// How far an exchange got, in cells the caller keeps: they outlive an exchange that is
 /// cancelled (a timeout), whose bytes are counted all the same.

@@ -26,8 +26,8 @@ pub use counted::{Counted, Counters};
 
 use crate::clock::Tick;
 use crate::net::Stream;
+use crate::proto::Failure;
 use crate::proto::{Events, Fail, Response};
-use crate::stats::Failure;
 
 /// The I/O under an HTTP/2 connection: the stream, with its bytes counted.
 pub type Io = Counted<Stream>;

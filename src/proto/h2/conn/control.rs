@@ -2,10 +2,10 @@
 //! limits, and our acknowledgement), PING, GOAWAY and WINDOW_UPDATE. Must not allocate.
 
 use super::{Conn, PING_PAYLOAD};
+use crate::proto::Failure;
 use crate::proto::h2::frame::{self, Head};
 use crate::proto::h2::hpack;
 use crate::proto::{Cause, Events, Fail};
-use crate::stats::Failure;
 
 impl<S: Events> Conn<S> {
     pub(super) fn settings(&mut self, h: Head, p: &[u8]) {

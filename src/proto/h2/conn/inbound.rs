@@ -5,9 +5,9 @@
 
 use super::{Conn, MAX_QUEUED, Partial};
 use crate::clock::Tick;
+use crate::proto::Failure;
 use crate::proto::h2::frame::{self, Head};
 use crate::proto::{Cause, Events, Fail, Media, Response};
-use crate::stats::Failure;
 
 impl<S: Events> Conn<S> {
     /// Processes the complete frames at the start of `buf`, read at `now`; returns how many

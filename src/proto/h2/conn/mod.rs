@@ -14,8 +14,8 @@ use super::Prepared;
 use super::frame;
 use super::hpack::{self, Decoder};
 use crate::clock::Tick;
+use crate::proto::Failure;
 use crate::proto::{Cause, Events, Fail, Response};
-use crate::stats::Failure;
 
 /// Stream ids are 31 bits; client streams are odd.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
