@@ -127,8 +127,9 @@ pub struct Knee {
     /// The highest rate among the levels that count, and the first level that reached it.
     pub peak_rps: f64,
     pub peak_connections: u32,
-    /// The most connections swept (if more than the knee's): how the tail and the rate there
-    /// compare with the knee's.
+    /// The most connections swept without errors (if more than the knee's): how the tail and
+    /// the rate there compare with the knee's. A level that failed is no comparison: its rate
+    /// came from failing fast.
     pub last: Option<Past>,
 }
 
@@ -158,7 +159,7 @@ pub fn knee(levels: &[(u32, Figures)]) -> Option<Knee> {
     // The first level at the highest rate: later ones at the same rate add only waiting.
     let (peak_connections, peak) = sound().reduce(|a, b| if b.1.rps > a.1.rps { b } else { a })?;
     let (connections, at) = sound().find(|(_, f)| f.rps >= KNEE_SHARE * peak.rps)?;
-    let (last_c, last) = levels.last()?;
+    let (last_c, last) = sound().next_back()?;
     Some(Knee {
         connections: *connections,
         rps: at.rps,
@@ -269,7 +270,18 @@ mod tests {
         ];
         let k = knee(&levels).unwrap();
         assert_eq!((k.connections, k.peak_connections), (100, 100));
-        assert_eq!(k.last.unwrap().connections, 1000);
+        assert_eq!(
+            k.last, None,
+            "1,000 failed: nothing sound lies past the knee"
+        );
+        let mut more = levels.to_vec();
+        more.insert(2, (500, f(2010.0, 30.0, 0.0)));
+        let k = knee(&more).unwrap();
+        assert_eq!(
+            k.last.unwrap().connections,
+            500,
+            "the last level without errors"
+        );
         let rising = [(1, f(10.0, 1.0, 0.0)), (2, f(20.0, 1.0, 0.0))];
         let k = knee(&rising).unwrap();
         assert_eq!(k.connections, 2);
