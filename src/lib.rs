@@ -12,7 +12,7 @@
 //! engine, report, exit code), [`cli`] (the only module that knows clap), [`plan`] (validated
 //! plain data), [`target`] (the URL), [`route`] (where connections go, resolved once),
 //! [`request`] (bytes built once), [`script`] (wrk's Lua, run before the run), [`redirect`]
-//! (--redirect's rules), [`mcp`] (MCP's calls, requests and answers), [`shard`] (a run as one
+//! (--redirect's rules), [`mcp`] (MCP's calls, requests and answers; [`calls`] holds what a request list carries of them), [`shard`] (a run as one
 //! part of a job over several machines), [`reach`] (how a plan's connections reach its target: protocol choice, TLS and QUIC clients), [`net`] (TCP and Unix connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
 //! lanes), [`engine`] (threads, their task sets, pacing, stopping), [`clock`] and [`timer`] (the
 //! request path's time), [`stats`] (histograms, counters, `Summary`), [`analysis`] (typed
@@ -26,6 +26,7 @@
 pub mod alt_svc;
 pub mod analysis;
 pub mod app;
+pub mod calls;
 pub mod cli;
 pub mod clock;
 pub mod compare;

@@ -1,7 +1,7 @@
 //! `Plan`: everything a run needs, validated, as plain serde data (so it can later ship to remote
 //! shards). No clap types here, and no sockets: building a Plan never touches the network.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +11,26 @@ use crate::target::Target;
 mod error;
 mod validate;
 pub use error::PlanError;
+
+/// Which part of the job this run is, and the job as a whole. The open model's schedule is the
+/// job's, striped: shard `index` sends the job's requests `k` with `k mod count = index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+    /// The job's connections and stop, as the command line gave them to every shard.
+    pub job_connections: u32,
+    pub job_stop: Stop,
+}
+
+/// `--start-at`: when the run starts, and how late it may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartAt {
+    pub at: SystemTime,
+    /// `--start-deadline`: a run whose connections are ready later than `at` plus this does
+    /// not start (exit 4); `None`: it starts at once, however late.
+    pub deadline: Option<Duration>,
+}
 
 /// When the run stops sending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -143,10 +163,10 @@ pub struct Plan {
     /// `--shard`: this run is one part of a job split over several processes; `connections`
     /// and `stop` are this part's.
     #[serde(skip)]
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<Shard>,
     /// `--start-at`: the wall-clock instant to start at, once connected.
     #[serde(skip)]
-    pub start_at: Option<crate::shard::StartAt>,
+    pub start_at: Option<StartAt>,
     /// `--alt-svc`: HTTP/3 where the server's Alt-Svc (read over TCP before the run) points.
     #[serde(default)]
     pub alt_svc: bool,

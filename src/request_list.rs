@@ -39,7 +39,7 @@ pub struct RequestList {
     pub entries: Vec<Entry>,
     pub order: Order,
     /// `spate mcp`: each request's own headers, its row in the report and the calls' weights.
-    pub mcp: Option<std::sync::Arc<crate::mcp::Prepared>>,
+    pub mcp: Option<std::sync::Arc<crate::calls::Prepared>>,
 }
 
 /// Why a list cannot be used; says where.

@@ -5,23 +5,12 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::plan::Stop;
+pub use crate::plan::{Shard, StartAt};
 
 /// Kubernetes sets this in each pod of an Indexed Job: the pod's index, 0 to completions - 1.
 pub const INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
 /// How many shards the job has, for `--shard-from-env` (Kubernetes does not say).
 pub const COUNT_ENV: &str = "SPATE_SHARDS";
-
-/// Which part of the job this run is, and the job as a whole. The open model's schedule is the
-/// job's, striped: shard `index` sends the job's requests `k` with `k mod count = index`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u32,
-    pub count: u32,
-    /// The job's connections and stop, as the command line gave them to every shard.
-    pub job_connections: u32,
-    pub job_stop: Stop,
-}
 
 /// `--shard I/N`: part I (from 0) of N.
 pub fn parse(s: &str) -> Result<(u32, u32), String> {
@@ -59,15 +48,6 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<(u32, u32), Stri
 pub fn part(total: u64, index: u32, count: u32) -> u64 {
     let (i, n) = (u64::from(index), u64::from(count.max(1)));
     total / n + u64::from(i < total % n)
-}
-
-/// `--start-at`: when the run starts, and how late it may start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StartAt {
-    pub at: SystemTime,
-    /// `--start-deadline`: a run whose connections are ready later than `at` plus this does
-    /// not start (exit 4); `None`: it starts at once, however late.
-    pub deadline: Option<Duration>,
 }
 
 /// `--start-at`'s absolute forms: an RFC 3339 instant (`2026-11-27T10:00:00Z`, or with an
@@ -114,12 +94,6 @@ fn rfc3339(s: &str) -> Option<SystemTime> {
         o if o >= 0 => utc.checked_add(Duration::from_secs(o as u64)),
         o => utc.checked_sub(Duration::from_secs(o.unsigned_abs())),
     }
-}
-
-/// Microseconds since the Unix epoch.
-pub fn unix_us(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
@@ -197,7 +171,7 @@ mod tests {
 
     #[test]
     fn an_instant_is_rfc_3339_or_unix_milliseconds() {
-        let at = |s| parse_instant(s).map(unix_us);
+        let at = |s| parse_instant(s).map(crate::stats::unix_us);
         assert_eq!(at("1764237600000"), Ok(1_764_237_600_000_000));
         assert_eq!(at("2025-11-27T10:00:00Z"), Ok(1_764_237_600_000_000));
         assert_eq!(at("2025-11-27T10:00:00.25Z"), Ok(1_764_237_600_250_000));

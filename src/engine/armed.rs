@@ -319,7 +319,7 @@ impl Armed<'_> {
         let start = Instant::now();
         let now = std::time::SystemTime::now();
         let start_unix_ms = crate::stats::unix_ms(now + plan.warmup);
-        let started_unix_us = crate::shard::unix_us(now);
+        let started_unix_us = crate::stats::unix_us(now);
         control.mark_started(start);
         let window_start = start + plan.warmup;
         let drain_end = match plan.stop {

@@ -18,10 +18,10 @@ use serde_json::Value;
 use super::inbox::Tap;
 pub use super::inbox::{Heard, Inbox};
 use crate::plan::Plan;
+use crate::proto::Failure;
 use crate::proto::h1::slow_lane::{self, Reached};
 use crate::proto::h1::{Conn, ReadSpace};
 use crate::proto::{Cause, Fail};
-use crate::stats::Failure;
 
 /// The name of the transport, as the report gives it.
 pub const TRANSPORT: &str = "sse";

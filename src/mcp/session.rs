@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 
 use super::wire::client_info;
 use crate::plan::Plan;
+use crate::proto::Failure;
 use crate::proto::h1::slow_lane::{self, Reached};
 use crate::proto::h1::{Conn, ReadSpace};
 use crate::proto::{Cause, Events, Fail, Media};
-use crate::stats::Failure;
 
 /// The revision spate asks for in `initialize`.
 pub const ASKED: &str = "2025-11-25";

@@ -167,7 +167,7 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
             job_rate: plan.rate.map(|r| r.per_second()),
             slo: None,
         }),
-        start_at_unix_us: plan.start_at.map(|s| crate::shard::unix_us(s.at)),
+        start_at_unix_us: plan.start_at.map(|s| super::unix_us(s.at)),
         started_unix_us: Some(run.started_unix_us),
     }
 }

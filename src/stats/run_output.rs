@@ -63,7 +63,7 @@ impl RunOutput {
             threads,
             window_start: Instant::now(),
             start_unix_ms: unix_ms(std::time::SystemTime::now()),
-            started_unix_us: crate::shard::unix_us(std::time::SystemTime::now()),
+            started_unix_us: super::unix_us(std::time::SystemTime::now()),
             cpu: None,
             interrupted: false,
             script_ends: Vec::new(),

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{EntryStats, Failure};
-use crate::mcp::Prepared;
+use crate::calls::Prepared;
 
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
