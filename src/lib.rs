@@ -18,7 +18,7 @@
 //! request path's time), [`stats`] (histograms, counters, `Summary`), [`analysis`] (typed
 //! findings), [`report`] (every form of the result), [`ui`] (the live display, the terminal,
 //! signals), [`verbose`] (-v). Commands of many runs: [`series`], [`compare`], [`sweep`].
-//! Around them: [`serve`] (the built-in loopback target), [`demo`], [`redact`] (secrets masked), [`escape`] (text from outside made safe
+//! Around them: [`serve`] (the built-in loopback target), [`demo`], [`redact`] (secrets masked), [`syntax`] (HTTP's tokens, targets and field values), [`escape`] (text from outside made safe
 //! for a terminal), [`files`] (the files flags name, read with a limit),
 //! [`units`] and [`numbers`] (numbers as people type and read them), [`exit`] (the exit codes). See docs/ARCHITECTURE.md
 //! for the invariants.
@@ -57,6 +57,7 @@ pub mod serve;
 pub mod shard;
 pub mod stats;
 pub mod sweep;
+pub mod syntax;
 pub mod target;
 pub mod timer;
 pub mod ui;

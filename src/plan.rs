@@ -206,31 +206,26 @@ pub const MIN_TIMEOUT: Duration = Duration::from_millis(1);
 /// --connect-timeout is longer: one connect must fit).
 pub const DEFAULT_SETUP_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Whether `s` is an HTTP token (RFC 9110 section 5.6.2): method and header names.
-pub fn is_token(s: &str) -> bool {
-    is_token_bytes(s.as_bytes())
-}
-
-/// `is_token` of bytes.
-pub fn is_token_bytes(b: &[u8]) -> bool {
-    !b.is_empty()
-        && b.iter()
-            .all(|&b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-/// Whether `b` may stand as the request target of a request line: not empty, and no space or
-/// control character, which would end the line or the target early (RFC 9112 section 3.2).
-pub fn is_request_target(b: &[u8]) -> bool {
-    !b.is_empty() && !b.iter().any(|&c| c <= b' ' || c == 0x7f)
-}
-
-/// Whether `b` may stand as a header field's value: no CR, LF or NUL (RFC 9110 section 5.5),
-/// which would end the field and begin another.
-pub fn is_field_value(b: &[u8]) -> bool {
-    !b.iter().any(|&c| matches!(c, b'\r' | b'\n' | 0))
-}
+pub use crate::syntax::{is_field_value, is_request_target, is_token, is_token_bytes};
 
 impl Plan {
+    /// This plan as entry `i` of `list` makes it: the entry's method, URL and body, and
+    /// (`spate mcp`) its own headers after the user's.
+    pub fn for_entry(&self, list: &crate::request_list::RequestList, i: usize) -> Plan {
+        let e = &list.entries[i];
+        let mut headers = self.headers.clone();
+        if let Some(m) = &list.mcp {
+            headers.extend(m.headers[i].iter().cloned());
+        }
+        Plan {
+            method: e.method.clone().unwrap_or_else(|| self.method.clone()),
+            target: e.target.clone(),
+            body: e.body.clone().unwrap_or_else(|| self.body.clone()),
+            headers,
+            ..self.clone()
+        }
+    }
+
     /// A GET plan with the defaults of the command line, for library users and tests.
     pub fn new(target: Target) -> Plan {
         Plan {

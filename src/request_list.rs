@@ -53,23 +53,6 @@ impl fmt::Display for ListError {
 }
 
 impl RequestList {
-    /// `plan` as entry `i` makes it: its method, URL and body, and (`spate mcp`) its own
-    /// headers after the user's.
-    pub fn plan_of(&self, plan: &crate::plan::Plan, i: usize) -> crate::plan::Plan {
-        let e = &self.entries[i];
-        let mut headers = plan.headers.clone();
-        if let Some(m) = &self.mcp {
-            headers.extend(m.headers[i].iter().cloned());
-        }
-        crate::plan::Plan {
-            method: e.method.clone().unwrap_or_else(|| plan.method.clone()),
-            target: e.target.clone(),
-            body: e.body.clone().unwrap_or_else(|| plan.body.clone()),
-            headers,
-            ..plan.clone()
-        }
-    }
-
     /// The entry load thread 0 sends first (what `-v` shows).
     pub fn first(&self) -> usize {
         let mut p = match &self.mcp {
@@ -132,7 +115,7 @@ impl RequestList {
                 true => return Err(at("a URL alone, or METHOD URL [BODY]".into())),
                 false => {
                     let (url, body) = split_word(rest);
-                    if !crate::plan::is_token(first) {
+                    if !crate::syntax::is_token(first) {
                         return Err(at(format!("{first:?} is not a method")));
                     }
                     if url.is_empty() {
@@ -170,7 +153,7 @@ pub fn check_list(data: &[u8]) {
                     (e.target.tls, &e.target.host, e.target.port),
                     (first.tls, &first.host, first.port)
                 );
-                assert!(e.method.as_deref().is_none_or(crate::plan::is_token));
+                assert!(e.method.as_deref().is_none_or(crate::syntax::is_token));
             }
             let lines = text
                 .lines()

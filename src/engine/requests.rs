@@ -36,7 +36,7 @@ pub(super) fn listed(plan: &Plan, l: &crate::request_list::RequestList) -> ListS
         .iter()
         .enumerate()
         .map(|(i, _)| {
-            let p = l.plan_of(plan, i);
+            let p = plan.for_entry(l, i);
             Listed {
                 request: request::h1_bytes(&p),
                 request_close: request::h1_bytes(&Plan {

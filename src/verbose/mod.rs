@@ -42,7 +42,7 @@ impl First {
     fn of(plan: &Plan) -> Result<First, String> {
         if let Some(l) = &plan.list {
             let i = l.first();
-            let bytes = request::h1_bytes(&l.plan_of(plan, i)).to_vec();
+            let bytes = request::h1_bytes(&plan.for_entry(l, i)).to_vec();
             return Ok(match &l.mcp {
                 Some(m) => First::Mcp(m.clone(), bytes),
                 None => First::Bytes(
