@@ -42,6 +42,11 @@ impl Caddy {
                 false => "strict_sni_host insecure_off",
             },
         );
+        Caddy::run(dir, addr, &config)
+    }
+
+    /// Caddy with `config` (a Caddyfile) kept in `dir`, listening on `addr` once this returns.
+    fn run(dir: PathBuf, addr: SocketAddr, config: &str) -> Caddy {
         std::fs::write(dir.join("Caddyfile"), config).unwrap();
         let child = Command::new("caddy")
             .args(["run", "--adapter", "caddyfile", "--config"])
@@ -647,24 +652,7 @@ fn caddy_internal(pki: &Pki) -> Caddy {
          https://localhost:{} {{\n\tbind 127.0.0.1\n\ttls internal\n\trespond \"hi!\" 200\n}}\n",
         addr.port()
     );
-    std::fs::write(dir.join("Caddyfile"), config).unwrap();
-    let child = Command::new("caddy")
-        .args(["run", "--adapter", "caddyfile", "--config"])
-        .arg(dir.join("Caddyfile"))
-        .env("HOME", &dir)
-        .env("XDG_DATA_HOME", &dir)
-        .env("XDG_CONFIG_HOME", &dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let caddy = Caddy {
-        _child: Child(child),
-        dir,
-        addr,
-    };
-    caddy.wait_listening();
-    caddy
+    Caddy::run(dir, addr, &config)
 }
 
 /// A URL by IP sends no server name, and caddy, which picks its certificate by name, ends the
