@@ -220,7 +220,7 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
     if c.load.dry_run {
         let plans: Vec<(String, &crate::plan::Plan)> =
             targets.iter().map(|(n, p)| (n.clone(), p)).collect();
-        return super::dry_runs(
+        return super::dry_run::dry_runs(
             &format!("spate compare ({} rounds)", c.rounds),
             &plans,
             mcp.is_some(),

@@ -73,7 +73,7 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
     let (mut plan, notes) = load::plan(a.load, &url)?;
     spoken(&mut plan);
     if dry_run {
-        return super::dry_runs("spate mcp", &[(String::new(), &plan)], true);
+        return super::dry_run::dry_runs("spate mcp", &[(String::new(), &plan)], true);
     }
     let mut show = show(a.output)?;
     show.notes = notes;

@@ -91,7 +91,7 @@ pub fn command(s: SweepArgs) -> Result<Command, Exit> {
         if let Some(v) = vs_first.first() {
             plans.push(("--vs, at the first level".to_string(), v));
         }
-        return super::dry_runs(
+        return super::dry_run::dry_runs(
             &format!("spate sweep (levels {})", at.join(", ")),
             &plans,
             false,

@@ -20,95 +20,16 @@ use crate::redact::{MASK, is_sensitive};
 use crate::request;
 use crate::route::Endpoint;
 
+mod first;
 mod mcp;
+
+use first::First;
+pub use first::dry_run;
 
 /// How much of the response body is shown.
 const BODY_SHOWN: usize = 256;
 /// How long the first bytes of a body that did not come with its head are waited for.
 const BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// What the run sends first, as far as it is known before connecting.
-enum First {
-    /// The plan's one request.
-    Plan,
-    /// A request list's first entry, or a script's first `request()`: these bytes, with a line
-    /// that says which.
-    Bytes(Vec<u8>, String),
-    /// `spate mcp`: the first call's bytes, after the handshake the server's revision needs.
-    Mcp(std::sync::Arc<crate::mcp::Prepared>, Vec<u8>),
-}
-
-impl First {
-    fn of(plan: &Plan) -> Result<First, String> {
-        if let Some(l) = &plan.list {
-            let i = l.first();
-            let bytes = request::h1_bytes(&plan.for_entry(l, i)).to_vec();
-            return Ok(match &l.mcp {
-                Some(m) => First::Mcp(m.clone(), bytes),
-                None => First::Bytes(
-                    bytes,
-                    format!(
-                        "* the list's first request ({} of {})",
-                        i + 1,
-                        l.entries.len()
-                    ),
-                ),
-            });
-        }
-        match &plan.script {
-            Some(s) if s.defines.request => {
-                let bytes = crate::script::first_request(plan, plan.timeout)
-                    .map_err(|e| format!("--script {}: {e}", s.name))?;
-                Ok(First::Bytes(
-                    bytes,
-                    "* the script's first request(), made in a state of its own".into(),
-                ))
-            }
-            _ => Ok(First::Plan),
-        }
-    }
-}
-
-/// `--dry-run`: what `plan` would run, in the report header's words, and the first request it
-/// would send as `-v` shows it (secrets masked), with no connection made. `Err`: why there is
-/// none (a script's `request()` failed).
-pub fn dry_run(plan: &Plan) -> Result<String, String> {
-    let mut out = String::from("spate --dry-run: the command line is valid; nothing was sent\n");
-    for line in crate::report::plan_words(plan) {
-        let _ = writeln!(out, "  {}", term(&line));
-    }
-    let bytes = match First::of(plan)? {
-        First::Plan => {
-            let _ = writeln!(out, "The request, as HTTP/1.1 writes it:");
-            request::h1_bytes(plan).to_vec()
-        }
-        First::Bytes(bytes, what) => {
-            let what = what.trim_start_matches("* ");
-            let mut c = what.chars();
-            let first = c.next().map(|f| f.to_ascii_uppercase()).unwrap_or(' ');
-            let _ = writeln!(out, "{first}{}:", c.as_str());
-            bytes
-        }
-        First::Mcp(_, call) => {
-            let _ = writeln!(
-                out,
-                "The first call, before the server's revision is known:"
-            );
-            call
-        }
-    };
-    let head_end = bytes
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map_or(bytes.len(), |i| i + 4);
-    head_lines(&bytes[..head_end], "> ", &mut out);
-    if head_end < bytes.len() {
-        let body = &bytes[head_end..];
-        let _ = writeln!(out, "> ({} bytes of body)", body.len());
-        let _ = writeln!(out, "> {}", shown_body(body, "> "));
-    }
-    Ok(out)
-}
 
 /// The exchange as text, what the server sent escaped (each line prefixed as curl does: `*` spate, `>` sent, `<` received), or
 /// why it failed, as far as it came.

@@ -6,12 +6,14 @@
 //! repeated shard, or a result that is not a shard's are refused unless forced. Reads no
 //! files and prints nothing.
 
+mod slo;
+
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::analysis::{Measured, SloSpec, Verdict, verdicts};
+use crate::analysis::{SloSpec, Verdict};
 use crate::stats::{
     ErrorRow, HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Latency, Requests, StatusRow, Summary,
     from_base64_v2,
@@ -187,44 +189,16 @@ pub fn merge(
             ))?;
         }
     }
-    let recorded: std::collections::BTreeSet<&str> = kept
-        .iter()
-        .filter_map(|r| r.1.config.shard.as_ref()?.slo.as_deref())
-        .collect();
-    let spec = match (slo, recorded.len()) {
-        (Some(s), _) => Some(s.clone()),
-        (None, 0) => None,
-        (None, 1) => {
-            let text = recorded.first().copied().unwrap_or_default();
-            match text.parse::<SloSpec>() {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    refuse(format!(
-                        "the shards recorded --slo {text:?}, which is not one: {e}"
-                    ))?;
-                    None
-                }
-            }
+    let spec = match slo::targets(&kept, slo) {
+        Ok((spec, warning)) => {
+            warnings.extend(warning);
+            spec
         }
-        (None, _) => {
-            let all: Vec<&str> = recorded.iter().copied().collect();
-            refuse(format!(
-                "the shards recorded different --slo ({}): give spate merge --slo to judge the job",
-                all.join("; ")
-            ))?;
+        Err(why) => {
+            refuse(why)?;
             None
         }
     };
-    if spec.is_some()
-        && let Some((name, _)) = kept
-            .iter()
-            .find(|r| r.1.config.shard.as_ref().is_some_and(|sh| sh.slo.is_none()))
-        && slo.is_none()
-    {
-        warnings.push(format!(
-            "{name} recorded no --slo: the job is judged on its other shards' targets"
-        ));
-    }
     let latency = latency(&kept)?;
     let started = |s: &Summary| {
         s.config
@@ -277,18 +251,7 @@ pub fn merge(
         true => in_window as f64 / elapsed_s,
         false => 0.0,
     };
-    let thresholds = spec.as_ref().map_or_else(Vec::new, |spec| {
-        verdicts(
-            spec,
-            &Measured {
-                percentiles: &latency.percentiles,
-                error_rate: (requests.attempted > 0).then(|| {
-                    (requests.failed + requests.error_status) as f64 / requests.attempted as f64
-                }),
-                rps: requests_per_sec,
-            },
-        )
-    });
+    let thresholds = slo::judged(spec.as_ref(), &latency, &requests, requests_per_sec);
     Ok(Merged {
         schema_version: SCHEMA_VERSION,
         spate_version: env!("CARGO_PKG_VERSION").into(),
