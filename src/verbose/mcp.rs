@@ -8,10 +8,11 @@ use std::fmt::Write as _;
 
 use tokio::io::AsyncReadExt;
 
-use super::{Heard, connect, h1, printable};
+use super::{Heard, Payload, connect, h1, printable};
 use crate::mcp::session::{Session, with_session};
 use crate::mcp::{Handshake, Prepared, SessionMode, legacy};
 use crate::plan::Plan;
+use crate::proto::h1::Chunked;
 use crate::route::Endpoint;
 
 /// The most of a stream read while looking for one event.
@@ -154,7 +155,8 @@ fn data_of(event: &str) -> Option<String> {
 /// lines.
 struct Events {
     heard: Heard,
-    chunked: bool,
+    /// The body's chunked framing, when it has one.
+    chunked: Option<Chunked>,
     /// Bytes read, not yet unframed.
     raw: Vec<u8>,
     /// The body, not yet split into events.
@@ -163,10 +165,8 @@ struct Events {
 
 impl Events {
     fn new(heard: Heard) -> Events {
-        let chunked = heard
-            .header("transfer-encoding")
-            .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
-        let raw = heard.rest.clone();
+        let chunked = heard.chunked().then(Chunked::new);
+        let raw = heard.rest().to_vec();
         Events {
             heard,
             chunked,
@@ -175,31 +175,19 @@ impl Events {
         }
     }
 
-    /// Moves whole chunks (or, unchunked, everything) from `raw` to `body`.
+    /// Moves what has come of the body from `raw` to `body`, chunked framing undone.
     fn unframe(&mut self) -> Result<(), String> {
-        if !self.chunked {
+        let Some(chunked) = self.chunked.as_mut() else {
             self.body.append(&mut self.raw);
             return Ok(());
-        }
-        loop {
-            let Some(eol) = self.raw.windows(2).position(|w| w == b"\r\n") else {
-                return Ok(());
-            };
-            let size = std::str::from_utf8(&self.raw[..eol])
-                .ok()
-                .and_then(|l| usize::from_str_radix(l.split(';').next()?.trim(), 16).ok())
-                .ok_or("the stream's chunked framing is broken")?;
-            if size == 0 {
-                return Err("the server ended the stream".into());
-            }
-            let end = eol + 2 + size + 2;
-            if self.raw.len() < end {
-                return Ok(());
-            }
-            self.body
-                .extend_from_slice(&self.raw[eol + 2..eol + 2 + size]);
-            self.raw.drain(..end);
-        }
+        };
+        let mut payload = Payload(Vec::new());
+        let (used, _) = chunked
+            .decode_to(&self.raw, &mut payload)
+            .map_err(|e| format!("the stream's chunked framing is broken ({e})"))?;
+        self.raw.drain(..used);
+        self.body.extend_from_slice(&payload.0);
+        Ok(())
     }
 
     /// The next event (shown, if `show`), skipping comments and events without data.
@@ -223,6 +211,9 @@ impl Events {
                     return Ok(event);
                 }
                 continue;
+            }
+            if self.chunked.is_some_and(|c| c.is_done()) {
+                return Err("the server ended the stream".into());
             }
             if self.body.len() + self.raw.len() > EVENT_MAX {
                 return Err("an event of the stream is over 64 KiB".into());

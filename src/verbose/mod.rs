@@ -23,6 +23,7 @@ use crate::route::Endpoint;
 mod first;
 mod mcp;
 
+use crate::proto::h1::look::Answered;
 use first::First;
 pub use first::dry_run;
 
@@ -268,8 +269,8 @@ fn head_lines(head: &[u8], prefix: &str, out: &mut String) {
 
 /// An HTTP/1.1 response's head and the bytes that came after it in the same reads.
 struct Heard {
-    head: Vec<u8>,
-    rest: Vec<u8>,
+    /// The head, and the bytes read after it.
+    answered: Answered,
     /// The connection, for what the server sends next on it.
     stream: Stream,
 }
@@ -277,40 +278,32 @@ struct Heard {
 impl Heard {
     /// The value of header `name`, if the head has it.
     fn header(&self, name: &str) -> Option<String> {
-        String::from_utf8_lossy(&self.head)
-            .split("\r\n")
-            .skip(1)
-            .filter_map(|l| l.split_once(':'))
-            .find(|(n, _)| n.trim().eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.trim().to_string())
+        self.answered.values(name).into_iter().next()
+    }
+
+    fn status(&self) -> Option<u16> {
+        self.answered.status()
+    }
+
+    fn rest(&self) -> &[u8] {
+        &self.answered.rest
     }
 
     /// The body's first bytes as they came, their chunked framing (if any) undone as far as it
     /// came.
     fn body_shown(&self) -> Vec<u8> {
-        let chunked = self
-            .header("transfer-encoding")
-            .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
-        if !chunked {
-            return self.rest.clone();
+        if !self.chunked() {
+            return self.rest().to_vec();
         }
-        let (mut body, mut at) = (Vec::new(), 0);
-        while let Some(eol) = self.rest[at..].windows(2).position(|w| w == b"\r\n") {
-            let size = std::str::from_utf8(&self.rest[at..at + eol])
-                .ok()
-                .and_then(|l| usize::from_str_radix(l.split(';').next()?.trim(), 16).ok());
-            let Some(size) = size.filter(|&n| n > 0) else {
-                break;
-            };
-            let from = at + eol + 2;
-            let to = (from + size).min(self.rest.len());
-            body.extend_from_slice(&self.rest[from..to]);
-            at = to + 2;
-            if at >= self.rest.len() {
-                break;
-            }
-        }
-        body
+        let mut body = Payload(Vec::new());
+        // A framing error ends what is shown where it began.
+        let _ = crate::proto::h1::Chunked::new().decode_to(self.rest(), &mut body);
+        body.0
+    }
+
+    fn chunked(&self) -> bool {
+        self.header("transfer-encoding")
+            .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
     }
 
     /// Whether a body follows the head, for the request `sent`.
@@ -320,15 +313,14 @@ impl Heard {
             || self.header("content-length").as_deref() == Some("0");
         !no_body
     }
+}
 
-    fn status(&self) -> Option<u16> {
-        let line = self.head.split(|&b| b == b'\r').next()?;
-        std::str::from_utf8(line)
-            .ok()?
-            .split(' ')
-            .nth(1)?
-            .parse()
-            .ok()
+/// A body's payload, collected from a chunked decoder.
+struct Payload(Vec<u8>);
+
+impl crate::proto::Events for Payload {
+    fn data(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
     }
 }
 
@@ -346,16 +338,12 @@ async fn h1(mut stream: Stream, bytes: &[u8], out: &mut String) -> Result<Heard,
     }
     let answered = crate::proto::h1::look::answer_head(&mut stream, bytes).await?;
     head_lines(&answered.head, "< ", out);
-    let mut heard = Heard {
-        rest: answered.rest,
-        head: answered.head,
-        stream,
-    };
+    let mut heard = Heard { answered, stream };
     // A body that did not come with the head: its first bytes, if they come soon.
-    if heard.rest.is_empty() && heard.has_body(bytes) {
+    if heard.rest().is_empty() && heard.has_body(bytes) {
         let mut buf = [0u8; 4096];
         if let Ok(Ok(n)) = tokio::time::timeout(BODY_WAIT, heard.stream.read(&mut buf)).await {
-            heard.rest.extend_from_slice(&buf[..n]);
+            heard.answered.rest.extend_from_slice(&buf[..n]);
         }
     }
     let body = heard.body_shown();
