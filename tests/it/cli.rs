@@ -58,6 +58,8 @@ fn bad_input_is_one_line_and_exit_2() {
             "no command \"comapre\": did you mean spate compare?",
         ),
         (&["swep", u], "did you mean spate sweep?"),
+        (&["merge", "--slo", "p99=soon", "x.json"], "p99:"),
+        (&["--dry-run", "-c", "0", u], "--connections"),
         (&["localhost:8080"], "http:// or https://"),
         (&[u, "http://127.0.0.2:1/"], "is not on the origin"),
         (&["--connect-timeout", "0.5ms", u], "at least 1ms"),
