@@ -307,10 +307,17 @@ pub fn spawn_listening(cmd: &mut std::process::Command, addr: SocketAddr) -> std
 /// A loopback address whose port was free a moment ago, for a server that takes its port on
 /// the command line.
 pub fn free_addr() -> SocketAddr {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
+    // Free over UDP too: servers of HTTP/3 take the same port number for QUIC, and the
+    // suite's QUIC clients hold UDP ports of their own that TCP knows nothing of.
+    loop {
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        if std::net::UdpSocket::bind(addr).is_ok() {
+            return addr;
+        }
+    }
 }
 
 /// A directory of the test's own under the system's temporary directory, removed with it.
