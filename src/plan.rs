@@ -272,11 +272,16 @@ impl Plan {
         self.protocol == Protocol::Http3 || self.may_use_h2()
     }
 
+    /// Whether the run calls an MCP server (`spate mcp`): its sessions speak HTTP/1.1.
+    pub fn calls_mcp(&self) -> bool {
+        self.list.as_ref().is_some_and(|l| l.mcp.is_some())
+    }
+
     /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
-    /// following redirects.
+    /// following redirects, running a script per request or calling an MCP server.
     pub fn may_use_h2(&self) -> bool {
         if self.redirects > 0
-            || self.list.is_some()
+            || self.calls_mcp()
             || self.script.as_ref().is_some_and(|s| s.per_request())
         {
             return false;

@@ -143,7 +143,9 @@ pub fn prepare_staged<'a>(
         list: plan
             .list
             .as_ref()
-            .map(|l| Arc::new(super::requests::listed(plan, l))),
+            .map(|l| super::requests::listed(plan, l).map(Arc::new))
+            .transpose()
+            .map_err(RunError::Request)?,
         thread: 0,
     };
     let seeds = match (&plan.script, stage) {

@@ -1,6 +1,7 @@
 //! HOT: the thread's connections as its task set holds them: one `Link` per slot, over the
-//! lane the server agreed to (HTTP/1.1 inline, an HTTP/2 group's stream slots inline), and
-//! the lanes off the static path (redirects, lists, scripts, --stream, HTTP/3) boxed. Also the pre-connect that opens each connection before
+//! protocol the server agreed to (HTTP/1.1 inline, an HTTP/2 group's stream slots inline), and
+//! the lanes off the static path (redirects, lists over any protocol, scripts, --stream,
+//! HTTP/3) boxed. Also the pre-connect that opens each connection before
 //! the clock starts.
 
 use std::future::Future;
@@ -58,11 +59,13 @@ pub fn links(ctx: Rc<Shared>, open: Vec<(usize, Connected)>) -> Links {
     }
 }
 
-/// An HTTP/2 group, by what its streams' responses are told to.
+/// An HTTP/2 group, by what its streams' responses are told to, or an HTTP/3 group; for a
+/// list, its slots send the list's requests.
 #[derive(Clone)]
 enum Making {
     Plain(Rc<Group<()>>),
     Watched(Rc<Group<Watch>>),
+    Listed(Rc<Group<Listing>>),
     H3(Rc<h3_lane::Group>),
 }
 
@@ -96,10 +99,20 @@ impl Iterator for Links {
                     let link = Link::new(ctx.clone(), index, H2Lane::new(g, k));
                     Drive::Boxed(Box::pin(link))
                 }
+                Making::Listed(g) => {
+                    let index = g.base() + k;
+                    let lane = ListLane::new(H2Lane::new(g, k));
+                    Drive::Boxed(Box::pin(Link::new(ctx.clone(), index, lane)))
+                }
                 // HTTP/3: off the static path, boxed.
+                Making::H3(g) if ctx.setup.list.is_some() => {
+                    let index = g.base() + k;
+                    let lane = ListLane::new(H3Lane::new(g, k, Listing));
+                    Drive::Boxed(Box::pin(Link::new(ctx.clone(), index, lane)))
+                }
                 Making::H3(g) => {
                     let index = g.base() + k;
-                    let link = Link::new(ctx.clone(), index, H3Lane::new(g, k));
+                    let link = Link::new(ctx.clone(), index, H3Lane::new(g, k, ()));
                     Drive::Boxed(Box::pin(link))
                 }
             });
@@ -119,12 +132,12 @@ impl Iterator for Links {
             // A request list: off the static path, boxed.
             Connected::H1(c) if ctx.setup.list.as_ref().is_some_and(|l| l.mcp.is_some()) => {
                 self.left -= 1;
-                let lane = ListLane::new(ctx, c, Answering::default());
+                let lane = ListLane::new(H1Lane::new(ctx, c, Answering::default()));
                 Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
             }
             Connected::H1(c) if ctx.setup.list.is_some() => {
                 self.left -= 1;
-                let lane = ListLane::new(ctx, c, Listing);
+                let lane = ListLane::new(H1Lane::new(ctx, c, Listing));
                 Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
             }
             // A script that runs around requests: off the static path, boxed.
@@ -155,6 +168,7 @@ impl Iterator for Links {
                 let group = match c.lane {
                     H2Handle::Plain(_) => Making::Plain(Group::new(ctx, g, c)),
                     H2Handle::Watched(_) => Making::Watched(Group::new(ctx, g, c)),
+                    H2Handle::Listed(_) => Making::Listed(Group::new(ctx, g, c)),
                 };
                 self.group = Some((group, 0));
                 self.next()

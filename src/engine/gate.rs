@@ -35,6 +35,9 @@ pub struct Admitted {
     pub warmup: bool,
     /// Times it was sent again after a server refused it unprocessed (HTTP/2 GOAWAY).
     pub retries: u8,
+    /// The place in a request list of the request it sends again (set when it goes again:
+    /// another slot of the connection may take it). In the padding: no larger.
+    pub entry: u32,
 }
 
 /// A thread's admission state.
@@ -111,6 +114,7 @@ impl Gate {
                     intended: Some(intended),
                     warmup,
                     retries: 0,
+                    entry: 0,
                 }))
             }
             Take::Wait => {
@@ -148,6 +152,7 @@ impl Gate {
             intended: None,
             warmup,
             retries: 0,
+            entry: 0,
         })
     }
 

@@ -1,4 +1,4 @@
-//! HOT: HTTP/1.1 as a `Lane`: the slot owns its connection, one request at a time, re-opened
+//! HOT: HTTP/1.1 as a `Protocol`: the slot owns its connection, one request at a time, re-opened
 //! inside the next attempt when the server (or --rpc) closed it; the last request of a
 //! connection under --rpc says `Connection: close`. What the response says as it arrives goes
 //! to `E` (`()` on the static path: nothing; `Watch` under --stream). Must not allocate or
@@ -7,8 +7,9 @@
 use std::task::{Context, Poll};
 
 use super::attempt::{Ended, MAX_RETRIES};
-use super::lane::{Again, Lane, Outcome, Ready};
-use super::shared::{Admitted, Connected, OpenConn, Shared};
+use super::lane::{Again, Outcome, Ready};
+use super::protocol::Protocol;
+use super::shared::{Admitted, Connected, Listed, OpenConn, Shared};
 use super::slot::Slot;
 use super::watch::{Observe, Streamed};
 use crate::clock::Tick;
@@ -77,21 +78,6 @@ impl<E: Observe> H1Lane<E> {
         )
     }
 
-    /// The current attempt is the last of its connection (--rpc): it goes with
-    /// `Connection: close`.
-    pub fn closing(&self) -> bool {
-        self.last
-    }
-
-    /// What the response's receiver holds.
-    pub fn events(&self) -> &E {
-        &self.events
-    }
-
-    pub fn events_mut(&mut self) -> &mut E {
-        &mut self.events
-    }
-
     /// Hands over the connection, if one is open, counting the responses it carried.
     pub fn take_conn(&mut self, ctx: &Shared) -> Option<OpenConn> {
         let conn = self.conn.take();
@@ -112,8 +98,10 @@ impl<E: Observe> H1Lane<E> {
     }
 }
 
-impl<E: Observe> Lane for H1Lane<E> {
+impl<E: Observe> Protocol for H1Lane<E> {
     const STREAMS: bool = E::WATCHES;
+
+    type Events = E;
 
     #[inline(always)]
     fn poll_ready(&mut self, _: &Shared, _: usize, _: &mut Context<'_>) -> Poll<Ready> {
@@ -121,8 +109,12 @@ impl<E: Observe> Lane for H1Lane<E> {
     }
 
     #[inline]
-    fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
-        self.start(ctx, adm, ctx.setup.head_request)
+    fn begin(&mut self, ctx: &Shared, adm: &Admitted, req: Option<&Listed>) -> bool {
+        let head = match req {
+            None => ctx.setup.head_request,
+            Some(l) => l.head_request,
+        };
+        self.start(ctx, adm, head)
     }
 
     fn adopt(&mut self, _: &Shared, opened: Connected, _: &Admitted) -> Result<(), Fail> {
@@ -136,14 +128,17 @@ impl<E: Observe> Lane for H1Lane<E> {
     }
 
     #[inline]
-    fn poll_exchange(
+    fn poll_send(
         &mut self,
         ctx: &Shared,
         cx: &mut Context<'_>,
+        req: Option<&Listed>,
     ) -> Poll<Result<Response, Fail>> {
-        let request = match self.last {
-            true => &ctx.setup.request_close,
-            false => &ctx.setup.request,
+        let request = match (req, self.last) {
+            (None, true) => &ctx.setup.request_close,
+            (None, false) => &ctx.setup.request,
+            (Some(l), true) => &l.request_close,
+            (Some(l), false) => &l.request,
         };
         self.exchange_with(ctx, cx, request)
     }
@@ -166,8 +161,14 @@ impl<E: Observe> Lane for H1Lane<E> {
     }
 
     #[inline]
-    fn bytes_out(&self, ctx: &Shared) -> u64 {
-        self.prepared(ctx).len() as u64
+    fn bytes_out(&self, ctx: &Shared, req: Option<&Listed>) -> u64 {
+        match req {
+            None => self.prepared(ctx).len() as u64,
+            Some(l) => match self.last {
+                true => l.request_close.len() as u64,
+                false => l.request.len() as u64,
+            },
+        }
     }
 
     #[inline]
@@ -177,16 +178,27 @@ impl<E: Observe> Lane for H1Lane<E> {
 
     /// A request that failed only because the server had closed the reused connection it went
     /// on (a keep-alive close that crossed the request: nothing of a response came back) goes
-    /// again at once on a new connection (RFC 9112 9.3.1).
+    /// again at once on a new connection (RFC 9112 9.3.1), if its method may be repeated.
     #[inline]
-    fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
+    fn again(
+        &mut self,
+        ctx: &Shared,
+        adm: Admitted,
+        fresh: bool,
+        outcome: &Outcome,
+        req: Option<&Listed>,
+    ) -> Again {
+        let retry_safe = match req {
+            None => ctx.setup.retry_safe,
+            Some(l) => l.retry_safe,
+        };
         // A head cut short by the close is held, not counted: the server had begun to answer,
         // and such a request must not be sent again.
         let crossed = matches!(outcome, Ok(Err(f)) if f.class == Failure::Closed)
             && !fresh
             && self.exchange.bytes_in() == 0
             && !self.conn.as_ref().is_some_and(|c| c.conn.holds_bytes())
-            && ctx.setup.retry_safe
+            && retry_safe
             && adm.retries < MAX_RETRIES;
         if !crossed {
             return Again::No;
@@ -215,5 +227,19 @@ impl<E: Observe> Lane for H1Lane<E> {
         for slot in ctx.group_slots(index / ctx.setup.streams.max(1)) {
             slot.retire();
         }
+    }
+
+    #[inline(always)]
+    fn with_events<R>(&mut self, f: impl FnOnce(&mut E) -> R) -> Option<R> {
+        Some(f(&mut self.events))
+    }
+
+    #[inline(always)]
+    fn peek_events<R>(&self, f: impl FnOnce(&E) -> R) -> Option<R> {
+        Some(f(&self.events))
+    }
+
+    fn take_conn(&mut self, ctx: &Shared) -> Option<OpenConn> {
+        H1Lane::take_conn(self, ctx)
     }
 }

@@ -1,4 +1,4 @@
-//! HOT: an HTTP/2 stream slot as a `Lane`. The slots of one connection group (`-p` of them)
+//! HOT: an HTTP/2 stream slot as a `Protocol`. The slots of one connection group (`-p` of them)
 //! share its connection through a `Group`: as many run as the server allows; when the
 //! connection takes no more streams (GOAWAY, an error, --rpc), the streams in flight finish, the
 //! first slot to find it idle closes it, and one slot (the opener) opens the next inside its
@@ -13,8 +13,9 @@ use std::task::{Context, Poll};
 
 use super::attempt::Ended;
 use super::crew::Crew;
-use super::lane::{Again, Lane, Outcome, Ready};
-use super::shared::{Admitted, Connected, OpenH2, Shared};
+use super::lane::{Again, Outcome, Ready};
+use super::protocol::Protocol;
+use super::shared::{Admitted, Connected, Listed, OpenH2, Shared};
 use super::slot::Slot;
 use super::watch::{Observe, Streamed};
 use crate::clock::Tick;
@@ -112,8 +113,10 @@ impl<E: Observe> H2Lane<E> {
     }
 }
 
-impl<E: Observe> Lane for H2Lane<E> {
+impl<E: Observe> Protocol for H2Lane<E> {
     const STREAMS: bool = E::WATCHES;
+
+    type Events = E;
 
     fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
         if ctx.slots[index].poll_guard(cx).is_err() {
@@ -162,7 +165,7 @@ impl<E: Observe> Lane for H2Lane<E> {
         self.group.crew.retry()
     }
 
-    fn begin(&mut self, _: &Shared, adm: &Admitted) -> bool {
+    fn begin(&mut self, _: &Shared, adm: &Admitted, _: Option<&Listed>) -> bool {
         self.open = false;
         self.written = None;
         if self.on {
@@ -183,13 +186,19 @@ impl<E: Observe> Lane for H2Lane<E> {
         Ok(())
     }
 
-    fn poll_exchange(&mut self, _: &Shared, cx: &mut Context<'_>) -> Poll<Result<Response, Fail>> {
+    fn poll_send(
+        &mut self,
+        _: &Shared,
+        cx: &mut Context<'_>,
+        req: Option<&Listed>,
+    ) -> Poll<Result<Response, Fail>> {
         let lane = self.group.lane.borrow();
         let Some(lane) = lane.as_ref() else {
             unreachable!("exchanging without a connection");
         };
         if !self.open {
-            if let Err(fail) = std::task::ready!(lane.poll_open(self.k, cx)) {
+            let other = req.map(|l| &l.h2);
+            if let Err(fail) = std::task::ready!(lane.poll_open(self.k, cx, other)) {
                 return Poll::Ready(Err(fail));
             }
             self.open = true;
@@ -225,7 +234,7 @@ impl<E: Observe> Lane for H2Lane<E> {
     }
 
     /// Bytes are counted per connection, frames of all streams together.
-    fn bytes_out(&self, _: &Shared) -> u64 {
+    fn bytes_out(&self, _: &Shared, _: Option<&Listed>) -> u64 {
         0
     }
 
@@ -235,7 +244,14 @@ impl<E: Observe> Lane for H2Lane<E> {
 
     /// Called first when an attempt ends: a stream still open is reset. One the server refused
     /// unprocessed (a graceful GOAWAY below its id) waits for the next connection.
-    fn again(&mut self, ctx: &Shared, adm: Admitted, _: bool, outcome: &Outcome) -> Again {
+    fn again(
+        &mut self,
+        ctx: &Shared,
+        adm: Admitted,
+        _: bool,
+        outcome: &Outcome,
+        _: Option<&Listed>,
+    ) -> Again {
         self.abandon();
         self.group.crew.again(ctx, &mut self.on, adm, outcome)
     }
@@ -249,5 +265,15 @@ impl<E: Observe> Lane for H2Lane<E> {
         let g = &*self.group;
         g.crew
             .leave(ctx, self.k, index, &mut self.on, || g.drop_lane());
+    }
+
+    fn with_events<R>(&mut self, f: impl FnOnce(&mut E) -> R) -> Option<R> {
+        let lane = self.group.lane.borrow();
+        lane.as_ref().map(|lane| f(&mut lane.events(self.k)))
+    }
+
+    fn peek_events<R>(&self, f: impl FnOnce(&E) -> R) -> Option<R> {
+        let lane = self.group.lane.borrow();
+        lane.as_ref().map(|lane| f(&lane.events(self.k)))
     }
 }

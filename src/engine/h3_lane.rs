@@ -1,4 +1,4 @@
-//! An HTTP/3 stream slot as a `Lane`. The slots of one connection group (`-p` of them) share
+//! An HTTP/3 stream slot as a `Protocol`. The slots of one connection group (`-p` of them) share
 //! its QUIC connection through a `Group`: each exchange is a request stream of its own; when the
 //! connection takes no more requests (GOAWAY, its end, --rpc), the exchanges in flight finish,
 //! the first slot to find it idle closes it, and one slot (the opener) opens the next inside its
@@ -15,8 +15,10 @@ use std::task::{Context, Poll};
 
 use super::attempt::Ended;
 use super::crew::Crew;
-use super::lane::{Again, Lane, Outcome, Ready};
-use super::shared::{Admitted, Connected, OpenH3, Shared};
+use super::lane::{Again, Outcome, Ready};
+use super::protocol::Protocol;
+use super::shared::{Admitted, Connected, Listed, OpenH3, Shared};
+use super::watch::Observe;
 use crate::clock::Tick;
 use crate::net::quic::H3_NO_ERROR;
 use crate::proto::{Cause, Fail, Response, h3};
@@ -56,8 +58,9 @@ impl Group {
 
 type Exchange = Pin<Box<dyn Future<Output = Result<Response, Fail>>>>;
 
-/// Stream slot `k` of a group.
-pub struct H3Lane {
+/// Stream slot `k` of a group. Its receiver `E` is a type, not a listener: HTTP/3's exchange
+/// tells it nothing (no --stream, no MCP over HTTP/3).
+pub struct H3Lane<E> {
     group: Rc<Group>,
     k: usize,
     /// The current attempt is on the group's connection (counted in its `busy`).
@@ -65,21 +68,25 @@ pub struct H3Lane {
     /// The current attempt's exchange, once it started.
     exchange: Option<Exchange>,
     written: Rc<Cell<Option<Tick>>>,
+    events: E,
 }
 
-impl H3Lane {
-    pub fn new(group: Rc<Group>, k: usize) -> H3Lane {
+impl<E> H3Lane<E> {
+    pub fn new(group: Rc<Group>, k: usize, events: E) -> H3Lane<E> {
         H3Lane {
             group,
             k,
             on: false,
             exchange: None,
             written: Rc::new(Cell::new(None)),
+            events,
         }
     }
 }
 
-impl Lane for H3Lane {
+impl<E: Observe> Protocol for H3Lane<E> {
+    type Events = E;
+
     fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
         if ctx.slots[index].poll_guard(cx).is_err() {
             return Poll::Ready(Ready::Over);
@@ -112,7 +119,7 @@ impl Lane for H3Lane {
         self.group.crew.retry()
     }
 
-    fn begin(&mut self, _: &Shared, _: &Admitted) -> bool {
+    fn begin(&mut self, _: &Shared, _: &Admitted, _: Option<&Listed>) -> bool {
         self.exchange = None;
         self.written.set(None);
         if self.on {
@@ -132,10 +139,11 @@ impl Lane for H3Lane {
         Ok(())
     }
 
-    fn poll_exchange(
+    fn poll_send(
         &mut self,
         ctx: &Shared,
         cx: &mut Context<'_>,
+        req: Option<&Listed>,
     ) -> Poll<Result<Response, Fail>> {
         let exchange = self.exchange.get_or_insert_with(|| {
             let conn = self.group.conn.borrow();
@@ -145,10 +153,17 @@ impl Lane for H3Lane {
             let Some(h3) = &ctx.setup.h3 else {
                 unreachable!("an HTTP/3 lane in a run without an HTTP/3 request");
             };
+            let request = match req {
+                None => h3.request.clone(),
+                Some(l) => match &l.h3 {
+                    Some(r) => r.clone(),
+                    None => unreachable!("a list's request without its HTTP/3 form"),
+                },
+            };
             Box::pin(h3::exchange(
                 open.send.clone(),
                 open.quic.clone(),
-                h3.request.clone(),
+                request,
                 self.written.clone(),
             ))
         });
@@ -162,7 +177,7 @@ impl Lane for H3Lane {
     }
 
     /// Bytes are counted per connection, by QUIC.
-    fn bytes_out(&self, _: &Shared) -> u64 {
+    fn bytes_out(&self, _: &Shared, _: Option<&Listed>) -> u64 {
         0
     }
 
@@ -173,7 +188,14 @@ impl Lane for H3Lane {
     /// Called first when an attempt ends: an exchange still under way is dropped, which resets
     /// its stream. One the server turned away unprocessed waits for the next connection; a
     /// GOAWAY also ends the connection for new requests.
-    fn again(&mut self, ctx: &Shared, adm: Admitted, _: bool, outcome: &Outcome) -> Again {
+    fn again(
+        &mut self,
+        ctx: &Shared,
+        adm: Admitted,
+        _: bool,
+        outcome: &Outcome,
+        _: Option<&Listed>,
+    ) -> Again {
         self.exchange = None;
         if let Ok(Err(f)) = outcome
             && matches!(f.cause, Cause::Refused(m) if m == h3::GOING_AWAY)
@@ -192,5 +214,13 @@ impl Lane for H3Lane {
         let g = &*self.group;
         g.crew
             .leave(ctx, self.k, index, &mut self.on, || g.close(ctx));
+    }
+
+    fn with_events<R>(&mut self, f: impl FnOnce(&mut E) -> R) -> Option<R> {
+        Some(f(&mut self.events))
+    }
+
+    fn peek_events<R>(&self, f: impl FnOnce(&E) -> R) -> Option<R> {
+        Some(f(&self.events))
     }
 }

@@ -69,6 +69,7 @@ impl<L: Lane> Link<L> {
                     intended: None,
                     warmup: false,
                     retries: 0,
+                    entry: 0,
                 },
                 connected: None,
                 delay: BackOff::default(),

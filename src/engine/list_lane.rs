@@ -1,6 +1,7 @@
-//! A request list (several URLs, `--urls-from-file`, `spate mcp`'s calls): HTTP/1.1 as
-//! `H1Lane`, each attempt sending the request the thread's picker chooses (the same one again
-//! when a keep-alive close crossed it), from bytes built once. What the responses are told to
+//! A request list (several URLs, `--urls-from-file`, `spate mcp`'s calls) as a workload over
+//! any `Protocol`: each attempt sends the request the thread's picker chooses (the same one
+//! again when a keep-alive close crossed it, or a server refused it unprocessed), built once
+//! in each protocol's form. What the responses are told to
 //! (`Answers`) may judge them: an MCP answer can fail a call on a response that came whole. The
 //! loop records each attempt by its row (`Lane::ENTRIES`). Off the static path (boxed); must not
 //! build or allocate per request.
@@ -9,9 +10,9 @@ use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 
 use super::attempt::Ended;
-use super::h1_lane::H1Lane;
 use super::lane::{Again, Lane, Outcome, Ready};
-use super::shared::{Admitted, Connected, Conversation, Listed, OpenConn, Shared};
+use super::protocol::Protocol;
+use super::shared::{Admitted, Connected, Conversation, Listed, Shared};
 use super::slot::Slot;
 use super::watch::Observe;
 use crate::clock::Tick;
@@ -28,8 +29,11 @@ pub struct Listing;
 impl Events for Listing {}
 
 impl Observe for Listing {
-    fn h2_lane(_: super::shared::H2Handle) -> Option<h2::Lane<Listing>> {
-        None
+    fn h2_lane(h: super::shared::H2Handle) -> Option<h2::Lane<Listing>> {
+        match h {
+            super::shared::H2Handle::Listed(lane) => Some(lane),
+            _ => None,
+        }
     }
 }
 
@@ -69,8 +73,8 @@ pub trait Answers: Observe + Sized {
     }
 }
 
-pub struct ListLane<E> {
-    inner: H1Lane<E>,
+pub struct ListLane<P> {
+    inner: P,
     /// The place in the list of the current attempt's request.
     place: usize,
     /// The row it is counted in.
@@ -78,6 +82,9 @@ pub struct ListLane<E> {
     /// The current attempt's response came whole and was judged a failure: whether its
     /// connection may carry the next.
     judged: Option<bool>,
+    /// The current attempt goes again at once on this slot (a keep-alive close crossed it):
+    /// the same request.
+    again_now: bool,
     /// The slot's place among the thread's slots.
     index: usize,
     /// `spate mcp` with sessions: the session of the connection and its requests.
@@ -90,13 +97,15 @@ pub struct ListLane<E> {
     streamed: u64,
 }
 
-impl<E: Answers> ListLane<E> {
-    pub fn new(ctx: &Shared, conn: OpenConn, events: E) -> ListLane<E> {
+impl<P: Protocol<Events: Answers>> ListLane<P> {
+    /// The list's requests over `inner`.
+    pub fn new(inner: P) -> ListLane<P> {
         ListLane {
-            inner: H1Lane::new(ctx, conn, events),
+            inner,
             place: 0,
             row: 0,
             judged: None,
+            again_now: false,
             index: 0,
             session: None,
             awaiting: false,
@@ -147,19 +156,24 @@ impl<E: Answers> ListLane<E> {
         }
     }
 
+    /// The current attempt's request as the list has it.
     fn listed<'c>(&self, ctx: &'c Shared) -> &'c Listed {
         let Some(list) = &ctx.setup.list else {
             unreachable!("a list lane in a run without a list");
         };
         &list.requests[self.place]
     }
+}
 
-    fn bytes<'c>(&self, ctx: &'c Shared) -> &'c [u8] {
-        let l = self.listed(ctx);
-        match self.inner.closing() {
-            true => &l.request_close,
-            false => &l.request,
-        }
+/// The current attempt's request as it is sent: the session's form of it, when the
+/// connection has a session.
+fn sent<'a>(ctx: &'a Shared, session: Option<&'a Conversation>, place: usize) -> &'a Listed {
+    match session {
+        Some(s) => &s.requests[place],
+        None => match &ctx.setup.list {
+            Some(list) => &list.requests[place],
+            None => unreachable!("a list lane in a run without a list"),
+        },
     }
 }
 
@@ -172,33 +186,41 @@ fn per_request(ctx: &Shared) -> bool {
         .is_some_and(|m| m.session == crate::mcp::SessionMode::PerRequest)
 }
 
-impl<E: Answers> Lane for ListLane<E> {
+impl<P: Protocol<Events: Answers>> Lane for ListLane<P> {
     const ENTRIES: bool = true;
 
-    fn poll_ready(&mut self, _: &Shared, index: usize, _: &mut Context<'_>) -> Poll<Ready> {
+    fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
         self.index = index;
-        Poll::Ready(Ready::Go)
+        self.inner.poll_ready(ctx, index, cx)
+    }
+
+    fn retry(&mut self) -> Option<Admitted> {
+        self.inner.retry()
     }
 
     fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
-        // A request sent again after a crossed close is the same request.
-        if adm.retries == 0
-            && let Some(p) = &ctx.picker
-        {
-            self.place = p.borrow_mut().pick();
+        // A request sent again is the same request: after a crossed close on this slot, or
+        // refused unprocessed on any slot of the connection (it says which).
+        match (std::mem::take(&mut self.again_now), adm.retries) {
+            (true, _) => {}
+            (false, 0) => {
+                if let Some(p) = &ctx.picker {
+                    self.place = p.borrow_mut().pick();
+                }
+            }
+            (false, _) => self.place = adm.entry as usize,
         }
         self.judged = None;
         self.awaiting = false;
         self.acked = None;
         self.streamed = 0;
-        self.row = E::row(ctx, self.place);
-        let head = self.listed(ctx).head_request;
-        let open = self.inner.start(ctx, adm, head);
+        self.row = P::Events::row(ctx, self.place);
+        let open = self.inner.begin(ctx, adm, Some(self.listed(ctx)));
         if open {
             self.fetch_session(ctx);
         }
-        let id = self.id();
-        self.inner.events_mut().start(ctx, self.place, id);
+        let (id, place) = (self.id(), self.place);
+        self.inner.with_events(|e| e.start(ctx, place, id));
         open
     }
 
@@ -206,8 +228,8 @@ impl<E: Answers> Lane for ListLane<E> {
         self.inner.adopt(ctx, opened, adm)?;
         self.fetch_session(ctx);
         // The new session may number its calls otherwise.
-        let id = self.id();
-        self.inner.events_mut().start(ctx, self.place, id);
+        let (id, place) = (self.id(), self.place);
+        self.inner.with_events(|e| e.start(ctx, place, id));
         Ok(())
     }
 
@@ -217,13 +239,7 @@ impl<E: Answers> Lane for ListLane<E> {
         cx: &mut Context<'_>,
     ) -> Poll<Result<Response, Fail>> {
         let session = self.session.clone();
-        let bytes = match &session {
-            Some(s) => match self.inner.closing() {
-                true => &s.requests_close[self.place][..],
-                false => &s.requests[self.place][..],
-            },
-            None => self.bytes(ctx),
-        };
+        let req = sent(ctx, session.as_deref(), self.place);
         let listening = session.as_ref().and_then(|s| s.listening.as_ref());
         if let Some(l) = listening
             && !self.awaiting
@@ -233,7 +249,7 @@ impl<E: Answers> Lane for ListLane<E> {
         }
         let res = match self.acked {
             Some(r) => r,
-            None => match ready!(self.inner.exchange_with(ctx, cx, bytes)) {
+            None => match ready!(self.inner.poll_send(ctx, cx, Some(req))) {
                 Ok(r) => r,
                 Err(f) => return Poll::Ready(Err(f)),
             },
@@ -268,17 +284,17 @@ impl<E: Answers> Lane for ListLane<E> {
                 }));
             }
             let keep = res.keep_alive;
+            let judged = self.inner.with_events(|e| e.heard(ctx, res, heard));
             return Poll::Ready(
-                self.inner
-                    .events_mut()
-                    .heard(ctx, res, heard)
+                judged
+                    .unwrap_or(Ok(res))
                     .inspect_err(|_| self.judged = Some(keep)),
             );
         }
+        let judged = self.inner.with_events(|e| e.judge(ctx, res));
         Poll::Ready(
-            self.inner
-                .events_mut()
-                .judge(ctx, res)
+            judged
+                .unwrap_or(Ok(res))
                 .inspect_err(|_| self.judged = Some(res.keep_alive)),
         )
     }
@@ -292,7 +308,7 @@ impl<E: Answers> Lane for ListLane<E> {
     }
 
     fn answered(&self) -> Option<Tick> {
-        self.inner.events().failed_answer()
+        self.inner.peek_events(Answers::failed_answer).flatten()
     }
 
     fn written(&self) -> Option<Tick> {
@@ -300,26 +316,26 @@ impl<E: Answers> Lane for ListLane<E> {
     }
 
     fn bytes_out(&self, ctx: &Shared) -> u64 {
-        match &self.session {
-            Some(s) => match self.inner.closing() {
-                true => s.requests_close[self.place].len() as u64,
-                false => s.requests[self.place].len() as u64,
-            },
-            None => self.bytes(ctx).len() as u64,
-        }
+        let req = sent(ctx, self.session.as_deref(), self.place);
+        self.inner.bytes_out(ctx, Some(req))
     }
 
     fn bytes_in(&self) -> u64 {
         self.inner.bytes_in() + self.streamed
     }
 
-    /// Only a request whose method may be repeated goes again (the run's own check is for
-    /// the run's method, not the list's).
+    /// The protocol decides, by the list's request (its method, not the run's): one refused
+    /// unprocessed waits for any slot of the connection, saying which request it is.
     fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
-        match self.listed(ctx).retry_safe {
-            true => self.inner.again(ctx, adm, fresh, outcome),
-            false => Again::No,
-        }
+        let adm = Admitted {
+            entry: self.place as u32,
+            ..adm
+        };
+        let again = self
+            .inner
+            .again(ctx, adm, fresh, outcome, Some(self.listed(ctx)));
+        self.again_now = again == Again::Now;
+        again
     }
 
     fn ended(&mut self, ctx: &Shared, ended: Ended) {

@@ -23,6 +23,7 @@ mod list_lane;
 mod open;
 mod open_session;
 mod pace;
+mod protocol;
 mod rates;
 mod record;
 mod requests;

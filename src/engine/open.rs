@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::list_lane::Listing;
 use super::record::Record;
 use super::shared::{Connected, H2Handle, LaneChoice, OpenConn, OpenGuard, OpenH2, OpenH3, Shared};
 use super::slot::{ConnectPhase, Slot};
@@ -202,8 +203,15 @@ impl Shared {
     }
 
     /// An HTTP/2 connection whose streams' responses go where the run's must: to a `Watch` per
-    /// stream slot under --stream, nowhere otherwise.
+    /// stream slot under --stream, nowhere otherwise (as a list's, with a list).
     async fn open_h2(&self, stream: Stream) -> Result<OpenH2, Fail> {
+        if self.setup.list.is_some() {
+            let (lane, max_streams) = self.start_h2(stream, || Listing).await?;
+            return Ok(OpenH2 {
+                lane: H2Handle::Listed(lane),
+                max_streams,
+            });
+        }
         match (&self.setup.stream, &self.rec.gaps) {
             (Some(plan), Some(gaps)) => {
                 let make = || Watch::new(plan.clone(), gaps.clone());

@@ -9,7 +9,7 @@ use std::time::Instant;
 use bytes::Bytes;
 
 use super::open::Via;
-use super::shared::{Conversation, Shared};
+use super::shared::{Conversation, Listed, Shared};
 use super::slot::{ConnectPhase, Slot};
 use crate::proto::Fail;
 use crate::proto::h1::{Conn, ReadSpace};
@@ -103,10 +103,11 @@ impl Shared {
         };
         Rc::new(Conversation {
             requests: (list.requests.iter().enumerate())
-                .map(|(i, l)| with(i, &l.request))
-                .collect(),
-            requests_close: (list.requests.iter().enumerate())
-                .map(|(i, l)| with(i, &l.request_close))
+                .map(|(i, l)| Listed {
+                    request: with(i, &l.request),
+                    request_close: with(i, &l.request_close),
+                    ..l.clone()
+                })
                 .collect(),
             listening,
             delete,

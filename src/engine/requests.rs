@@ -1,10 +1,11 @@
 //! The requests of a plan, built once into a thread's `Setup`: HTTP/1.1 bytes, HTTP/2's fields,
-//! HTTP/3's request, and a request list's requests. Must not run per request.
+//! HTTP/3's request, and a request list's requests in each of those forms. Must not run per request.
 
 use std::sync::Arc;
 
 use super::shared::{H3Setup, ListSetup, Listed, Setup};
 use crate::plan::Plan;
+use crate::proto::h2::Other;
 use crate::request;
 
 /// The HTTP/1.1, HTTP/2 and HTTP/3 requests of `plan`, into `setup`: a thread whose script shaped
@@ -29,15 +30,18 @@ pub(super) fn shape_requests(setup: &mut Setup, plan: &Plan) -> Result<(), Strin
     Ok(())
 }
 
-/// The requests of the list `l`, each built once as `plan` with its method, URL and body.
-pub(super) fn listed(plan: &Plan, l: &crate::request_list::RequestList) -> ListSetup {
-    let requests = l
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(i, _)| {
+/// The requests of the list `l`, each built once as `plan` with its method, URL and body: for
+/// HTTP/1.1, and for HTTP/2 and HTTP/3 where the run may speak them.
+pub(super) fn listed(
+    plan: &Plan,
+    l: &crate::request_list::RequestList,
+) -> Result<ListSetup, String> {
+    let h2 = plan.may_use_h2();
+    let h3 = crate::reach::lane_choice(plan) == crate::reach::LaneChoice::Http3;
+    let requests = (0..l.entries.len())
+        .map(|i| {
             let p = plan.for_entry(l, i);
-            Listed {
+            Ok(Listed {
                 request: request::h1_bytes(&p),
                 request_close: request::h1_bytes(&Plan {
                     keep_alive: false,
@@ -45,12 +49,20 @@ pub(super) fn listed(plan: &Plan, l: &crate::request_list::RequestList) -> ListS
                 }),
                 head_request: p.is_head(),
                 retry_safe: p.is_idempotent(),
-            }
+                h2: match h2 {
+                    true => Other::new(&request::h2_prepared(&p)?),
+                    false => Other::default(),
+                },
+                h3: match h3 {
+                    true => Some(Arc::new(request::h3_request(&p)?)),
+                    false => None,
+                },
+            })
         })
-        .collect();
-    ListSetup {
+        .collect::<Result<_, String>>()?;
+    Ok(ListSetup {
         requests,
         order: l.order,
         mcp: l.mcp.clone(),
-    }
+    })
 }

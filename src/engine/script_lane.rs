@@ -13,6 +13,7 @@ use std::task::{Context, Poll, ready};
 use super::attempt::Ended;
 use super::h1_lane::H1Lane;
 use super::lane::{Again, Lane, Outcome, Ready};
+use super::protocol::Protocol;
 use super::shared::{Admitted, Connected, OpenConn, Shared};
 use super::slot::{Cancel, Slot};
 use super::watch::Observe;
@@ -248,7 +249,7 @@ impl Lane for ScriptLane {
     }
 
     fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail> {
-        self.inner.adopt(ctx, opened, adm)
+        Protocol::adopt(&mut self.inner, ctx, opened, adm)
     }
 
     fn poll_exchange(
@@ -265,19 +266,20 @@ impl Lane for ScriptLane {
         if let Ok(res) = &r
             && self.worker.hears()
         {
-            let heard = self.inner.events();
-            self.worker.response(res.status, &heard.head, &heard.body);
+            let worker = &self.worker;
+            self.inner
+                .peek_events(|heard| worker.response(res.status, &heard.head, &heard.body));
         }
         self.check(ctx);
         Poll::Ready(r)
     }
 
     fn waiting(&self, slot: &Slot) {
-        self.inner.waiting(slot);
+        Protocol::waiting(&self.inner, slot);
     }
 
     fn written(&self) -> Option<Tick> {
-        self.inner.written()
+        Protocol::written(&self.inner)
     }
 
     fn bytes_out(&self, ctx: &Shared) -> u64 {
@@ -286,19 +288,19 @@ impl Lane for ScriptLane {
     }
 
     fn bytes_in(&self) -> u64 {
-        self.inner.bytes_in()
+        Protocol::bytes_in(&self.inner)
     }
 
     /// A batch does not go again: its other requests were on the connection too.
     fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
         match self.sent {
-            1 => self.inner.again(ctx, adm, fresh, outcome),
+            1 => Protocol::again(&mut self.inner, ctx, adm, fresh, outcome, None),
             _ => Again::No,
         }
     }
 
     fn ended(&mut self, ctx: &Shared, ended: Ended) {
-        self.inner.ended(ctx, ended);
+        Protocol::ended(&mut self.inner, ctx, ended);
     }
 
     /// Requests admitted with a batch that never got their turn (the thread stopped) end as
@@ -306,6 +308,6 @@ impl Lane for ScriptLane {
     fn finish(&mut self, ctx: &Shared, index: usize) {
         let left = self.followers.drain(..).filter(|a| !a.warmup).count();
         ctx.rec.stats.borrow_mut().interrupted += left as u64;
-        self.inner.finish(ctx, index);
+        Protocol::finish(&mut self.inner, ctx, index);
     }
 }

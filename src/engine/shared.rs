@@ -100,14 +100,19 @@ pub struct H3Setup {
     pub request: Arc<crate::proto::h3::Request>,
 }
 
-/// One request of a list, as the HTTP/1.1 lane sends it.
+/// One request of a list, built once in the form of each protocol the run may speak.
 #[derive(Debug, Clone)]
 pub struct Listed {
+    /// HTTP/1.1's bytes.
     pub request: Bytes,
     /// The same with `Connection: close` (--rpc).
     pub request_close: Bytes,
     pub head_request: bool,
     pub retry_safe: bool,
+    /// As an HTTP/2 stream sends it (empty where the run cannot speak HTTP/2).
+    pub h2: lane_h2::Other,
+    /// As HTTP/3 sends it (--http3).
+    pub h3: Option<Arc<crate::proto::h3::Request>>,
 }
 
 /// A request list's requests and their order.
@@ -154,10 +159,12 @@ pub struct OpenH2 {
 }
 
 /// An HTTP/2 connection's handle, by what its streams' responses are told to: nothing (the
-/// static path), or a `Watch` per stream slot (--stream).
+/// static path), a `Watch` per stream slot (--stream), or nothing but as a list's (a type of its
+/// own, so that the static path's code has one caller).
 pub enum H2Handle {
     Plain(Lane),
     Watched(Lane<Watch>),
+    Listed(Lane<super::list_lane::Listing>),
 }
 
 /// An open HTTP/3 connection: the handle that starts requests, and the QUIC connection under
@@ -205,11 +212,11 @@ pub struct Shared {
     pub sessions_ended: Rc<Cell<u64>>,
 }
 
-/// A session's requests: the list's, each with the session's id, built once per session.
+/// A session's requests: the list's, each with the session's id, built once per session (MCP's
+/// sessions run over HTTP/1.1: the other forms are the list's own).
 #[derive(Debug)]
 pub struct Conversation {
-    pub requests: Vec<Bytes>,
-    pub requests_close: Vec<Bytes>,
+    pub requests: Vec<Listed>,
     /// The legacy HTTP+SSE transport: the session's stream, where the answers arrive (dropping
     /// it closes the stream).
     pub listening: Option<crate::mcp::legacy::Listening>,

@@ -64,7 +64,7 @@ impl Observe for () {
     fn h2_lane(h: H2Handle) -> Option<h2::Lane<()>> {
         match h {
             H2Handle::Plain(lane) => Some(lane),
-            H2Handle::Watched(_) => None,
+            _ => None,
         }
     }
 }
@@ -166,7 +166,7 @@ impl Observe for Watch {
     fn h2_lane(h: H2Handle) -> Option<h2::Lane<Watch>> {
         match h {
             H2Handle::Watched(lane) => Some(lane),
-            H2Handle::Plain(_) => None,
+            _ => None,
         }
     }
 

@@ -70,14 +70,6 @@ impl Plan {
                     self.script.is_some(),
                     "--script: the script makes the requests",
                 ),
-                (
-                    self.protocol == Protocol::Http2,
-                    "--http2: lists are sent over HTTP/1.1",
-                ),
-                (
-                    self.h2.streams > 1,
-                    "--streams: lists are sent over HTTP/1.1",
-                ),
                 (self.redirects > 0, "--redirect"),
                 (self.stream.is_some(), "--stream"),
             ] {
@@ -198,10 +190,7 @@ impl Plan {
             (self.route.proxy.is_some(), "--proxy (a proxy tunnels TCP)"),
             (self.route.unix_socket.is_some(), "--unix-socket"),
             (self.redirects > 0, "--redirect"),
-            (
-                self.list.is_some(),
-                "a request list (several URLs, --urls-from-file)",
-            ),
+            (self.calls_mcp(), "MCP's calls"),
             (
                 self.script.as_ref().is_some_and(|s| s.per_request()),
                 "a script with delay(), request() or response()",

@@ -13,8 +13,10 @@ use crate::request;
 pub(super) enum First {
     /// The plan's one request.
     Plan,
-    /// A request list's first entry, or a script's first `request()`: these bytes, with a line
-    /// that says which.
+    /// A request list's first entry: the plan of its request, sent as the run's would be (in
+    /// the protocol the run speaks), with a line that says which.
+    Entry(Box<Plan>, String),
+    /// A script's first `request()`: these bytes, with a line that says which.
     Bytes(Vec<u8>, String),
     /// `spate mcp`: the first call's bytes, after the handshake the server's revision needs.
     Mcp(std::sync::Arc<crate::mcp::Prepared>, Vec<u8>),
@@ -24,11 +26,11 @@ impl First {
     pub(super) fn of(plan: &Plan) -> Result<First, String> {
         if let Some(l) = &plan.list {
             let i = l.first();
-            let bytes = request::h1_bytes(&plan.for_entry(l, i)).to_vec();
+            let entry = plan.for_entry(l, i);
             return Ok(match &l.mcp {
-                Some(m) => First::Mcp(m.clone(), bytes),
-                None => First::Bytes(
-                    bytes,
+                Some(m) => First::Mcp(m.clone(), request::h1_bytes(&entry).to_vec()),
+                None => First::Entry(
+                    Box::new(entry),
                     format!(
                         "* the list's first request ({} of {})",
                         i + 1,
@@ -64,11 +66,12 @@ pub fn dry_run(plan: &Plan) -> Result<String, String> {
             let _ = writeln!(out, "The request, as HTTP/1.1 writes it:");
             request::h1_bytes(plan).to_vec()
         }
+        First::Entry(entry, what) => {
+            let _ = writeln!(out, "{}, as HTTP/1.1 writes it:", sentence(&what));
+            request::h1_bytes(&entry).to_vec()
+        }
         First::Bytes(bytes, what) => {
-            let what = what.trim_start_matches("* ");
-            let mut c = what.chars();
-            let first = c.next().map(|f| f.to_ascii_uppercase()).unwrap_or(' ');
-            let _ = writeln!(out, "{first}{}:", c.as_str());
+            let _ = writeln!(out, "{}:", sentence(&what));
             bytes
         }
         First::Mcp(_, call) => {
@@ -90,4 +93,13 @@ pub fn dry_run(plan: &Plan) -> Result<String, String> {
         let _ = writeln!(out, "> {}", shown_body(body, "> "));
     }
     Ok(out)
+}
+
+/// `-v`'s line as the start of a sentence: without its `* `, capitalised.
+fn sentence(line: &str) -> String {
+    let line = line.trim_start_matches("* ");
+    let mut c = line.chars();
+    c.next()
+        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+        .unwrap_or_default()
 }

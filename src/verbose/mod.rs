@@ -64,8 +64,14 @@ async fn run(plan: &Plan, first: First, out: &mut String) -> Result<(), String> 
         .route
         .resolve(&plan.target)
         .map_err(|e| e.to_string())?;
-    match first {
-        First::Plan => {}
+    let entry;
+    let plan = match first {
+        First::Plan => plan,
+        First::Entry(e, what) => {
+            let _ = writeln!(out, "{what}");
+            entry = e;
+            &*entry
+        }
         First::Bytes(bytes, what) => {
             let _ = writeln!(out, "{what}");
             let (stream, _) = connect(plan, &endpoint, out).await?;
@@ -74,7 +80,7 @@ async fn run(plan: &Plan, first: First, out: &mut String) -> Result<(), String> 
         First::Mcp(prepared, call) => {
             return mcp::show(plan, &endpoint, &prepared, &call, out).await;
         }
-    }
+    };
     if lane_choice(plan) == LaneChoice::Http3 {
         if plan.alt_svc {
             let followed = crate::alt_svc::follow_async(plan, &endpoint).await?;

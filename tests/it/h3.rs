@@ -94,6 +94,24 @@ impl Caddy {
             })
             .count()
     }
+
+    /// Requests caddy logged, counted by `METHOD URI PROTO`.
+    fn logged_by_request(&self) -> std::collections::BTreeMap<String, u64> {
+        let log = std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default();
+        let mut by = std::collections::BTreeMap::new();
+        for l in log.lines() {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let r = &v["request"];
+            let key = format!(
+                "{} {} {}",
+                r["method"].as_str().unwrap(),
+                r["uri"].as_str().unwrap(),
+                r["proto"].as_str().unwrap()
+            );
+            *by.entry(key).or_default() += 1;
+        }
+        by
+    }
 }
 
 fn caddy_pki(tag: &str) -> Option<(Pki, Caddy)> {
@@ -160,6 +178,61 @@ fn caddy_logs_exactly_the_requests_of_a_count_run_over_streams() {
     );
     assert_eq!(caddy.logged("HTTP/3.0"), 1000);
     assert_eq!(caddy.logged("HTTP/2.0") + caddy.logged("HTTP/1.1"), 0);
+}
+
+/// A request list over HTTP/3, then over HTTP/2 as ALPN chooses it: caddy logs each entry's
+/// requests as often as the report counts them.
+#[test]
+fn a_request_list_reaches_caddy_exactly_over_http3_and_over_h2() {
+    let Some((pki, caddy)) = caddy_pki("h3-list") else {
+        return;
+    };
+    let ca = pki.path("ca.pem");
+    let origin = caddy.url();
+    let origin = origin.trim_end_matches('/');
+    let urls = pki.path("urls.txt");
+    std::fs::write(
+        &urls,
+        format!("{origin}/a\nPOST {origin}/b {{\"x\":1}}\n{origin}/c\n"),
+    )
+    .unwrap();
+    let mut by_proto = Vec::new();
+    for (protocol, flag, proto) in [
+        ("HTTP/3", "--http3", "HTTP/3.0"),
+        ("HTTP/2", "--http2", "HTTP/2.0"),
+    ] {
+        let mut args = vec![
+            "--urls-from-file",
+            &urls,
+            flag,
+            "-n",
+            "600",
+            "-c",
+            "2",
+            "-p",
+            "4",
+        ];
+        args.extend(["--cacert", &ca]);
+        args.extend(PATIENT);
+        let v = run_json(&args);
+        assert_eq!(v["config"]["protocol"], protocol);
+        assert_eq!(v["requests"]["completed"], 600, "{}", v["requests"]);
+        for e in v["per_url"].as_array().unwrap() {
+            assert_eq!(e["completed"], 200, "{protocol}: {e}");
+        }
+        by_proto.push(proto);
+    }
+    let seen = caddy.logged_by_request();
+    for proto in by_proto {
+        for request in ["GET /a", "POST /b", "GET /c"] {
+            assert_eq!(
+                seen.get(&format!("{request} {proto}")),
+                Some(&200),
+                "{seen:?}"
+            );
+        }
+    }
+    assert_eq!(seen.values().sum::<u64>(), 1200, "{seen:?}");
 }
 
 #[test]

@@ -171,7 +171,6 @@ fn lists_refuse_what_they_cannot_do_with_one_line() {
             vec!["--order", "random", a],
             "--order is for a request list",
         ),
-        (vec!["--http2", a, b], "--http2"),
         (vec!["-s", script, a, b], "--script"),
     ] {
         let mut all = vec!["-n", "2"];

@@ -21,6 +21,7 @@ mod k8s_job;
 mod layers;
 mod limits;
 mod list;
+mod list_h2;
 mod mcp;
 mod mcp_bytes;
 mod mcp_compare;

@@ -366,6 +366,13 @@ pub fn encode(fields: &[(&[u8], &[u8])]) -> Vec<u8> {
     out
 }
 
+/// A dynamic table size update to `size`, as the start of a header block.
+pub fn size_update(size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4);
+    put_integer(&mut out, 0x20, 5, size);
+    out
+}
+
 /// The two blocks of a request sent many times on one connection: the first inserts the
 /// fields into the server's dynamic table (as many as fit in `capacity` bytes), and every later
 /// one refers to them by index, one or two bytes a field. `size_update` starts the first block
@@ -389,7 +396,7 @@ pub fn encode_indexed(
     let total = indexed.iter().filter(|&&i| i).count();
     let (mut first, mut rest) = (Vec::new(), Vec::new());
     if let Some(size) = size_update {
-        put_integer(&mut first, 0x20, 5, size);
+        first = self::size_update(size);
     }
     let mut inserted = 0;
     for (&(name, value), &index) in fields.iter().zip(&indexed) {

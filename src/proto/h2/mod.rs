@@ -80,6 +80,24 @@ impl Prepared {
     }
 }
 
+/// A request other than the connection's own, for one stream at a time (a request list's
+/// entry): its header block, encoded once before the run without touching the server's dynamic
+/// table (so it is valid on any connection), and its body.
+#[derive(Debug, Clone, Default)]
+pub struct Other {
+    block: Bytes,
+    body: Bytes,
+}
+
+impl Other {
+    pub fn new(request: &Prepared) -> Other {
+        Other {
+            block: hpack::encode(&request.field_slices()).into(),
+            body: request.body.clone(),
+        }
+    }
+}
+
 /// The handle to one HTTP/2 connection, held by the connection's stream loops. Dropping it
 /// closes the connection once its open streams are done.
 #[derive(Debug)]
@@ -145,9 +163,14 @@ impl<S: Events> Lane<S> {
     }
 
     /// Opens a stream on slot `k` (each slot has one stream at a time), once there is a place
-    /// for it under the server's limit, and queues the request.
-    pub fn poll_open(&self, k: usize, cx: &mut Context<'_>) -> Poll<Result<(), Fail>> {
-        self.conn.borrow_mut().poll_open(k, cx)
+    /// for it under the server's limit, and queues the connection's request, or `other`.
+    pub fn poll_open(
+        &self,
+        k: usize,
+        cx: &mut Context<'_>,
+        other: Option<&Other>,
+    ) -> Poll<Result<(), Fail>> {
+        self.conn.borrow_mut().poll_open(k, cx, other)
     }
 
     /// The response of slot `k`'s stream, read in full.

@@ -77,7 +77,7 @@ pub fn run(data: &[u8], cuts: &[usize], small_windows: bool, cap: Option<u64>) -
     };
     c.receive(&data[..skip], Tick::now());
     for k in 0..4 {
-        let _ = c.poll_open(k, &mut cx);
+        let _ = c.poll_open(k, &mut cx, None);
     }
     let mut buf = Vec::new();
     let mut from = skip;

@@ -1,7 +1,8 @@
 //! The client side of one HTTP/2 connection as a state machine, sans-IO: the server's bytes go
 //! in (`receive`, with the time they were read), the frames to send accumulate in `out`, and
-//! each stream slot of the connection ends with a `Response` or a `Fail`. Every stream sends the
-//! same request, encoded once (`Prepared`). Must not read the clock or touch a socket, and must
+//! each stream slot of the connection ends with a `Response` or a `Fail`. A stream sends the
+//! connection's request, encoded once (`Prepared`), or another one encoded once before the run
+//! (`Other`: a list's entry). Must not read the clock or touch a socket, and must
 //! not allocate per request: frames are parsed in place and a response's head is decoded without
 //! copying unless the server uses Huffman literals or the dynamic table grows.
 
@@ -10,9 +11,11 @@ mod inbound;
 
 use std::task::{Context, Poll, Waker};
 
-use super::Prepared;
+use bytes::Bytes;
+
 use super::frame;
 use super::hpack::{self, Decoder};
+use super::{Other, Prepared};
 use crate::clock::Tick;
 use crate::proto::Failure;
 use crate::proto::{Cause, Events, Fail, Response};
@@ -63,6 +66,8 @@ struct Slot<S> {
     status: u16,
     first_byte: Option<Tick>,
     body_bytes: u64,
+    /// The body of the stream's request when it is not the connection's (`Other`).
+    body: Option<Bytes>,
     /// Request body bytes sent so far, and what the server's window still allows.
     sent: usize,
     send_window: i64,
@@ -82,6 +87,7 @@ impl<S> Slot<S> {
             status: 0,
             first_byte: None,
             body_bytes: 0,
+            body: None,
             sent: 0,
             send_window: 0,
             recv_window: 0,
@@ -296,8 +302,14 @@ impl<S: Events> Conn<S> {
         }
     }
 
-    /// Opens a stream on slot `k` and queues the request, once there is a place for it.
-    pub fn poll_open(&mut self, k: usize, cx: &mut Context<'_>) -> Poll<Result<(), Fail>> {
+    /// Opens a stream on slot `k` and queues the request (the connection's, or `other`), once
+    /// there is a place for it.
+    pub fn poll_open(
+        &mut self,
+        k: usize,
+        cx: &mut Context<'_>,
+        other: Option<&Other>,
+    ) -> Poll<Result<(), Fail>> {
         match self.ready() {
             Ready::Yes => {}
             Ready::Wait => {
@@ -309,7 +321,10 @@ impl<S: Events> Conn<S> {
         let id = self.next_id;
         self.next_id += 2;
         self.active += 1;
-        let body = !self.request.body.is_empty();
+        let body = match other {
+            Some(o) => !o.body.is_empty(),
+            None => !self.request.body.is_empty(),
+        };
         let slot = &mut self.slots[k];
         debug_assert_eq!(slot.id, 0, "slot {k} already has a stream");
         slot.open(
@@ -317,6 +332,24 @@ impl<S: Events> Conn<S> {
             i64::from(self.peer_stream_window),
             i64::from(self.cfg.stream_window),
         );
+        if other.is_some() || slot.body.is_some() {
+            slot.body = other.map(|o| o.body.clone());
+        }
+        match other {
+            None => self.put_own(id, body),
+            Some(o) => self.put_other(id, o),
+        }
+        if body {
+            self.sending += 1;
+            self.pump();
+        }
+        self.notify();
+        Poll::Ready(Ok(()))
+    }
+
+    /// Queues the HEADERS of the connection's request on stream `id`.
+    #[inline]
+    fn put_own(&mut self, id: u32, body: bool) {
         if self.blocks[1].is_empty() {
             // The server's SETTINGS are known now: the first block indexes the fields in its
             // table, within the size it allows.
@@ -332,12 +365,22 @@ impl<S: Events> Conn<S> {
         if once {
             self.blocks[0].clear();
         }
-        if body {
-            self.sending += 1;
-            self.pump();
+    }
+
+    /// Queues the HEADERS of `other` on stream `id`. Its block leaves the server's table alone,
+    /// so it is valid on any connection, except that a server that allows a smaller table than
+    /// the default must hear so at the start of the first block after its SETTINGS: unless the
+    /// connection's own first block (which says it) has gone, this one says it too.
+    fn put_other(&mut self, id: u32, other: &Other) {
+        let end = other.body.is_empty();
+        let said = !self.blocks[1].is_empty() && self.blocks[0].is_empty();
+        if self.peer_table >= hpack::TABLE_SIZE || said {
+            frame::put_headers(&mut self.out, id, &other.block, end, self.peer_max_frame);
+            return;
         }
-        self.notify();
-        Poll::Ready(Ok(()))
+        let mut block = hpack::size_update(self.peer_table);
+        block.extend_from_slice(&other.block);
+        frame::put_headers(&mut self.out, id, &block, end, self.peer_max_frame);
     }
 
     /// Why no stream can be opened now.
@@ -409,7 +452,7 @@ impl<S: Events> Conn<S> {
 
     fn close_slot(&mut self, k: usize) {
         let slot = &mut self.slots[k];
-        if slot.sent < self.request.body.len() {
+        if self.sending > 0 && slot.sent < slot.body.as_ref().unwrap_or(&self.request.body).len() {
             self.sending -= 1;
         }
         slot.id = 0;
@@ -497,28 +540,37 @@ impl<S: Events> Conn<S> {
         if self.sending == 0 {
             return;
         }
-        let body = self.request.body.clone();
-        for k in 0..self.slots.len() {
-            let slot = &mut self.slots[k];
+        // Apart, so that a slot's body is read while `out` grows.
+        let Conn {
+            slots,
+            out,
+            request,
+            send_window,
+            sending,
+            peer_max_frame,
+            ..
+        } = self;
+        for slot in slots.iter_mut() {
+            let body = slot.body.as_ref().unwrap_or(&request.body);
             if slot.id == 0 || slot.sent >= body.len() {
                 continue;
             }
-            while slot.sent < body.len() && self.out.len() < DATA_AHEAD {
-                let room = slot.send_window.min(self.send_window);
+            while slot.sent < body.len() && out.len() < DATA_AHEAD {
+                let room = slot.send_window.min(*send_window);
                 if room <= 0 {
                     break;
                 }
                 let n = (body.len() - slot.sent)
                     .min(usize::try_from(room).unwrap_or(usize::MAX))
-                    .min(self.peer_max_frame)
+                    .min(*peer_max_frame)
                     .min(DATA_AHEAD);
                 let end = slot.sent + n == body.len();
-                frame::put_data(&mut self.out, slot.id, &body[slot.sent..slot.sent + n], end);
+                frame::put_data(out, slot.id, &body[slot.sent..slot.sent + n], end);
                 slot.sent += n;
                 slot.send_window -= n as i64;
-                self.send_window -= n as i64;
+                *send_window -= n as i64;
                 if end {
-                    self.sending -= 1;
+                    *sending -= 1;
                 }
             }
         }

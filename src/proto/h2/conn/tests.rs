@@ -7,6 +7,7 @@ use bytes::Bytes;
 
 use super::*;
 use crate::proto::Media;
+use crate::proto::h2::Other;
 use crate::proto::h2::frame::Head;
 use crate::proto::h2::frame::*;
 
@@ -92,7 +93,10 @@ fn settled_with<S: Events + Default>(slots: usize, server: &[(u16, u32)], body: 
 }
 
 fn open<S: Events>(c: &mut Conn<S>, k: usize) {
-    assert!(matches!(c.poll_open(k, &mut cx()), Poll::Ready(Ok(()))));
+    assert!(matches!(
+        c.poll_open(k, &mut cx(), None),
+        Poll::Ready(Ok(()))
+    ));
 }
 
 fn outcome<S: Events>(c: &mut Conn<S>, k: usize) -> Option<Result<Response, Fail>> {
@@ -247,6 +251,97 @@ fn a_smaller_server_table_gets_a_size_update_and_a_change_empties_it() {
     assert_ne!(sent[1].3[0], 0x20);
 }
 
+fn other() -> Other {
+    Other::new(&Prepared::new(
+        &[
+            (b":method", b"POST"),
+            (b":scheme", b"http"),
+            (b":path", b"/other"),
+            (b":authority", b"127.0.0.1:1"),
+            (b"x-entry", b"2"),
+        ],
+        Bytes::from_static(b"other body"),
+    ))
+}
+
+/// The fields of each HEADERS frame in `sent`, decoded in order as the server does.
+fn decoded(sent: &[(u8, u8, u32, Vec<u8>)]) -> Vec<Vec<(String, String)>> {
+    let mut server = Decoder::default();
+    sent.iter()
+        .filter(|f| f.0 == HEADERS)
+        .map(|f| {
+            let mut got = Vec::new();
+            server
+                .decode(&f.3, |n, v| {
+                    got.push((
+                        String::from_utf8_lossy(n).into_owned(),
+                        String::from_utf8_lossy(v).into_owned(),
+                    ));
+                })
+                .unwrap();
+            got
+        })
+        .collect()
+}
+
+#[test]
+fn a_stream_sends_another_request_with_its_body_beside_the_connections_own() {
+    let mut c = settled(3, &[], b"");
+    open(&mut c, 0);
+    let o = other();
+    assert!(c.poll_open(1, &mut cx(), Some(&o)).is_ready());
+    open(&mut c, 2);
+    let sent = frames(&c.out);
+    let heads = decoded(&sent);
+    assert_eq!(heads.len(), 3);
+    assert!(heads[0].contains(&(":path".into(), "/".into())));
+    assert!(heads[1].contains(&(":path".into(), "/other".into())));
+    assert!(heads[1].contains(&("x-entry".into(), "2".into())));
+    assert!(
+        heads[2].contains(&(":path".into(), "/".into())),
+        "the own request's index holds"
+    );
+    let data: Vec<_> = sent.iter().filter(|f| f.0 == DATA).collect();
+    assert_eq!(data.len(), 1);
+    assert_eq!((data[0].1, data[0].2), (END_STREAM, 3));
+    assert_eq!(data[0].3, b"other body");
+    let other_head = sent.iter().find(|f| f.0 == HEADERS && f.2 == 3).unwrap();
+    assert_eq!(other_head.1, END_HEADERS, "the body follows");
+    // Its response ends the stream as any other, and the slot sends the own request next.
+    feed(&mut c, &ok(3), &[]);
+    assert!(outcome(&mut c, 1).unwrap().is_ok());
+    c.out.clear();
+    open(&mut c, 1);
+    let sent = frames(&c.out);
+    assert_eq!(sent.len(), 1, "no body: {sent:?}");
+    assert_eq!(sent[0].1, END_HEADERS | END_STREAM);
+}
+
+#[test]
+fn another_request_first_on_a_small_table_says_the_size_and_later_ones_do_not_need_to() {
+    let mut c = settled(3, &[(SETTINGS_HEADER_TABLE_SIZE, 100)], b"");
+    let o = other();
+    assert!(c.poll_open(0, &mut cx(), Some(&o)).is_ready());
+    open(&mut c, 1);
+    assert!(c.poll_open(2, &mut cx(), Some(&o)).is_ready());
+    let sent = frames(&c.out);
+    let heads: Vec<_> = sent.iter().filter(|f| f.0 == HEADERS).collect();
+    assert_eq!(heads[0].3[0] & 0xe0, 0x20, "a size update first");
+    assert_eq!(
+        heads[1].3[0] & 0xe0,
+        0x20,
+        "the own first block says it too"
+    );
+    assert_ne!(heads[2].3[0] & 0xe0, 0x20, "said once the own block went");
+    let got = decoded(&sent);
+    assert!(got[0].contains(&(":path".into(), "/other".into())));
+    assert!(got[2].contains(&(":path".into(), "/other".into())));
+    // A server with the default table hears no update at all.
+    let mut c = settled(1, &[], b"");
+    assert!(c.poll_open(0, &mut cx(), Some(&o)).is_ready());
+    assert_ne!(frames(&c.out)[0].3[0] & 0xe0, 0x20);
+}
+
 #[test]
 fn flow_control_gives_the_window_back_and_bodies_wait_for_it() {
     let mut small = cfg(1);
@@ -303,7 +398,7 @@ fn the_server_limit_holds_streams_back() {
     let mut c = settled(2, &[(SETTINGS_MAX_CONCURRENT_STREAMS, 1)], b"");
     open(&mut c, 0);
     assert_eq!(c.ready(), Ready::Wait);
-    assert!(c.poll_open(1, &mut cx()).is_pending());
+    assert!(c.poll_open(1, &mut cx(), None).is_pending());
     feed(&mut c, &ok(1), &[]);
     assert_eq!(c.ready(), Ready::Yes);
     open(&mut c, 1);

@@ -117,7 +117,10 @@ fn protocol_violations_end_the_connection_with_goaway() {
         let e = outcome(&mut c, 0).unwrap().unwrap_err();
         assert_eq!(e.class, Failure::H2, "{want}");
         assert!(e.to_string().contains(want), "{want}: {e}");
-        assert!(c.poll_open(0, &mut cx()).is_ready(), "nothing new starts");
+        assert!(
+            c.poll_open(0, &mut cx(), None).is_ready(),
+            "nothing new starts"
+        );
         if !want.starts_with("GOAWAY") {
             assert_eq!(frames(&c.out).last().unwrap().0, GOAWAY, "{want}");
         }

@@ -1,0 +1,176 @@
+//! HOT: the transport half of a slot, `Protocol`: how HTTP/1.1 (`h1_lane`), an HTTP/2 stream
+//! slot (`h2_lane`) or an HTTP/3 stream slot (`h3_lane`) takes a connection and exchanges one
+//! request for its response, whichever request it is told to send. A workload (a request list,
+//! a script) wraps a protocol to choose each attempt's request and judge its answer; a protocol
+//! alone is the static path, sending the run's own request (`Lane for P`, below, with no
+//! request named), which compiles to what a lane written for it would. Must not account for
+//! attempts, choose requests, or allocate per request.
+
+use std::task::{Context, Poll};
+
+use super::attempt::Ended;
+use super::lane::{Again, Lane, Outcome, Ready};
+use super::shared::{Admitted, Connected, Listed, OpenConn, Shared};
+use super::slot::Slot;
+use super::watch::{Observe, Streamed};
+use crate::clock::Tick;
+use crate::proto::{Fail, Response};
+
+/// One slot's transport. Each method that concerns the request takes `req`: the request of a
+/// list's entry in every protocol's form, built once, or `None` for the run's own.
+pub trait Protocol {
+    /// Whether its responses may be measured as streams (--stream).
+    const STREAMS: bool = false;
+
+    /// What each response is told as it arrives.
+    type Events: Observe;
+
+    /// Waits until the slot may take an attempt (HTTP/2 and HTTP/3: a place on a live
+    /// connection, or none to wait for, when this slot opens the next).
+    fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready>;
+
+    /// An attempt the server refused unprocessed, which goes before any new one.
+    #[inline(always)]
+    fn retry(&mut self) -> Option<Admitted> {
+        None
+    }
+
+    /// Starts the attempt `adm`, which sends `req`: true when it goes on an open connection,
+    /// false when one must be opened for it first.
+    fn begin(&mut self, ctx: &Shared, adm: &Admitted, req: Option<&Listed>) -> bool;
+
+    /// Takes the connection opened for the current attempt `adm`.
+    fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail>;
+
+    /// Sends `req` (the same on every poll of an attempt) and reads its response.
+    fn poll_send(
+        &mut self,
+        ctx: &Shared,
+        cx: &mut Context<'_>,
+        req: Option<&Listed>,
+    ) -> Poll<Result<Response, Fail>>;
+
+    /// The exchange is waiting: what the slot must know of it (the last read, for
+    /// --idle-timeout).
+    #[inline(always)]
+    fn waiting(&self, _slot: &Slot) {}
+
+    /// What the attempt's response did as a stream, if it was watched as one.
+    #[inline(always)]
+    fn streamed(&mut self) -> Option<Streamed> {
+        None
+    }
+
+    /// When the request had been handed over in full, if it was.
+    fn written(&self) -> Option<Tick>;
+
+    /// Bytes the attempt wrote and read that the loop must count itself: a protocol that
+    /// counts them per connection (HTTP/2, HTTP/3) says 0.
+    fn bytes_out(&self, ctx: &Shared, req: Option<&Listed>) -> u64;
+    fn bytes_in(&self) -> u64;
+
+    /// Whether the attempt `adm`, which sent `req` and ended as `outcome`, goes again instead
+    /// of being accounted for. `fresh`: its connection was opened for it.
+    fn again(
+        &mut self,
+        ctx: &Shared,
+        adm: Admitted,
+        fresh: bool,
+        outcome: &Outcome,
+        req: Option<&Listed>,
+    ) -> Again;
+
+    /// The attempt was accounted for as it `ended`: keep or drop the connection.
+    fn ended(&mut self, ctx: &Shared, ended: Ended);
+
+    /// The slot's loop is over: close and count what is left.
+    fn finish(&mut self, ctx: &Shared, index: usize);
+
+    /// `f` on the receiver of the current attempt's response; `None` when the protocol holds
+    /// none now (HTTP/2 between connections).
+    fn with_events<R>(&mut self, f: impl FnOnce(&mut Self::Events) -> R) -> Option<R>;
+
+    /// `f` on that receiver, to read it.
+    fn peek_events<R>(&self, f: impl FnOnce(&Self::Events) -> R) -> Option<R>;
+
+    /// Hands over the slot's HTTP/1.1 connection whole, counting what it carried (MCP's
+    /// session end asks its server over it); `None` from a protocol whose connection its
+    /// slots share.
+    fn take_conn(&mut self, _ctx: &Shared) -> Option<OpenConn> {
+        None
+    }
+}
+
+/// A protocol alone sends the run's own request: the static path.
+impl<P: Protocol> Lane for P {
+    const STREAMS: bool = P::STREAMS;
+
+    #[inline(always)]
+    fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
+        Protocol::poll_ready(self, ctx, index, cx)
+    }
+
+    #[inline(always)]
+    fn retry(&mut self) -> Option<Admitted> {
+        Protocol::retry(self)
+    }
+
+    #[inline(always)]
+    fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
+        Protocol::begin(self, ctx, adm, None)
+    }
+
+    #[inline(always)]
+    fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail> {
+        Protocol::adopt(self, ctx, opened, adm)
+    }
+
+    #[inline(always)]
+    fn poll_exchange(
+        &mut self,
+        ctx: &Shared,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Response, Fail>> {
+        self.poll_send(ctx, cx, None)
+    }
+
+    #[inline(always)]
+    fn waiting(&self, slot: &Slot) {
+        Protocol::waiting(self, slot);
+    }
+
+    #[inline(always)]
+    fn streamed(&mut self) -> Option<Streamed> {
+        Protocol::streamed(self)
+    }
+
+    #[inline(always)]
+    fn written(&self) -> Option<Tick> {
+        Protocol::written(self)
+    }
+
+    #[inline(always)]
+    fn bytes_out(&self, ctx: &Shared) -> u64 {
+        Protocol::bytes_out(self, ctx, None)
+    }
+
+    #[inline(always)]
+    fn bytes_in(&self) -> u64 {
+        Protocol::bytes_in(self)
+    }
+
+    #[inline(always)]
+    fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
+        Protocol::again(self, ctx, adm, fresh, outcome, None)
+    }
+
+    #[inline(always)]
+    fn ended(&mut self, ctx: &Shared, ended: Ended) {
+        Protocol::ended(self, ctx, ended);
+    }
+
+    #[inline(always)]
+    fn finish(&mut self, ctx: &Shared, index: usize) {
+        Protocol::finish(self, ctx, index);
+    }
+}
