@@ -278,12 +278,9 @@ impl Plan {
     }
 
     /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
-    /// following redirects, running a script per request or calling an MCP server.
+    /// following redirects or calling an MCP server.
     pub fn may_use_h2(&self) -> bool {
-        if self.redirects > 0
-            || self.calls_mcp()
-            || self.script.as_ref().is_some_and(|s| s.per_request())
-        {
+        if self.redirects > 0 || self.calls_mcp() {
             return false;
         }
         match self.protocol {

@@ -23,10 +23,8 @@ pub enum LaneChoice {
 pub fn lane_choice(plan: &Plan) -> LaneChoice {
     match (plan.protocol, plan.target.tls) {
         (Protocol::Http3, _) => LaneChoice::Http3,
-        // Redirects are followed over HTTP/1.1 only; so are scripts that run per request, and
-        // MCP's calls.
+        // Redirects are followed over HTTP/1.1 only; so are MCP's calls.
         _ if plan.redirects > 0 => LaneChoice::Http1,
-        _ if plan.script.as_ref().is_some_and(|s| s.per_request()) => LaneChoice::Http1,
         _ if plan.calls_mcp() => LaneChoice::Http1,
         (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
         (Protocol::Http2, _) => LaneChoice::Http2,

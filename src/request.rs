@@ -9,6 +9,8 @@ use http::{Method, Uri};
 use crate::plan::Plan;
 use crate::proto::h2::Prepared;
 
+pub mod written;
+
 /// Headers that belong to one HTTP/1.1 connection and are forbidden in HTTP/2 (RFC 9113
 /// section 8.2.2); Host becomes the :authority pseudo-header.
 const NOT_IN_H2: [&str; 6] = [

@@ -15,7 +15,7 @@ use super::h2_lane::{Group, H2Lane};
 use super::h3_lane::{self, H3Lane};
 use super::link::Link;
 use super::list_lane::{ListLane, Listing};
-use super::script_lane::ScriptLane;
+use super::script_lane::{Heard, ScriptLane};
 use super::shared::{Connected, H2Handle, Shared};
 use super::slot::{Cancel, Slot, guarded};
 use super::task_set::Member;
@@ -38,6 +38,14 @@ pub(super) fn switched() -> Fail {
 pub(super) fn switched_from(opened: Connected) -> Fail {
     drop(opened);
     switched()
+}
+
+/// The thread's script, for a slot that runs it around each request.
+fn scripted(ctx: &Shared) -> Rc<crate::script::Worker> {
+    match &ctx.script {
+        Some(worker) => worker.clone(),
+        None => unreachable!("a scripted connection without a script"),
+    }
 }
 
 /// The links of the pre-connected connections `open` (group and connection), one per slot that
@@ -66,6 +74,7 @@ enum Making {
     Plain(Rc<Group<()>>),
     Watched(Rc<Group<Watch>>),
     Listed(Rc<Group<Listing>>),
+    Scripted(Rc<Group<Heard>>),
     H3(Rc<h3_lane::Group>),
 }
 
@@ -104,7 +113,19 @@ impl Iterator for Links {
                     let lane = ListLane::new(H2Lane::new(g, k));
                     Drive::Boxed(Box::pin(Link::new(ctx.clone(), index, lane)))
                 }
+                Making::Scripted(g) => {
+                    let index = g.base() + k;
+                    let lane = ScriptLane::new(H2Lane::new(g, k), scripted(ctx));
+                    Drive::Boxed(Box::pin(Link::new(ctx.clone(), index, lane)))
+                }
                 // HTTP/3: off the static path, boxed.
+                Making::H3(g) if ctx.script.as_ref().is_some_and(|w| w.runs_per_request()) => {
+                    let index = g.base() + k;
+                    let worker = scripted(ctx);
+                    let lane =
+                        ScriptLane::new(H3Lane::new(g, k, Heard::new(worker.hears())), worker);
+                    Drive::Boxed(Box::pin(Link::new(ctx.clone(), index, lane)))
+                }
                 Making::H3(g) if ctx.setup.list.is_some() => {
                     let index = g.base() + k;
                     let lane = ListLane::new(H3Lane::new(g, k, Listing));
@@ -143,10 +164,8 @@ impl Iterator for Links {
             // A script that runs around requests: off the static path, boxed.
             Connected::H1(c) if ctx.script.as_ref().is_some_and(|w| w.runs_per_request()) => {
                 self.left -= 1;
-                let Some(worker) = ctx.script.clone() else {
-                    unreachable!("a scripted connection without a script");
-                };
-                let lane = ScriptLane::new(ctx, c, worker);
+                let worker = scripted(ctx);
+                let lane = ScriptLane::new(H1Lane::new(ctx, c, Heard::new(worker.hears())), worker);
                 Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
             }
             // --stream: off the static path, boxed.
@@ -169,6 +188,7 @@ impl Iterator for Links {
                     H2Handle::Plain(_) => Making::Plain(Group::new(ctx, g, c)),
                     H2Handle::Watched(_) => Making::Watched(Group::new(ctx, g, c)),
                     H2Handle::Listed(_) => Making::Listed(Group::new(ctx, g, c)),
+                    H2Handle::Scripted(_) => Making::Scripted(Group::new(ctx, g, c)),
                 };
                 self.group = Some((group, 0));
                 self.next()

@@ -8,8 +8,8 @@ use std::task::{Context, Poll};
 
 use super::attempt::{Ended, MAX_RETRIES};
 use super::lane::{Again, Outcome, Ready};
-use super::protocol::Protocol;
-use super::shared::{Admitted, Connected, Listed, OpenConn, Shared};
+use super::protocol::{Protocol, Sent};
+use super::shared::{Admitted, Connected, OpenConn, Shared};
 use super::slot::Slot;
 use super::watch::{Observe, Streamed};
 use crate::clock::Tick;
@@ -109,10 +109,11 @@ impl<E: Observe> Protocol for H1Lane<E> {
     }
 
     #[inline]
-    fn begin(&mut self, ctx: &Shared, adm: &Admitted, req: Option<&Listed>) -> bool {
+    fn begin(&mut self, ctx: &Shared, adm: &Admitted, req: Sent<'_>) -> bool {
         let head = match req {
-            None => ctx.setup.head_request,
-            Some(l) => l.head_request,
+            Sent::Own => ctx.setup.head_request,
+            Sent::Listed(l) => l.head_request,
+            Sent::Written(_, head) => head,
         };
         self.start(ctx, adm, head)
     }
@@ -132,13 +133,14 @@ impl<E: Observe> Protocol for H1Lane<E> {
         &mut self,
         ctx: &Shared,
         cx: &mut Context<'_>,
-        req: Option<&Listed>,
+        req: Sent<'_>,
     ) -> Poll<Result<Response, Fail>> {
         let request = match (req, self.last) {
-            (None, true) => &ctx.setup.request_close,
-            (None, false) => &ctx.setup.request,
-            (Some(l), true) => &l.request_close,
-            (Some(l), false) => &l.request,
+            (Sent::Own, true) => &ctx.setup.request_close,
+            (Sent::Own, false) => &ctx.setup.request,
+            (Sent::Listed(l), true) => &l.request_close,
+            (Sent::Listed(l), false) => &l.request,
+            (Sent::Written(bytes, _), _) => bytes,
         };
         self.exchange_with(ctx, cx, request)
     }
@@ -161,10 +163,11 @@ impl<E: Observe> Protocol for H1Lane<E> {
     }
 
     #[inline]
-    fn bytes_out(&self, ctx: &Shared, req: Option<&Listed>) -> u64 {
+    fn bytes_out(&self, ctx: &Shared, req: Sent<'_>) -> u64 {
         match req {
-            None => self.prepared(ctx).len() as u64,
-            Some(l) => match self.last {
+            Sent::Own => self.prepared(ctx).len() as u64,
+            Sent::Written(bytes, _) => bytes.len() as u64,
+            Sent::Listed(l) => match self.last {
                 true => l.request_close.len() as u64,
                 false => l.request.len() as u64,
             },
@@ -186,11 +189,11 @@ impl<E: Observe> Protocol for H1Lane<E> {
         adm: Admitted,
         fresh: bool,
         outcome: &Outcome,
-        req: Option<&Listed>,
+        req: Sent<'_>,
     ) -> Again {
         let retry_safe = match req {
-            None => ctx.setup.retry_safe,
-            Some(l) => l.retry_safe,
+            Sent::Own | Sent::Written(..) => ctx.setup.retry_safe,
+            Sent::Listed(l) => l.retry_safe,
         };
         // A head cut short by the close is held, not counted: the server had begun to answer,
         // and such a request must not be sent again.

@@ -14,8 +14,8 @@ use std::task::{Context, Poll};
 use super::attempt::Ended;
 use super::crew::Crew;
 use super::lane::{Again, Outcome, Ready};
-use super::protocol::Protocol;
-use super::shared::{Admitted, Connected, Listed, OpenH2, Shared};
+use super::protocol::{Form, Protocol, Sent};
+use super::shared::{Admitted, Connected, OpenH2, Shared};
 use super::slot::Slot;
 use super::watch::{Observe, Streamed};
 use crate::clock::Tick;
@@ -96,7 +96,7 @@ impl<E: Observe> H2Lane<E> {
 
     /// Tells the slot's receiver that the attempt `adm` begins on the current connection.
     fn begin_watch(&self, adm: &Admitted) {
-        if E::WATCHES
+        if (E::WATCHES || E::HEADS)
             && let Some(lane) = self.group.lane.borrow().as_ref()
         {
             lane.events(self.k).begin(adm.start, !adm.warmup);
@@ -115,6 +115,7 @@ impl<E: Observe> H2Lane<E> {
 
 impl<E: Observe> Protocol for H2Lane<E> {
     const STREAMS: bool = E::WATCHES;
+    const FORM: Form = Form::H2;
 
     type Events = E;
 
@@ -165,7 +166,7 @@ impl<E: Observe> Protocol for H2Lane<E> {
         self.group.crew.retry()
     }
 
-    fn begin(&mut self, _: &Shared, adm: &Admitted, _: Option<&Listed>) -> bool {
+    fn begin(&mut self, _: &Shared, adm: &Admitted, _: Sent<'_>) -> bool {
         self.open = false;
         self.written = None;
         if self.on {
@@ -190,14 +191,18 @@ impl<E: Observe> Protocol for H2Lane<E> {
         &mut self,
         _: &Shared,
         cx: &mut Context<'_>,
-        req: Option<&Listed>,
+        req: Sent<'_>,
     ) -> Poll<Result<Response, Fail>> {
         let lane = self.group.lane.borrow();
         let Some(lane) = lane.as_ref() else {
             unreachable!("exchanging without a connection");
         };
         if !self.open {
-            let other = req.map(|l| &l.h2);
+            let other = match req {
+                Sent::Own => None,
+                Sent::Listed(l) => Some(&l.h2),
+                Sent::Written(..) => unreachable!("HTTP/1.1's bytes on an HTTP/2 stream"),
+            };
             if let Err(fail) = std::task::ready!(lane.poll_open(self.k, cx, other)) {
                 return Poll::Ready(Err(fail));
             }
@@ -234,7 +239,7 @@ impl<E: Observe> Protocol for H2Lane<E> {
     }
 
     /// Bytes are counted per connection, frames of all streams together.
-    fn bytes_out(&self, _: &Shared, _: Option<&Listed>) -> u64 {
+    fn bytes_out(&self, _: &Shared, _: Sent<'_>) -> u64 {
         0
     }
 
@@ -250,7 +255,7 @@ impl<E: Observe> Protocol for H2Lane<E> {
         adm: Admitted,
         _: bool,
         outcome: &Outcome,
-        _: Option<&Listed>,
+        _: Sent<'_>,
     ) -> Again {
         self.abandon();
         self.group.crew.again(ctx, &mut self.on, adm, outcome)

@@ -16,8 +16,8 @@ use std::task::{Context, Poll};
 use super::attempt::Ended;
 use super::crew::Crew;
 use super::lane::{Again, Outcome, Ready};
-use super::protocol::Protocol;
-use super::shared::{Admitted, Connected, Listed, OpenH3, Shared};
+use super::protocol::{Form, Protocol, Sent};
+use super::shared::{Admitted, Connected, OpenH3, Shared};
 use super::watch::Observe;
 use crate::clock::Tick;
 use crate::net::quic::H3_NO_ERROR;
@@ -58,8 +58,8 @@ impl Group {
 
 type Exchange = Pin<Box<dyn Future<Output = Result<Response, Fail>>>>;
 
-/// Stream slot `k` of a group. Its receiver `E` is a type, not a listener: HTTP/3's exchange
-/// tells it nothing (no --stream, no MCP over HTTP/3).
+/// Stream slot `k` of a group, whose responses are told to `E` (shared with the exchange's
+/// future, which outlives no attempt).
 pub struct H3Lane<E> {
     group: Rc<Group>,
     k: usize,
@@ -68,7 +68,7 @@ pub struct H3Lane<E> {
     /// The current attempt's exchange, once it started.
     exchange: Option<Exchange>,
     written: Rc<Cell<Option<Tick>>>,
-    events: E,
+    events: Rc<RefCell<E>>,
 }
 
 impl<E> H3Lane<E> {
@@ -79,12 +79,13 @@ impl<E> H3Lane<E> {
             on: false,
             exchange: None,
             written: Rc::new(Cell::new(None)),
-            events,
+            events: Rc::new(RefCell::new(events)),
         }
     }
 }
 
-impl<E: Observe> Protocol for H3Lane<E> {
+impl<E: Observe + 'static> Protocol for H3Lane<E> {
+    const FORM: Form = Form::H3;
     type Events = E;
 
     fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
@@ -119,9 +120,10 @@ impl<E: Observe> Protocol for H3Lane<E> {
         self.group.crew.retry()
     }
 
-    fn begin(&mut self, _: &Shared, _: &Admitted, _: Option<&Listed>) -> bool {
+    fn begin(&mut self, _: &Shared, adm: &Admitted, _: Sent<'_>) -> bool {
         self.exchange = None;
         self.written.set(None);
+        self.events.borrow_mut().begin(adm.start, !adm.warmup);
         if self.on {
             self.group.crew.admitted();
         }
@@ -143,7 +145,7 @@ impl<E: Observe> Protocol for H3Lane<E> {
         &mut self,
         ctx: &Shared,
         cx: &mut Context<'_>,
-        req: Option<&Listed>,
+        req: Sent<'_>,
     ) -> Poll<Result<Response, Fail>> {
         let exchange = self.exchange.get_or_insert_with(|| {
             let conn = self.group.conn.borrow();
@@ -154,8 +156,9 @@ impl<E: Observe> Protocol for H3Lane<E> {
                 unreachable!("an HTTP/3 lane in a run without an HTTP/3 request");
             };
             let request = match req {
-                None => h3.request.clone(),
-                Some(l) => match &l.h3 {
+                Sent::Own => h3.request.clone(),
+                Sent::Written(..) => unreachable!("HTTP/1.1's bytes on an HTTP/3 stream"),
+                Sent::Listed(l) => match &l.h3 {
                     Some(r) => r.clone(),
                     None => unreachable!("a list's request without its HTTP/3 form"),
                 },
@@ -165,6 +168,7 @@ impl<E: Observe> Protocol for H3Lane<E> {
                 open.quic.clone(),
                 request,
                 self.written.clone(),
+                self.events.clone(),
             ))
         });
         let r = std::task::ready!(exchange.as_mut().poll(cx));
@@ -177,7 +181,7 @@ impl<E: Observe> Protocol for H3Lane<E> {
     }
 
     /// Bytes are counted per connection, by QUIC.
-    fn bytes_out(&self, _: &Shared, _: Option<&Listed>) -> u64 {
+    fn bytes_out(&self, _: &Shared, _: Sent<'_>) -> u64 {
         0
     }
 
@@ -194,7 +198,7 @@ impl<E: Observe> Protocol for H3Lane<E> {
         adm: Admitted,
         _: bool,
         outcome: &Outcome,
-        _: Option<&Listed>,
+        _: Sent<'_>,
     ) -> Again {
         self.exchange = None;
         if let Ok(Err(f)) = outcome
@@ -217,10 +221,10 @@ impl<E: Observe> Protocol for H3Lane<E> {
     }
 
     fn with_events<R>(&mut self, f: impl FnOnce(&mut E) -> R) -> Option<R> {
-        Some(f(&mut self.events))
+        Some(f(&mut self.events.borrow_mut()))
     }
 
     fn peek_events<R>(&self, f: impl FnOnce(&E) -> R) -> Option<R> {
-        Some(f(&self.events))
+        Some(f(&self.events.borrow()))
     }
 }

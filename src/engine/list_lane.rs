@@ -11,7 +11,7 @@ use std::task::{Context, Poll, ready};
 
 use super::attempt::Ended;
 use super::lane::{Again, Lane, Outcome, Ready};
-use super::protocol::Protocol;
+use super::protocol::{Protocol, Sent};
 use super::shared::{Admitted, Connected, Conversation, Listed, Shared};
 use super::slot::Slot;
 use super::watch::Observe;
@@ -215,7 +215,7 @@ impl<P: Protocol<Events: Answers>> Lane for ListLane<P> {
         self.acked = None;
         self.streamed = 0;
         self.row = P::Events::row(ctx, self.place);
-        let open = self.inner.begin(ctx, adm, Some(self.listed(ctx)));
+        let open = self.inner.begin(ctx, adm, Sent::Listed(self.listed(ctx)));
         if open {
             self.fetch_session(ctx);
         }
@@ -249,7 +249,7 @@ impl<P: Protocol<Events: Answers>> Lane for ListLane<P> {
         }
         let res = match self.acked {
             Some(r) => r,
-            None => match ready!(self.inner.poll_send(ctx, cx, Some(req))) {
+            None => match ready!(self.inner.poll_send(ctx, cx, Sent::Listed(req))) {
                 Ok(r) => r,
                 Err(f) => return Poll::Ready(Err(f)),
             },
@@ -317,7 +317,7 @@ impl<P: Protocol<Events: Answers>> Lane for ListLane<P> {
 
     fn bytes_out(&self, ctx: &Shared) -> u64 {
         let req = sent(ctx, self.session.as_deref(), self.place);
-        self.inner.bytes_out(ctx, Some(req))
+        self.inner.bytes_out(ctx, Sent::Listed(req))
     }
 
     fn bytes_in(&self) -> u64 {
@@ -333,7 +333,7 @@ impl<P: Protocol<Events: Answers>> Lane for ListLane<P> {
         };
         let again = self
             .inner
-            .again(ctx, adm, fresh, outcome, Some(self.listed(ctx)));
+            .again(ctx, adm, fresh, outcome, Sent::Listed(self.listed(ctx)));
         self.again_now = again == Again::Now;
         again
     }

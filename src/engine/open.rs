@@ -11,6 +11,7 @@ use bytes::Bytes;
 
 use super::list_lane::Listing;
 use super::record::Record;
+use super::script_lane::Heard;
 use super::shared::{Connected, H2Handle, LaneChoice, OpenConn, OpenGuard, OpenH2, OpenH3, Shared};
 use super::slot::{ConnectPhase, Slot};
 use super::watch::Watch;
@@ -205,6 +206,14 @@ impl Shared {
     /// An HTTP/2 connection whose streams' responses go where the run's must: to a `Watch` per
     /// stream slot under --stream, nowhere otherwise (as a list's, with a list).
     async fn open_h2(&self, stream: Stream) -> Result<OpenH2, Fail> {
+        if let Some(worker) = self.script.as_ref().filter(|w| w.runs_per_request()) {
+            let keep = worker.hears();
+            let (lane, max_streams) = self.start_h2(stream, || Heard::new(keep)).await?;
+            return Ok(OpenH2 {
+                lane: H2Handle::Scripted(lane),
+                max_streams,
+            });
+        }
         if self.setup.list.is_some() {
             let (lane, max_streams) = self.start_h2(stream, || Listing).await?;
             return Ok(OpenH2 {

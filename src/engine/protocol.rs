@@ -16,11 +16,35 @@ use super::watch::{Observe, Streamed};
 use crate::clock::Tick;
 use crate::proto::{Fail, Response};
 
-/// One slot's transport. Each method that concerns the request takes `req`: the request of a
-/// list's entry in every protocol's form, built once, or `None` for the run's own.
+/// What a protocol sends: HTTP/1.1's bytes as they are written, or the parts of a request as
+/// HTTP/2's or HTTP/3's frames carry them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    H1,
+    H2,
+    H3,
+}
+
+/// The request an attempt sends.
+#[derive(Debug, Clone, Copy)]
+pub enum Sent<'a> {
+    /// The run's own, built once.
+    Own,
+    /// One built in every protocol's form (a list's entry; a script's request read back).
+    Listed(&'a Listed),
+    /// HTTP/1.1 bytes as a script wrote them (one request, or a pipelined batch), and whether
+    /// the one whose response is read is a HEAD's. HTTP/1.1 only.
+    Written(&'a [u8], bool),
+}
+
+/// One slot's transport. Each method that concerns the request takes `req`, the request the
+/// attempt sends.
 pub trait Protocol {
     /// Whether its responses may be measured as streams (--stream).
     const STREAMS: bool = false;
+
+    /// What it sends.
+    const FORM: Form = Form::H1;
 
     /// What each response is told as it arrives.
     type Events: Observe;
@@ -37,7 +61,7 @@ pub trait Protocol {
 
     /// Starts the attempt `adm`, which sends `req`: true when it goes on an open connection,
     /// false when one must be opened for it first.
-    fn begin(&mut self, ctx: &Shared, adm: &Admitted, req: Option<&Listed>) -> bool;
+    fn begin(&mut self, ctx: &Shared, adm: &Admitted, req: Sent<'_>) -> bool;
 
     /// Takes the connection opened for the current attempt `adm`.
     fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail>;
@@ -47,7 +71,7 @@ pub trait Protocol {
         &mut self,
         ctx: &Shared,
         cx: &mut Context<'_>,
-        req: Option<&Listed>,
+        req: Sent<'_>,
     ) -> Poll<Result<Response, Fail>>;
 
     /// The exchange is waiting: what the slot must know of it (the last read, for
@@ -66,7 +90,7 @@ pub trait Protocol {
 
     /// Bytes the attempt wrote and read that the loop must count itself: a protocol that
     /// counts them per connection (HTTP/2, HTTP/3) says 0.
-    fn bytes_out(&self, ctx: &Shared, req: Option<&Listed>) -> u64;
+    fn bytes_out(&self, ctx: &Shared, req: Sent<'_>) -> u64;
     fn bytes_in(&self) -> u64;
 
     /// Whether the attempt `adm`, which sent `req` and ended as `outcome`, goes again instead
@@ -77,7 +101,7 @@ pub trait Protocol {
         adm: Admitted,
         fresh: bool,
         outcome: &Outcome,
-        req: Option<&Listed>,
+        req: Sent<'_>,
     ) -> Again;
 
     /// The attempt was accounted for as it `ended`: keep or drop the connection.
@@ -117,7 +141,7 @@ impl<P: Protocol> Lane for P {
 
     #[inline(always)]
     fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
-        Protocol::begin(self, ctx, adm, None)
+        Protocol::begin(self, ctx, adm, Sent::Own)
     }
 
     #[inline(always)]
@@ -131,7 +155,7 @@ impl<P: Protocol> Lane for P {
         ctx: &Shared,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Response, Fail>> {
-        self.poll_send(ctx, cx, None)
+        self.poll_send(ctx, cx, Sent::Own)
     }
 
     #[inline(always)]
@@ -151,7 +175,7 @@ impl<P: Protocol> Lane for P {
 
     #[inline(always)]
     fn bytes_out(&self, ctx: &Shared) -> u64 {
-        Protocol::bytes_out(self, ctx, None)
+        Protocol::bytes_out(self, ctx, Sent::Own)
     }
 
     #[inline(always)]
@@ -161,7 +185,7 @@ impl<P: Protocol> Lane for P {
 
     #[inline(always)]
     fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
-        Protocol::again(self, ctx, adm, fresh, outcome, None)
+        Protocol::again(self, ctx, adm, fresh, outcome, Sent::Own)
     }
 
     #[inline(always)]

@@ -1,20 +1,21 @@
-//! `-s` with `delay()`, `request()` or `response()`: an HTTP/1.1 slot whose thread's script is
-//! called around each attempt, as wrk calls it: `delay()` before the attempt is admitted (the
-//! wait is not the request's latency), `request()` once it is, `response()` when it completes.
-//! A `request()` that returns several requests is a pipelined batch: written at once, its
-//! other requests are admitted with it and each reads one response, timed from the batch's
-//! start. The exchange itself is `H1Lane`'s. Off the static path (boxed); must not account
-//! for anything but the batch requests that never got their turn.
+//! `-s` with `delay()`, `request()` or `response()`: a workload over any `Protocol` whose
+//! thread's script is called around each attempt, as wrk calls it: `delay()` before the
+//! attempt is admitted (the wait is not the request's latency), `request()` once it is,
+//! `response()` when it completes. Over HTTP/1.1 a `request()` that returns several requests is
+//! a pipelined batch: written at once, its other requests are admitted with it and each reads
+//! one response, timed from the batch's start. Over HTTP/2 and HTTP/3 each call's request is
+//! read back from the bytes the script wrote (`request::written`) into the frames' form. Off the
+//! static path (boxed); must not account for anything but the batch requests that never got
+//! their turn.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 
 use super::attempt::Ended;
-use super::h1_lane::H1Lane;
 use super::lane::{Again, Lane, Outcome, Ready};
-use super::protocol::Protocol;
-use super::shared::{Admitted, Connected, OpenConn, Shared};
+use super::protocol::{Form, Protocol, Sent};
+use super::shared::{Admitted, Connected, H2Handle, Listed, Shared};
 use super::slot::{Cancel, Slot};
 use super::watch::Observe;
 use crate::clock::Tick;
@@ -54,9 +55,22 @@ impl Events for Heard {
     }
 }
 
+impl Heard {
+    /// A receiver that keeps what `response()` reads if `keep`.
+    pub fn new(keep: bool) -> Heard {
+        Heard {
+            keep,
+            ..Heard::default()
+        }
+    }
+}
+
 impl Observe for Heard {
-    fn h2_lane(_: super::shared::H2Handle) -> Option<h2::Lane<Heard>> {
-        None
+    fn h2_lane(h: H2Handle) -> Option<h2::Lane<Heard>> {
+        match h {
+            H2Handle::Scripted(lane) => Some(lane),
+            _ => None,
+        }
     }
 
     fn begin(&mut self, _start: Tick, _recorded: bool) {
@@ -75,15 +89,14 @@ enum Turn {
     Follower,
 }
 
-pub struct ScriptLane {
-    inner: H1Lane<Heard>,
+pub struct ScriptLane<P> {
+    inner: P,
     worker: Rc<Worker>,
-    /// The request `request()` made; unused when the script has none.
-    made: Made,
-    /// Requests of the current batch written with it (fewer than it has when the run admitted
-    /// fewer), and the one whose response the attempt reads.
-    sent: usize,
-    at: usize,
+    /// What `request()` made for the current attempt.
+    asked: Asked,
+    /// The current attempt goes again at once on this slot (a keep-alive close crossed it):
+    /// the same request.
+    again_now: bool,
     /// Later requests of the current batch, admitted with it.
     followers: VecDeque<Admitted>,
     next: Turn,
@@ -95,18 +108,14 @@ pub struct ScriptLane {
     index: usize,
 }
 
-impl ScriptLane {
-    pub fn new(ctx: &Shared, conn: OpenConn, worker: Rc<Worker>) -> ScriptLane {
-        let heard = Heard {
-            keep: worker.hears(),
-            ..Heard::default()
-        };
+impl<P: Protocol<Events = Heard>> ScriptLane<P> {
+    /// The thread's script `worker` around `inner`'s exchanges.
+    pub fn new(inner: P, worker: Rc<Worker>) -> ScriptLane<P> {
         ScriptLane {
-            inner: H1Lane::new(ctx, conn, heard),
+            inner,
             worker,
-            made: Made::default(),
-            sent: 1,
-            at: 0,
+            asked: Asked::default(),
+            again_now: false,
             followers: VecDeque::new(),
             next: Turn::New,
             waiting: false,
@@ -132,12 +141,13 @@ impl ScriptLane {
 
     /// A new attempt: the script's request, and the rest of its batch admitted with it.
     fn make(&mut self, ctx: &Shared, adm: &Admitted) {
-        self.at = 0;
-        self.sent = 1;
+        self.asked.at = 0;
+        self.asked.sent = 1;
+        self.asked.form = None;
         if !self.worker.makes_requests() {
             return;
         }
-        if !self.worker.request(&mut self.made) {
+        if !self.worker.request(&mut self.asked.made) {
             self.check(ctx);
             match self.worker.interrupted() {
                 // The run is over: the attempt ends as interrupted, nothing sent.
@@ -146,7 +156,16 @@ impl ScriptLane {
             }
             return;
         }
-        let n = self.made.batch.len();
+        let n = self.asked.made.batch.len();
+        if n > 1 && P::FORM != Form::H1 {
+            self.worker.fail(format!(
+                "--script: request() returned {n} requests in one string; pipelining is \
+                 HTTP/1.1's: over HTTP/2 and HTTP/3 return one request a call"
+            ));
+            self.check(ctx);
+            self.doom(Failure::Write, "the script failed");
+            return;
+        }
         if n > 1 && ctx.gate.pacer.get().is_some() {
             self.worker.fail(format!(
                 "--script: request() returned {n} requests in one string; pipelining needs the \
@@ -156,34 +175,102 @@ impl ScriptLane {
             self.doom(Failure::Write, "the script failed");
             return;
         }
-        while self.sent < n {
+        if P::FORM != Form::H1 {
+            match framed(ctx, self.asked.made.batch.first(1), P::FORM) {
+                Ok(form) => self.asked.form = Some(form),
+                Err(e) => {
+                    self.worker.fail(format!(
+                        "--script: request() made a request that HTTP/2 and HTTP/3 cannot \
+                         carry: {e}"
+                    ));
+                    self.check(ctx);
+                    self.doom(Failure::Write, "the script failed");
+                    return;
+                }
+            }
+        }
+        while self.asked.sent < n {
             let Some(more) = ctx.admit() else { break };
             self.followers.push_back(Admitted {
                 start: adm.start,
                 ..more
             });
-            self.sent += 1;
+            self.asked.sent += 1;
         }
     }
 }
 
-/// The bytes an attempt writes: the batch's first `sent` requests for its first (`at` 0),
-/// nothing for a later one, or the thread's `prepared` request when the script makes none.
-fn bytes<'a>(
-    worker: &Worker,
-    made: &'a Made,
+/// The request `raw` (one, as HTTP/1.1 writes it) in the form `form` sends, for the run's
+/// origin.
+fn framed(ctx: &Shared, raw: &[u8], form: Form) -> Result<Listed, String> {
+    let Some(s) = &ctx.setup.script else {
+        unreachable!("a scripted lane in a run without a script");
+    };
+    let target = &s.plan.target;
+    let w = crate::request::written::read(raw, target.scheme(), &target.authority())?;
+    let head_request = w.method == http::Method::HEAD;
+    let retry_safe = w.method.is_idempotent();
+    Ok(Listed {
+        request: bytes::Bytes::new(),
+        request_close: bytes::Bytes::new(),
+        head_request,
+        retry_safe,
+        h2: match form {
+            Form::H2 => crate::proto::h2::Other::new(&w.h2()),
+            _ => crate::proto::h2::Other::default(),
+        },
+        h3: (form == Form::H3).then(|| std::sync::Arc::new(w.h3())),
+    })
+}
+
+/// What `request()` made for the current attempt.
+struct Asked {
+    /// The request, or the batch; unused when the script makes none.
+    made: Made,
+    /// Over HTTP/2 and HTTP/3: that request in the protocol's form.
+    form: Option<Listed>,
+    /// Requests of the current batch written with it (fewer than it has when the run admitted
+    /// fewer), and the one whose response the attempt reads.
     sent: usize,
     at: usize,
-    prepared: &'a [u8],
-) -> &'a [u8] {
-    match (worker.makes_requests(), at) {
-        (true, 0) => made.batch.first(sent),
-        (true, _) => &[],
-        (false, _) => prepared,
+}
+
+impl Default for Asked {
+    fn default() -> Asked {
+        Asked {
+            made: Made::default(),
+            form: None,
+            sent: 1,
+            at: 0,
+        }
     }
 }
 
-impl Lane for ScriptLane {
+impl Asked {
+    /// The request sent in the form `form` sends: the one `request()` made (over HTTP/1.1 the
+    /// batch's bytes for its first request, none for a later one; else the request read back),
+    /// or the run's own when `worker`'s script makes none.
+    fn sent(&self, worker: &Worker, form: Form) -> Sent<'_> {
+        match (worker.makes_requests(), form, &self.form) {
+            (false, ..) => Sent::Own,
+            (true, Form::H1, _) => {
+                let head = (self.made.batch.requests.get(self.at)).is_some_and(|&(_, h)| h);
+                // A doomed attempt (`request()` failed) has no batch, and sends nothing.
+                let bytes = match self.at {
+                    0 => (self.made.batch).first(self.sent.min(self.made.batch.len())),
+                    _ => &[],
+                };
+                Sent::Written(bytes, head)
+            }
+            (true, _, Some(framed)) => Sent::Listed(framed),
+            // `request()` made nothing this protocol can send: the attempt is doomed and sends
+            // nothing (the protocol only begins and ends it).
+            (true, _, None) => Sent::Own,
+        }
+    }
+}
+
+impl<P: Protocol<Events = Heard>> Lane for ScriptLane<P> {
     fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
         self.index = index;
         if !self.followers.is_empty() {
@@ -212,33 +299,45 @@ impl Lane for ScriptLane {
                 return Poll::Ready(Ready::Over);
             }
         }
-        Poll::Ready(Ready::Go)
+        Protocol::poll_ready(&mut self.inner, ctx, index, cx)
     }
 
+    /// A batch's next request, or one the server refused unprocessed (HTTP/2, HTTP/3).
     fn retry(&mut self) -> Option<Admitted> {
-        let adm = self.followers.pop_front()?;
-        self.next = Turn::Follower;
-        Some(adm)
+        match self.followers.pop_front() {
+            Some(adm) => {
+                self.next = Turn::Follower;
+                Some(adm)
+            }
+            None => Protocol::retry(&mut self.inner),
+        }
     }
 
     fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
         let turn = std::mem::replace(&mut self.next, Turn::New);
         match turn {
-            // The same attempt again after a keep-alive close crossed it: the same bytes.
-            Turn::New if adm.retries > 0 => {}
+            // The same attempt again after a keep-alive close crossed it: the same bytes. One
+            // a server refused unprocessed may reach any slot of its connection: the script
+            // makes its request again there.
+            Turn::New if std::mem::take(&mut self.again_now) => {}
             Turn::New => self.make(ctx, adm),
-            Turn::Follower => self.at += 1,
+            Turn::Follower => self.asked.at += 1,
         }
         let head = match self.worker.makes_requests() {
             true => self
+                .asked
                 .made
                 .batch
                 .requests
-                .get(self.at)
+                .get(self.asked.at)
                 .is_some_and(|&(_, head)| head),
             false => ctx.setup.head_request,
         };
-        let open = self.inner.start(ctx, adm, head);
+        let req = match P::FORM {
+            Form::H1 => Sent::Written(&[], head),
+            _ => self.asked.sent(&self.worker, P::FORM),
+        };
+        let open = Protocol::begin(&mut self.inner, ctx, adm, req);
         if turn == Turn::Follower && !open {
             self.doom(
                 Failure::Closed,
@@ -260,9 +359,12 @@ impl Lane for ScriptLane {
         if let Some(fail) = self.doomed.take() {
             return Poll::Ready(Err(fail));
         }
-        let prepared = self.inner.prepared(ctx);
-        let request = bytes(&self.worker, &self.made, self.sent, self.at, prepared);
-        let r = ready!(self.inner.exchange_with(ctx, cx, request));
+        let r = ready!(Protocol::poll_send(
+            &mut self.inner,
+            ctx,
+            cx,
+            self.asked.sent(&self.worker, P::FORM)
+        ));
         if let Ok(res) = &r
             && self.worker.hears()
         {
@@ -283,8 +385,7 @@ impl Lane for ScriptLane {
     }
 
     fn bytes_out(&self, ctx: &Shared) -> u64 {
-        let prepared = self.inner.prepared(ctx);
-        bytes(&self.worker, &self.made, self.sent, self.at, prepared).len() as u64
+        Protocol::bytes_out(&self.inner, ctx, self.asked.sent(&self.worker, P::FORM))
     }
 
     fn bytes_in(&self) -> u64 {
@@ -293,10 +394,19 @@ impl Lane for ScriptLane {
 
     /// A batch does not go again: its other requests were on the connection too.
     fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
-        match self.sent {
-            1 => Protocol::again(&mut self.inner, ctx, adm, fresh, outcome, None),
+        let again = match self.asked.sent {
+            1 => Protocol::again(
+                &mut self.inner,
+                ctx,
+                adm,
+                fresh,
+                outcome,
+                self.asked.sent(&self.worker, P::FORM),
+            ),
             _ => Again::No,
-        }
+        };
+        self.again_now = again == Again::Now;
+        again
     }
 
     fn ended(&mut self, ctx: &Shared, ended: Ended) {

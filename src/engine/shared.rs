@@ -165,6 +165,7 @@ pub enum H2Handle {
     Plain(Lane),
     Watched(Lane<Watch>),
     Listed(Lane<super::list_lane::Listing>),
+    Scripted(Lane<super::script_lane::Heard>),
 }
 
 /// An open HTTP/3 connection: the handle that starts requests, and the QUIC connection under

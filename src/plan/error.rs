@@ -88,9 +88,7 @@ pub enum PlanError {
     UnixSocketWith(&'static str),
     #[error("--proxy and --connect-to both say where connections go; give one")]
     ProxyWithConnectTo,
-    #[error(
-        "a script with delay(), request() or response() runs over HTTP/1.1 only, as wrk does: it cannot be combined with {0}"
-    )]
+    #[error("a script with delay(), request() or response() cannot be combined with {0}")]
     ScriptWith(&'static str),
     #[error("a request list (several URLs, --urls-from-file) cannot be combined with {0}")]
     ListWith(&'static str),

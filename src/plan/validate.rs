@@ -80,8 +80,6 @@ impl Plan {
         }
         if self.script.as_ref().is_some_and(|s| s.per_request()) {
             for (on, flag) in [
-                (self.protocol == Protocol::Http2, "--http2"),
-                (self.h2.streams > 1, "--streams"),
                 (self.redirects > 0, "--redirect"),
                 (self.stream.is_some(), "--stream"),
             ] {
@@ -191,10 +189,6 @@ impl Plan {
             (self.route.unix_socket.is_some(), "--unix-socket"),
             (self.redirects > 0, "--redirect"),
             (self.calls_mcp(), "MCP's calls"),
-            (
-                self.script.as_ref().is_some_and(|s| s.per_request()),
-                "a script with delay(), request() or response()",
-            ),
             (self.stream.is_some(), "--stream"),
             (
                 (

@@ -2,14 +2,14 @@
 //! exchange on a request stream, and what a stream or connection error means for the report.
 //! Must not hold connection state or account for anything: the lane (`engine::h3_lane`) does.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
 
 use bytes::{Buf, Bytes};
 use h3::error::{Code, ConnectionError, StreamError};
 
-use super::{Cause, Fail, Response};
+use super::{Cause, Events, Fail, Media, Response};
 use crate::clock::Tick;
 use crate::net::quic;
 use crate::proto::Failure;
@@ -61,12 +61,14 @@ pub async fn start(conn: quinn::Connection) -> Result<(Driver, Sender), Fail> {
 }
 
 /// One request and its whole response on a new stream of `send`'s connection `quic`. `written`
-/// is set once the request was handed over in full.
-pub async fn exchange(
+/// is set once the request was handed over in full; `events` is told the response as it
+/// arrives (its head, as HTTP/1.1 writes one, only to a receiver that reads it).
+pub async fn exchange<E: Events>(
     mut send: Sender,
     quic: quinn::Connection,
     request: Arc<Request>,
     written: Rc<Cell<Option<Tick>>>,
+    events: Rc<RefCell<E>>,
 ) -> Result<Response, Fail> {
     let fail = |e: StreamError| stream_fail(e, &quic);
     let mut stream = send.send_request(request.message()).await.map_err(fail)?;
@@ -77,13 +79,33 @@ pub async fn exchange(
     written.set(Some(Tick::now()));
     let head = stream.recv_response().await.map_err(fail)?;
     let first_byte = Tick::now();
+    let status = head.status().as_u16();
+    {
+        let mut e = events.borrow_mut();
+        e.read_at(first_byte);
+        if E::HEADS {
+            e.head_bytes(&head_bytes(&head));
+        }
+        let media = head
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .map_or(Media::Other, |v| Media::of(v.as_bytes()));
+        e.head(status, media);
+    }
     let mut body_bytes = 0u64;
     while let Some(mut chunk) = stream.recv_data().await.map_err(fail)? {
-        body_bytes += chunk.remaining() as u64;
-        chunk.advance(chunk.remaining());
+        let mut e = events.borrow_mut();
+        e.read_at(Tick::now());
+        while chunk.has_remaining() {
+            let piece = chunk.chunk();
+            body_bytes += piece.len() as u64;
+            e.data(piece);
+            let n = piece.len();
+            chunk.advance(n);
+        }
     }
     Ok(Response {
-        status: head.status().as_u16(),
+        status,
         keep_alive: true,
         body_bytes,
         // Bytes are counted per connection, from QUIC's own figures.
@@ -91,6 +113,20 @@ pub async fn exchange(
         first_byte: Some(first_byte),
         done: Tick::now(),
     })
+}
+
+/// A response head as HTTP/1.1 writes one (a status line, then each field), for a receiver
+/// that reads the fields.
+fn head_bytes(head: &http::Response<()>) -> Vec<u8> {
+    let mut out = format!("HTTP/3 {}\r\n", head.status().as_u16()).into_bytes();
+    for (name, value) in head.headers() {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out
 }
 
 /// What a failed stream means: a reset by the server, a refusal to go again, or the end of

@@ -105,7 +105,8 @@ impl Batch {
     }
 }
 
-/// The fuzzed property (fuzz/fuzz_targets/batch.rs): any bytes either are refused with a reason
+/// The fuzzed property (fuzz/fuzz_targets/batch.rs; it checks each request's HTTP/2 and HTTP/3
+/// form too, `request::written::check`): any bytes either are refused with a reason
 /// or split into requests that end where the next begins, the last at the end; each request
 /// alone is a batch of one, and any prefix that ends between two requests is a batch of the
 /// requests before it.
@@ -129,6 +130,8 @@ pub fn check_batch(data: &[u8]) {
             .fill(&data[..end])
             .expect("a prefix that ends between requests");
         assert_eq!(prefix.requests, b.requests[..=k]);
+        // Each request, read back for HTTP/2 and HTTP/3, is carried whole or refused.
+        crate::request::written::check(&data[from..end]);
         from = end;
     }
 }

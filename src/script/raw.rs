@@ -340,6 +340,15 @@ fn type_name(t: c_int) -> &'static str {
     }
 }
 
+/// The registry's name of the metatable that makes a table of lower-case header names answer
+/// a name in any case.
+pub const FIELDS: &std::ffi::CStr = c"spate.fields";
+
+/// That metatable's source: the lookup is the name in lower case, with the `lower` of the
+/// state's start (a script that replaces `string.lower` does not change it).
+pub const FIELDS_SOURCE: &str = "local lower = string.lower\n\
+    return { __index = function(t, k) if type(k) == 'string' then return rawget(t, lower(k)) end end }";
+
 /// Pushes a call's arguments.
 pub struct Pusher(*mut lua_State);
 
@@ -355,12 +364,23 @@ impl Pusher {
     }
 
     /// A table of the header fields of the response head `head`, name to value (a repeated
-    /// name keeps its last value).
+    /// name keeps its last value). HTTP/2 and HTTP/3 send names in lower case: their table
+    /// finds a name in any case (`FIELDS`, which the state's setup made).
     pub fn header_table(&self, head: &[u8]) {
         let l = self.0;
-        // SAFETY: as `integer`: the table, then a name and a value at a time.
+        // SAFETY: as `integer`: the table, then a name and a value at a time; the metatable
+        // is pushed and taken off again by `lua_setmetatable`, or popped when it is missing.
         unsafe {
             ffi::lua_createtable(l, 0, 8);
+            if head.starts_with(b"HTTP/2 ") || head.starts_with(b"HTTP/3 ") {
+                ffi::lua_getfield_(l, ffi::LUA_REGISTRYINDEX, FIELDS.as_ptr());
+                match ffi::lua_istable(l, -1) != 0 {
+                    true => {
+                        ffi::lua_setmetatable(l, -2);
+                    }
+                    false => ffi::lua_pop(l, 1),
+                }
+            }
             for line in head.split(|&b| b == b'\n').skip(1) {
                 let line = line.strip_suffix(b"\r").unwrap_or(line);
                 let Some(colon) = line.iter().position(|&b| b == b':') else {
@@ -388,6 +408,47 @@ mod tests {
         for n in [0, 7, 10, 12345, usize::MAX] {
             assert_eq!(itoa(n).as_bytes_mut(), n.to_string().as_bytes());
         }
+    }
+
+    #[test]
+    fn header_tables_of_http2_and_http3_answer_a_name_in_any_case() {
+        let lua = Lua::new();
+        let fields: mlua::Table = lua.load(FIELDS_SOURCE).eval().unwrap();
+        lua.set_named_registry_value(FIELDS.to_str().unwrap(), fields)
+            .unwrap();
+        // A script that replaces `string.lower` does not change the lookup.
+        lua.load("string.lower = function() return 'nothing' end")
+            .exec()
+            .unwrap();
+        let f: Function = lua
+            .load("return function(h) return tostring(h['X-Token']) .. ',' .. tostring(h['x-token']) .. ',' .. tostring(h[1]) end")
+            .eval()
+            .unwrap();
+        let key = lua.create_registry_value(f).unwrap();
+        let calls = Calls::of(&lua);
+        let look = |head: &'static [u8]| {
+            calls
+                .call(
+                    key.id(),
+                    |p| {
+                        p.header_table(head);
+                        1
+                    },
+                    |r| match r {
+                        Returned::Text(b) => String::from_utf8_lossy(b).into_owned(),
+                        _ => String::new(),
+                    },
+                )
+                .unwrap()
+        };
+        for head in [
+            &b"HTTP/2 200\r\nx-token: t\r\n\r\n"[..],
+            b"HTTP/3 200\r\nx-token: t\r\n\r\n",
+        ] {
+            assert_eq!(look(head), "t,t,nil");
+        }
+        // HTTP/1.1's names are as the server wrote them, as in wrk.
+        assert_eq!(look(b"HTTP/1.1 200 OK\r\nx-token: t\r\n\r\n"), "nil,t,nil");
     }
 
     #[test]

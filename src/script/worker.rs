@@ -138,6 +138,9 @@ impl Worker {
             .collect();
         super::guard(&lua).map_err(err)?;
         echo.install(&lua).map_err(err)?;
+        let fields: mlua::Table = lua.load(super::raw::FIELDS_SOURCE).eval().map_err(err)?;
+        let name = super::raw::FIELDS.to_str().expect("an ASCII name");
+        lua.set_named_registry_value(name, fields).map_err(err)?;
         let stopped = Rc::new(Cell::new(false));
         let wrk = super::wrk::table(&lua, &script.base, true).map_err(err)?;
         wrk.set(

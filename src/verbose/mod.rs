@@ -65,23 +65,23 @@ async fn run(plan: &Plan, first: First, out: &mut String) -> Result<(), String> 
         .resolve(&plan.target)
         .map_err(|e| e.to_string())?;
     let entry;
-    let plan = match first {
-        First::Plan => plan,
+    let (plan, sent) = match first {
+        First::Plan => (plan, Sent::Plan),
         First::Entry(e, what) => {
             let _ = writeln!(out, "{what}");
             entry = e;
-            &*entry
+            (&*entry, Sent::Plan)
         }
         First::Bytes(bytes, what) => {
             let _ = writeln!(out, "{what}");
-            let (stream, _) = connect(plan, &endpoint, out).await?;
-            return h1(stream, &bytes, out).await.map(drop);
+            (plan, Sent::Written(bytes))
         }
         First::Mcp(prepared, call) => {
             return mcp::show(plan, &endpoint, &prepared, &call, out).await;
         }
     };
     if lane_choice(plan) == LaneChoice::Http3 {
+        let request = sent.h3(plan)?;
         if plan.alt_svc {
             let followed = crate::alt_svc::follow_async(plan, &endpoint).await?;
             let _ = writeln!(
@@ -89,15 +89,52 @@ async fn run(plan: &Plan, first: First, out: &mut String) -> Result<(), String> 
                 "* Alt-Svc over TCP: {}",
                 followed.alternative.describe()
             );
-            return h3(plan, &followed.endpoint, out).await;
+            return h3(plan, &followed.endpoint, request, out).await;
         }
-        return h3(plan, &endpoint, out).await;
+        return h3(plan, &endpoint, request, out).await;
     }
     let (stream, alpn_h2) = connect(plan, &endpoint, out).await?;
     match lane_choice(plan) {
-        LaneChoice::Http2 => h2(plan, stream, out).await,
-        LaneChoice::Alpn if alpn_h2 => h2(plan, stream, out).await,
-        _ => h1(stream, &request::h1_bytes(plan), out).await.map(drop),
+        LaneChoice::Http2 => h2(plan, sent.h2(plan)?, stream, out).await,
+        LaneChoice::Alpn if alpn_h2 => h2(plan, sent.h2(plan)?, stream, out).await,
+        _ => h1(stream, &sent.h1(plan), out).await.map(drop),
+    }
+}
+
+/// What `-v` sends: the plan's request, or the bytes a script's `request()` wrote, in the
+/// form of the protocol the connection speaks (as the run reads them back).
+enum Sent {
+    Plan,
+    Written(Vec<u8>),
+}
+
+impl Sent {
+    fn h1(&self, plan: &Plan) -> Vec<u8> {
+        match self {
+            Sent::Plan => request::h1_bytes(plan).to_vec(),
+            Sent::Written(bytes) => bytes.clone(),
+        }
+    }
+
+    fn written(bytes: &[u8], plan: &Plan) -> Result<request::written::Written, String> {
+        let t = &plan.target;
+        request::written::read(bytes, t.scheme(), &t.authority()).map_err(|e| {
+            format!("--script: request() made a request that HTTP/2 and HTTP/3 cannot carry: {e}")
+        })
+    }
+
+    fn h2(&self, plan: &Plan) -> Result<crate::proto::h2::Prepared, String> {
+        match self {
+            Sent::Plan => request::h2_prepared(plan),
+            Sent::Written(bytes) => Ok(Sent::written(bytes, plan)?.h2()),
+        }
+    }
+
+    fn h3(&self, plan: &Plan) -> Result<crate::proto::h3::Request, String> {
+        match self {
+            Sent::Plan => request::h3_request(plan),
+            Sent::Written(bytes) => Ok(Sent::written(bytes, plan)?.h3()),
+        }
     }
 }
 
@@ -153,7 +190,12 @@ impl net::Watch for Said<'_> {
 }
 
 /// HTTP/3: a QUIC connection of its own, the request's fields and the response's.
-async fn h3(plan: &Plan, endpoint: &Endpoint, out: &mut String) -> Result<(), String> {
+async fn h3(
+    plan: &Plan,
+    endpoint: &Endpoint,
+    r: crate::proto::h3::Request,
+    out: &mut String,
+) -> Result<(), String> {
     let Some(client) = quic_client(plan).map_err(|e| e.to_string())? else {
         unreachable!("an HTTP/3 plan without a QUIC client");
     };
@@ -177,7 +219,6 @@ async fn h3(plan: &Plan, endpoint: &Endpoint, out: &mut String) -> Result<(), St
         .await
         .map_err(|f| f.to_string())?;
     tokio::spawn(async move { std::future::poll_fn(|cx| driver.poll_close(cx)).await });
-    let r = request::h3_request(plan)?;
     let _ = writeln!(out, "> :method: {}", r.method);
     let _ = writeln!(
         out,
@@ -359,8 +400,12 @@ async fn h1(mut stream: Stream, bytes: &[u8], out: &mut String) -> Result<Heard,
     Ok(heard)
 }
 
-async fn h2(plan: &Plan, stream: Stream, out: &mut String) -> Result<(), String> {
-    let prepared = request::h2_prepared(plan)?;
+async fn h2(
+    plan: &Plan,
+    prepared: crate::proto::h2::Prepared,
+    stream: Stream,
+    out: &mut String,
+) -> Result<(), String> {
     let (mut client, connection) = h2::client::handshake(stream)
         .await
         .map_err(|e| format!("the HTTP/2 handshake failed: {e}"))?;

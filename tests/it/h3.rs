@@ -235,6 +235,70 @@ fn a_request_list_reaches_caddy_exactly_over_http3_and_over_h2() {
     assert_eq!(seen.values().sum::<u64>(), 1200, "{seen:?}");
 }
 
+/// wrk's Lua API over HTTP/3: `request()` makes each stream's request and `response()` hears
+/// each response's status, fields (in any case) and body; caddy logs what was made.
+#[test]
+fn a_script_makes_and_hears_each_http3_request() {
+    let Some((pki, caddy)) = caddy_pki("h3-script") else {
+        return;
+    };
+    let ca = pki.path("ca.pem");
+    let script = pki.path("h3.lua");
+    std::fs::write(
+        &script,
+        r#"
+threads = {}
+setup = function(thread) table.insert(threads, thread) end
+n = 0
+heard = 0
+request = function()
+  n = n + 1
+  if n % 2 == 0 then return wrk.format("POST", "/p/" .. (n % 4), nil, "body") end
+  return wrk.format("GET", "/g")
+end
+response = function(status, headers, body)
+  if status ~= 200 or body ~= "hi!" then error("status " .. status .. " body " .. body) end
+  if headers["Server"] ~= "Caddy" then error("Server " .. tostring(headers["Server"])) end
+  heard = heard + 1
+end
+done = function()
+  local total = 0
+  for _, t in ipairs(threads) do total = total + t:get("heard") end
+  io.write("heard " .. total .. "\n")
+end
+"#,
+    )
+    .unwrap();
+    let url = caddy.url();
+    let mut args = vec![
+        "--no-progress",
+        "--http3",
+        "-n",
+        "400",
+        "-c",
+        "2",
+        "-p",
+        "4",
+    ];
+    args.extend(["--threads", "1", "--cacert", &ca, "-s", &script]);
+    args.extend(PATIENT);
+    args.push(&url);
+    let out = spate(&args);
+    crate::support::succeeded(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("heard 400\n"), "{stdout}");
+    let seen = caddy.logged_by_request();
+    let want: std::collections::BTreeMap<String, u64> = [
+        ("GET /g HTTP/3.0", 200),
+        ("POST /p/0 HTTP/3.0", 100),
+        ("POST /p/2 HTTP/3.0", 100),
+    ]
+    .into_iter()
+    .map(|(k, n)| (k.to_string(), n))
+    .collect();
+    assert_eq!(seen, want);
+}
+
 #[test]
 fn caddy_logs_exactly_the_requests_of_an_open_model_run() {
     let Some((pki, caddy)) = caddy_pki("h3-open") else {

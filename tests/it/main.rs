@@ -40,6 +40,7 @@ mod route;
 mod save;
 mod schema;
 mod script;
+mod script_h2;
 mod script_hostile;
 mod secrets;
 mod setup;

@@ -546,7 +546,6 @@ fn script_errors_are_one_line_exit_2() {
         ),
         (vec!["-s", "/nonexistent/x.lua", &url], "/nonexistent/x.lua"),
         (vec![&url, "--", "a"], "there is no --script"),
-        (vec!["--http2", "-s", each, &url], "HTTP/1.1 only"),
         (vec!["--redirect", "3", "-s", each, &url], "--redirect"),
     ] {
         let mut all = vec!["--no-progress", "-n", "4", "-c", "2"];

@@ -64,6 +64,19 @@ impl Prepared {
         self.fields.iter().map(|(n, v)| (&n[..], &v[..])).collect()
     }
 
+    /// The fields, as text (for properties and tests).
+    pub fn field_pairs(&self) -> Vec<(String, String)> {
+        self.fields
+            .iter()
+            .map(|(n, v)| {
+                (
+                    String::from_utf8_lossy(n).into_owned(),
+                    String::from_utf8_lossy(v).into_owned(),
+                )
+            })
+            .collect()
+    }
+
     /// The header block decoded again, for tests.
     #[cfg(test)]
     pub fn fields(&self) -> Vec<(String, String)> {

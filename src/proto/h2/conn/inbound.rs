@@ -258,12 +258,24 @@ impl<S: Events> Conn<S> {
         let mut status: Option<u16> = None;
         let mut media = Media::Other;
         let mut list = 0usize;
+        // A receiver that reads the head's fields (a script's `response()`) gets them as
+        // HTTP/1.1 writes a head, after a status line, within the header list's bound.
+        let head = &mut self.head;
+        if S::HEADS {
+            head.clear();
+        }
         let decoded = self.decoder.decode(block, |name, value| {
             list += name.len() + value.len() + 32;
             if name == b":status" {
                 status = parse_status(value);
             } else if name == b"content-type" {
                 media = Media::of(value);
+            }
+            if S::HEADS && !name.starts_with(b":") && list <= self.cfg.max_header_bytes {
+                head.extend_from_slice(name);
+                head.extend_from_slice(b": ");
+                head.extend_from_slice(value);
+                head.extend_from_slice(b"\r\n");
             }
         });
         if let Err(e) = decoded {
@@ -300,6 +312,12 @@ impl<S: Events> Conn<S> {
                 slot.status = s;
                 slot.first_byte = Some(now);
                 slot.events.read_at(now);
+                if S::HEADS {
+                    let mut bytes = format!("HTTP/2 {s}\r\n").into_bytes();
+                    bytes.extend_from_slice(&self.head);
+                    bytes.extend_from_slice(b"\r\n");
+                    slot.events.head_bytes(&bytes);
+                }
                 slot.events.head(s, media);
                 if end_stream {
                     self.complete(k, now);

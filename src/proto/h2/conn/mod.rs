@@ -155,6 +155,9 @@ pub struct Conn<S = ()> {
     recv_window: i64,
     recv_unacked: u32,
     partial: Option<Partial>,
+    /// The fields of the response head being decoded, for a receiver that reads them
+    /// (`Events::HEADS`); empty otherwise.
+    head: Vec<u8>,
     /// The server's SETTINGS_HEADER_TABLE_SIZE, and the request's header blocks on this
     /// connection: `blocks[0]` is sent once (the next stream's), `blocks[1]` by every stream
     /// after it. Both empty until the first stream.
@@ -226,6 +229,7 @@ impl<S: Events> Conn<S> {
             recv_window: i64::from(cfg.conn_window.max(frame::DEFAULT_WINDOW)),
             recv_unacked: 0,
             partial: None,
+            head: Vec::new(),
             peer_table: hpack::TABLE_SIZE,
             blocks: [Vec::new(), Vec::new()],
             started: false,
