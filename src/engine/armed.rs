@@ -96,7 +96,7 @@ pub fn prepare_staged<'a>(
             ..plan.clone()
         }),
         tunnel: request::tunnel_bytes(plan),
-        // A list's own requests say whether they may go again (`ListLane::again`).
+        // A list's own requests say whether they may go again (`ListWork::again`).
         retry_safe: plan.is_idempotent() || plan.list.is_some(),
         // Only where HTTP/2 may be spoken: HTTP/1.1 accepts requests HTTP/2 cannot carry.
         h2_request: if plan.may_use_h2() {

@@ -8,7 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::task::Poll;
 
 use super::attempt::{Ended, MAX_RETRIES};
-use super::lane::{Again, Outcome, Ready};
+use super::protocol::{Again, Outcome, Ready};
 use super::shared::{Admitted, Shared};
 
 pub struct Crew {

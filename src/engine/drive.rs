@@ -14,12 +14,13 @@ use super::h1_lane::H1Lane;
 use super::h2_lane::{Group, H2Lane};
 use super::h3_lane::{self, H3Lane};
 use super::link::Link;
-use super::list_lane::{ListLane, Listing};
-use super::script_lane::{Heard, ScriptLane};
-use super::shared::{Connected, H2Handle, Shared};
+use super::list_lane::{ListWork, Listing};
+use super::script_lane::{Heard, ScriptWork};
+use super::shared::{Connected, H2Handle, OpenConn, Shared};
 use super::slot::{Cancel, Slot, guarded};
 use super::task_set::Member;
 use super::watch::Watch;
+use super::workload::Fixed;
 use crate::clock::Tick;
 use crate::proto::{Cause, Fail};
 use crate::stats::Failure;
@@ -38,6 +39,57 @@ pub(super) fn switched() -> Fail {
 pub(super) fn switched_from(opened: Connected) -> Fail {
     drop(opened);
     switched()
+}
+
+/// The link of slot `first` over the HTTP/1.1 connection `c`: the workload the run has, and
+/// what the responses are told to. Only the static path is inline.
+fn h1_link(ctx: &Rc<Shared>, first: usize, c: OpenConn) -> Drive {
+    if ctx.hops.is_some() {
+        Drive::Boxed(Box::pin(super::follow::run(ctx.clone(), first, c)))
+    } else if ctx.mcp().is_some() {
+        let proto = H1Lane::new(ctx, c, Answering::default());
+        boxed(Link::new(ctx.clone(), first, proto, ListWork::default()))
+    } else if ctx.setup.list.is_some() {
+        let proto = H1Lane::new(ctx, c, Listing);
+        boxed(Link::new(ctx.clone(), first, proto, ListWork::default()))
+    } else if runs_script(ctx) {
+        let worker = scripted(ctx);
+        let proto = H1Lane::new(ctx, c, Heard::new(worker.hears()));
+        boxed(Link::new(
+            ctx.clone(),
+            first,
+            proto,
+            ScriptWork::new(worker),
+        ))
+    } else if ctx.setup.stream.is_some() {
+        let (Some(plan), Some(gaps)) = (&ctx.setup.stream, &ctx.rec.gaps) else {
+            unreachable!("a watched connection in a run that does not stream");
+        };
+        let watch = Watch::new(plan.clone(), gaps.clone());
+        boxed(Link::new(
+            ctx.clone(),
+            first,
+            H1Lane::new(ctx, c, watch),
+            Fixed,
+        ))
+    } else {
+        Drive::H1(Link::new(
+            ctx.clone(),
+            first,
+            H1Lane::new(ctx, c, ()),
+            Fixed,
+        ))
+    }
+}
+
+/// A link off the static path, as the thread's set holds it.
+fn boxed(link: impl Future<Output = ()> + 'static) -> Drive {
+    Drive::Boxed(Box::pin(link))
+}
+
+/// Whether the thread's script runs around each request.
+fn runs_script(ctx: &Shared) -> bool {
+    ctx.script.as_ref().is_some_and(|w| w.runs_per_request())
 }
 
 /// The thread's script, for a slot that runs it around each request.
@@ -100,88 +152,51 @@ impl Iterator for Links {
             return Some(match group {
                 Making::Plain(g) => {
                     let index = g.base() + k;
-                    Drive::H2(Link::new(ctx.clone(), index, H2Lane::new(g, k)))
+                    Drive::H2(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed))
                 }
-                // --stream: off the static path, boxed.
+                // --stream, a list, a script: off the static path, boxed.
                 Making::Watched(g) => {
                     let index = g.base() + k;
-                    let link = Link::new(ctx.clone(), index, H2Lane::new(g, k));
-                    Drive::Boxed(Box::pin(link))
+                    boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed))
                 }
                 Making::Listed(g) => {
                     let index = g.base() + k;
-                    let lane = ListLane::new(H2Lane::new(g, k));
-                    Drive::Boxed(Box::pin(Link::new(ctx.clone(), index, lane)))
+                    let work = ListWork::default();
+                    boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
                 }
                 Making::Scripted(g) => {
                     let index = g.base() + k;
-                    let lane = ScriptLane::new(H2Lane::new(g, k), scripted(ctx));
-                    Drive::Boxed(Box::pin(Link::new(ctx.clone(), index, lane)))
+                    let work = ScriptWork::new(scripted(ctx));
+                    boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
                 }
                 // HTTP/3: off the static path, boxed.
-                Making::H3(g) if ctx.script.as_ref().is_some_and(|w| w.runs_per_request()) => {
-                    let index = g.base() + k;
-                    let worker = scripted(ctx);
-                    let lane =
-                        ScriptLane::new(H3Lane::new(g, k, Heard::new(worker.hears())), worker);
-                    Drive::Boxed(Box::pin(Link::new(ctx.clone(), index, lane)))
+                Making::H3(g) if runs_script(ctx) => {
+                    let (index, worker) = (g.base() + k, scripted(ctx));
+                    let proto = H3Lane::new(g, k, Heard::new(worker.hears()));
+                    boxed(Link::new(
+                        ctx.clone(),
+                        index,
+                        proto,
+                        ScriptWork::new(worker),
+                    ))
                 }
                 Making::H3(g) if ctx.setup.list.is_some() => {
                     let index = g.base() + k;
-                    let lane = ListLane::new(H3Lane::new(g, k, Listing));
-                    Drive::Boxed(Box::pin(Link::new(ctx.clone(), index, lane)))
+                    let proto = H3Lane::new(g, k, Listing);
+                    boxed(Link::new(ctx.clone(), index, proto, ListWork::default()))
                 }
                 Making::H3(g) => {
                     let index = g.base() + k;
-                    let link = Link::new(ctx.clone(), index, H3Lane::new(g, k, ()));
-                    Drive::Boxed(Box::pin(link))
+                    boxed(Link::new(ctx.clone(), index, H3Lane::new(g, k, ()), Fixed))
                 }
             });
         }
         let (g, conn) = self.open.next()?;
         let first = g * streams;
         match conn {
-            // Following redirects is off the static path, boxed.
-            Connected::H1(c) if ctx.hops.is_some() => {
-                self.left -= 1;
-                Some(Drive::Boxed(Box::pin(super::follow::run(
-                    ctx.clone(),
-                    first,
-                    c,
-                ))))
-            }
-            // A request list: off the static path, boxed.
-            Connected::H1(c) if ctx.setup.list.as_ref().is_some_and(|l| l.mcp.is_some()) => {
-                self.left -= 1;
-                let lane = ListLane::new(H1Lane::new(ctx, c, Answering::default()));
-                Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
-            }
-            Connected::H1(c) if ctx.setup.list.is_some() => {
-                self.left -= 1;
-                let lane = ListLane::new(H1Lane::new(ctx, c, Listing));
-                Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
-            }
-            // A script that runs around requests: off the static path, boxed.
-            Connected::H1(c) if ctx.script.as_ref().is_some_and(|w| w.runs_per_request()) => {
-                self.left -= 1;
-                let worker = scripted(ctx);
-                let lane = ScriptLane::new(H1Lane::new(ctx, c, Heard::new(worker.hears())), worker);
-                Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
-            }
-            // --stream: off the static path, boxed.
-            Connected::H1(c) if ctx.setup.stream.is_some() => {
-                self.left -= 1;
-                let (Some(plan), Some(gaps)) = (&ctx.setup.stream, &ctx.rec.gaps) else {
-                    unreachable!("a watched connection in a run that does not stream");
-                };
-                let watch = Watch::new(plan.clone(), gaps.clone());
-                let lane = H1Lane::new(ctx, c, watch);
-                Some(Drive::Boxed(Box::pin(Link::new(ctx.clone(), first, lane))))
-            }
             Connected::H1(c) => {
                 self.left -= 1;
-                let lane = H1Lane::new(ctx, c, ());
-                Some(Drive::H1(Link::new(ctx.clone(), first, lane)))
+                Some(h1_link(ctx, first, c))
             }
             Connected::H2(c) => {
                 let group = match c.lane {
@@ -211,8 +226,8 @@ impl ExactSizeIterator for Links {}
 /// follows redirects, boxed.
 // Inline is the point: boxing would add an allocation and a pointer to follow per wake-up.
 pub enum Drive {
-    H1(Link<H1Lane<()>>),
-    H2(Link<H2Lane<()>>),
+    H1(Link<H1Lane<()>, Fixed>),
+    H2(Link<H2Lane<()>, Fixed>),
     Boxed(Pin<Box<dyn Future<Output = ()>>>),
 }
 
@@ -233,7 +248,7 @@ impl Future for Drive {
 /// compiler to inline it into the task set's loop, which cost the HTTP/1.1 path about 20
 /// instructions a request (callgrind).
 #[inline(never)]
-fn poll_h2(c: &mut Link<H2Lane<()>>, cx: &mut Context<'_>) -> Poll<()> {
+fn poll_h2(c: &mut Link<H2Lane<()>, Fixed>, cx: &mut Context<'_>) -> Poll<()> {
     Pin::new(c).poll(cx)
 }
 

@@ -7,7 +7,7 @@
 use std::task::{Context, Poll};
 
 use super::attempt::{Ended, MAX_RETRIES};
-use super::lane::{Again, Outcome, Ready};
+use super::protocol::{Again, Outcome, Ready};
 use super::protocol::{Protocol, Sent};
 use super::shared::{Admitted, Connected, OpenConn, Shared};
 use super::slot::Slot;

@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 
 use super::attempt::Ended;
 use super::crew::Crew;
-use super::lane::{Again, Outcome, Ready};
+use super::protocol::{Again, Outcome, Ready};
 use super::protocol::{Form, Protocol, Sent};
 use super::shared::{Admitted, Connected, OpenH2, Shared};
 use super::slot::Slot;

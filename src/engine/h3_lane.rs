@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 
 use super::attempt::Ended;
 use super::crew::Crew;
-use super::lane::{Again, Outcome, Ready};
+use super::protocol::{Again, Outcome, Ready};
 use super::protocol::{Form, Protocol, Sent};
 use super::shared::{Admitted, Connected, OpenH3, Shared};
 use super::watch::Observe;

@@ -1,7 +1,8 @@
-//! HOT: the life of one slot as one hand-written future, the same for every lane: admit,
-//! (re)connect inside the attempt, exchange, account, back off, again. Admission (closed and
-//! open model), reconnecting, back-off and accounting live here once; the lane (`lane::Lane`)
-//! says only how to exchange. One flat state whose hot fields sit in a few cache lines instead
+//! HOT: the life of one slot as one hand-written future, the same for every protocol and
+//! workload: admit, (re)connect inside the attempt, exchange, account, back off, again.
+//! Admission (closed and open model), reconnecting, back-off and accounting live here once; the
+//! protocol (`protocol::Protocol`) says how to exchange, the workload (`workload::Workload`)
+//! what. One flat state whose hot fields sit in a few cache lines instead
 //! of nested `async` state machines: at c = 1000 and more, a request costs the memory it touches
 //! more than the instructions it runs. No allocation, lock, timer or formatting per request; a
 //! connect (rare) is boxed.
@@ -12,22 +13,24 @@ use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 
 use super::attempt::{BackOff, Ended, account, record_entry, record_stream, start_back_off};
-use super::lane::{Again, Lane, Outcome, Ready};
+use super::protocol::{Again, Outcome, Protocol, Ready};
 use super::shared::{Admitted, Connected, Shared};
+use super::workload::Workload;
 use crate::clock::Tick;
 use crate::proto::{Cause, Fail};
 use crate::stats::Failure;
 
 type Opening = Pin<Box<dyn Future<Output = Result<Connected, Fail>>>>;
 
-/// One slot, attempt after attempt, until the thread stops admitting them.
-pub struct Link<L> {
+/// One slot, attempt after attempt, until the thread stops admitting them: the protocol `P`
+/// sends what the workload `W` chooses.
+pub struct Link<P, W> {
     ctx: Rc<Shared>,
-    st: State<L>,
+    st: State<P, W>,
 }
 
 /// Everything but the thread's context, so that a step can borrow both.
-struct State<L> {
+struct State<P, W> {
     /// The slot (32 bits: a thread has far fewer, and the link keeps within its cache lines).
     index: u32,
     step: Step,
@@ -38,12 +41,13 @@ struct State<L> {
     /// The next wait after a failed connect.
     delay: BackOff,
     opening: Option<Opening>,
-    lane: L,
+    proto: P,
+    work: W,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
-    /// Wait until the lane may take an attempt, then take it.
+    /// Wait until the slot may take an attempt, then take it.
     Ready,
     /// Open model: wait for the next attempt to fall due.
     Pace,
@@ -56,9 +60,9 @@ enum Step {
     Done,
 }
 
-impl<L: Lane> Link<L> {
-    /// Slot `index`, exchanging through `lane`.
-    pub fn new(ctx: Rc<Shared>, index: usize, lane: L) -> Link<L> {
+impl<P: Protocol, W: Workload<P>> Link<P, W> {
+    /// Slot `index`, sending what `work` chooses through `proto`.
+    pub fn new(ctx: Rc<Shared>, index: usize, proto: P, work: W) -> Link<P, W> {
         Link {
             ctx,
             st: State {
@@ -74,7 +78,8 @@ impl<L: Lane> Link<L> {
                 connected: None,
                 delay: BackOff::default(),
                 opening: None,
-                lane,
+                proto,
+                work,
             },
         }
     }
@@ -85,7 +90,7 @@ impl<L: Lane> Link<L> {
     }
 }
 
-impl<L: Lane + Unpin> Future for Link<L> {
+impl<P: Protocol + Unpin, W: Workload<P> + Unpin> Future for Link<P, W> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -94,26 +99,31 @@ impl<L: Lane + Unpin> Future for Link<L> {
         let st = &mut this.st;
         loop {
             match st.step {
-                Step::Ready => match ready!(st.lane.poll_ready(ctx, st.index as usize, cx)) {
-                    Ready::Go => match st.lane.retry() {
-                        Some(adm) => st.begin(ctx, Some(adm)),
-                        // The closed model admits without waiting.
-                        None if ctx.gate.pacer.get().is_none() => st.begin(ctx, ctx.admit()),
-                        None => st.step = Step::Pace,
-                    },
-                    Ready::Over => st.step = Step::Done,
-                    Ready::BackOff => {
-                        st.step = match start_back_off(
-                            ctx,
-                            st.index as usize,
-                            Failure::Connect,
-                            &mut st.delay,
-                        ) {
-                            true => Step::BackOff,
-                            false => Step::Ready,
+                Step::Ready => {
+                    match ready!(
+                        st.work
+                            .poll_ready(&mut st.proto, ctx, st.index as usize, cx)
+                    ) {
+                        Ready::Go => match st.work.retry(&mut st.proto) {
+                            Some(adm) => st.begin(ctx, Some(adm)),
+                            // The closed model admits without waiting.
+                            None if ctx.gate.pacer.get().is_none() => st.begin(ctx, ctx.admit()),
+                            None => st.step = Step::Pace,
+                        },
+                        Ready::Over => st.step = Step::Done,
+                        Ready::BackOff => {
+                            st.step = match start_back_off(
+                                ctx,
+                                st.index as usize,
+                                Failure::Connect,
+                                &mut st.delay,
+                            ) {
+                                true => Step::BackOff,
+                                false => Step::Ready,
+                            }
                         }
                     }
-                },
+                }
                 Step::Pace => {
                     let adm = ready!(ctx.poll_paced(st.index as usize, cx));
                     st.begin(ctx, adm);
@@ -134,8 +144,8 @@ impl<L: Lane + Unpin> Future for Link<L> {
                         st.end(ctx, Err(why));
                         continue;
                     }
-                    let Poll::Ready(r) = st.lane.poll_exchange(ctx, cx) else {
-                        st.lane.waiting(&ctx.slots[st.index as usize]);
+                    let Poll::Ready(r) = st.work.poll_exchange(&mut st.proto, ctx, cx) else {
+                        st.proto.waiting(&ctx.slots[st.index as usize]);
                         return Poll::Pending;
                     };
                     st.end(ctx, Ok(r));
@@ -147,7 +157,7 @@ impl<L: Lane + Unpin> Future for Link<L> {
                     };
                 }
                 Step::Done => {
-                    st.lane.finish(ctx, st.index as usize);
+                    st.work.finish(&mut st.proto, ctx, st.index as usize);
                     return Poll::Ready(());
                 }
             }
@@ -155,7 +165,7 @@ impl<L: Lane + Unpin> Future for Link<L> {
     }
 }
 
-impl<L: Lane> State<L> {
+impl<P: Protocol, W: Workload<P>> State<P, W> {
     /// Starts the admitted attempt, or ends the slot's loop when there is none.
     fn begin(&mut self, ctx: &Rc<Shared>, adm: Option<Admitted>) {
         let Some(adm) = adm else {
@@ -166,7 +176,7 @@ impl<L: Lane> State<L> {
         self.connected = None;
         let slot = &ctx.slots[self.index as usize];
         slot.begin_request(adm.start);
-        if self.lane.begin(ctx, &adm) {
+        if self.work.begin(&mut self.proto, ctx, &adm) {
             self.step = Step::Exchange;
             return;
         }
@@ -186,7 +196,7 @@ impl<L: Lane> State<L> {
             Ok(c) => {
                 ctx.slots[self.index as usize].end_connect();
                 self.connected = Some(Tick::now());
-                self.lane.adopt(ctx, c, &self.adm)
+                self.work.adopt(&mut self.proto, ctx, c, &self.adm)
             }
             Err(fail) => Err(fail),
         };
@@ -204,8 +214,8 @@ impl<L: Lane> State<L> {
         let mut outcome = outcome;
         let mut streamed = None;
         let mut res = None;
-        if L::STREAMS {
-            streamed = self.lane.streamed();
+        if P::STREAMS {
+            streamed = self.proto.streamed();
             if let Ok(Ok(r)) = &outcome {
                 res = Some(*r);
                 if streamed.as_ref().is_some_and(|s| s.truncated) {
@@ -217,18 +227,18 @@ impl<L: Lane> State<L> {
             }
         }
         // A request list: what the attempt's request did, recorded once it is accounted.
-        let listed = match (L::ENTRIES, &outcome) {
+        let listed = match (W::ENTRIES, &outcome) {
             (true, Ok(Ok(r))) => Some(*r),
             _ => None,
         };
-        let again = self.lane.again(ctx, self.adm, fresh, &outcome);
+        let again = (self.work).again(&mut self.proto, ctx, self.adm, fresh, &outcome);
         if again != Again::No {
             // The same attempt, with its start: its latency covers the new connection.
             if !self.adm.warmup {
                 let mut s = ctx.rec.stats.borrow_mut();
                 s.retried += 1;
-                if self.lane.written().is_some() {
-                    s.bytes_out += self.lane.bytes_out(ctx);
+                if self.proto.written().is_some() {
+                    s.bytes_out += self.work.bytes_out(&self.proto, ctx);
                 }
             }
             let adm = Admitted {
@@ -244,37 +254,37 @@ impl<L: Lane> State<L> {
             }
             return;
         }
-        let written = self.lane.written();
+        let written = self.proto.written();
         let slot = &ctx.slots[self.index as usize];
         slot.end_request();
         let ended = account(ctx, slot, self.adm, self.connected, written, outcome);
-        if L::STREAMS
+        if P::STREAMS
             && let (Ended::Completed { .. }, Some(res), false) = (ended, res, self.adm.warmup)
         {
             record_stream(ctx, self.adm, &res, streamed.as_ref());
         }
-        if L::ENTRIES {
+        if W::ENTRIES {
             record_entry(
                 ctx,
                 self.adm,
                 ended,
                 listed.as_ref(),
-                self.lane.entry(),
-                self.lane.answered(),
+                self.work.entry(),
+                self.work.answered(&self.proto),
             );
         }
         if !self.adm.warmup {
             let mut s = ctx.rec.stats.borrow_mut();
             if written.is_some() {
-                s.bytes_out += self.lane.bytes_out(ctx);
+                s.bytes_out += self.work.bytes_out(&self.proto, ctx);
             }
             // A completed response counted its bytes when it was recorded; one that did not
             // complete (a timeout, a close, a parse error) received bytes all the same.
             if !matches!(ended, Ended::Completed { .. }) {
-                s.bytes_in += self.lane.bytes_in();
+                s.bytes_in += self.work.bytes_in(&self.proto);
             }
         }
-        self.lane.ended(ctx, ended);
+        self.work.ended(&mut self.proto, ctx, ended);
         self.step = match ended {
             Ended::Completed { .. } => {
                 self.delay = BackOff::default();
@@ -301,6 +311,7 @@ impl<L: Lane> State<L> {
 mod tests {
     use super::super::drive::Drive;
     use super::super::h1_lane::H1Lane;
+    use super::super::workload::Fixed;
     use super::*;
 
     #[test]
@@ -308,7 +319,7 @@ mod tests {
         // The point of writing it by hand: the nested `async` version took 776 bytes. Every line
         // more is touched on the way to each request; the thread's set adds the waker and its
         // flag (32 bytes, `tasks::tests`), so 224 is what four lines leave.
-        let h1 = size_of::<Link<H1Lane<()>>>();
+        let h1 = size_of::<Link<H1Lane<()>, Fixed>>();
         assert!(h1 <= 4 * 64 - 32, "{h1}");
         assert_eq!(size_of::<Drive>(), h1);
     }

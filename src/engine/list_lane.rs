@@ -1,20 +1,19 @@
 //! A request list (several URLs, `--urls-from-file`, `spate mcp`'s calls) as a workload over
 //! any `Protocol`: each attempt sends the request the thread's picker chooses (the same one
 //! again when a keep-alive close crossed it, or a server refused it unprocessed), built once
-//! in each protocol's form. What the responses are told to
-//! (`Answers`) may judge them: an MCP answer can fail a call on a response that came whole. The
-//! loop records each attempt by its row (`Lane::ENTRIES`). Off the static path (boxed); must not
-//! build or allocate per request.
+//! in each protocol's form. What the responses are told to (`Answers`) may judge them: an MCP
+//! answer can fail a call on a response that came whole. The loop records each attempt by its
+//! row (`Workload::ENTRIES`). Off the static path (boxed); must not build or allocate per
+//! request.
 
 use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 
 use super::attempt::Ended;
-use super::lane::{Again, Lane, Outcome, Ready};
-use super::protocol::{Protocol, Sent};
+use super::protocol::{Again, Outcome, Protocol, Ready, Sent};
 use super::shared::{Admitted, Connected, Conversation, Listed, Shared};
-use super::slot::Slot;
 use super::watch::Observe;
+use super::workload::Workload;
 use crate::clock::Tick;
 use crate::proto::{Cause, Events, Fail, Response, h2};
 use crate::stats::Failure;
@@ -73,8 +72,9 @@ pub trait Answers: Observe + Sized {
     }
 }
 
-pub struct ListLane<P> {
-    inner: P,
+/// A request list's attempts, over any protocol whose receiver `Answers`.
+#[derive(Default)]
+pub struct ListWork {
     /// The place in the list of the current attempt's request.
     place: usize,
     /// The row it is counted in.
@@ -97,23 +97,7 @@ pub struct ListLane<P> {
     streamed: u64,
 }
 
-impl<P: Protocol<Events: Answers>> ListLane<P> {
-    /// The list's requests over `inner`.
-    pub fn new(inner: P) -> ListLane<P> {
-        ListLane {
-            inner,
-            place: 0,
-            row: 0,
-            judged: None,
-            again_now: false,
-            index: 0,
-            session: None,
-            awaiting: false,
-            acked: None,
-            streamed: 0,
-        }
-    }
-
+impl ListWork {
     /// The JSON-RPC id of the current attempt's request in its session.
     fn id(&self) -> u64 {
         match &self.session {
@@ -131,8 +115,8 @@ impl<P: Protocol<Events: Answers>> ListLane<P> {
     /// that asks the server to end the session (DELETE) and then closes it; the next call opens
     /// a connection and a session of its own. (The legacy transport's session ends when its
     /// stream closes.)
-    fn end_session(&mut self, ctx: &Shared) {
-        let conn = self.inner.take_conn(ctx);
+    fn end_session<P: Protocol>(&mut self, p: &mut P, ctx: &Shared) {
+        let conn = p.take_conn(ctx);
         let delete = self.session.as_ref().and_then(|s| s.delete.clone());
         self.forget_session(ctx);
         let (Some(mut open), Some(delete)) = (conn, delete) else {
@@ -186,19 +170,21 @@ fn per_request(ctx: &Shared) -> bool {
         .is_some_and(|m| m.session == crate::mcp::SessionMode::PerRequest)
 }
 
-impl<P: Protocol<Events: Answers>> Lane for ListLane<P> {
+impl<P: Protocol<Events: Answers>> Workload<P> for ListWork {
     const ENTRIES: bool = true;
 
-    fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
+    fn poll_ready(
+        &mut self,
+        p: &mut P,
+        ctx: &Shared,
+        index: usize,
+        cx: &mut Context<'_>,
+    ) -> Poll<Ready> {
         self.index = index;
-        self.inner.poll_ready(ctx, index, cx)
+        p.poll_ready(ctx, index, cx)
     }
 
-    fn retry(&mut self) -> Option<Admitted> {
-        self.inner.retry()
-    }
-
-    fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
+    fn begin(&mut self, p: &mut P, ctx: &Shared, adm: &Admitted) -> bool {
         // A request sent again is the same request: after a crossed close on this slot, or
         // refused unprocessed on any slot of the connection (it says which).
         match (std::mem::take(&mut self.again_now), adm.retries) {
@@ -215,26 +201,33 @@ impl<P: Protocol<Events: Answers>> Lane for ListLane<P> {
         self.acked = None;
         self.streamed = 0;
         self.row = P::Events::row(ctx, self.place);
-        let open = self.inner.begin(ctx, adm, Sent::Listed(self.listed(ctx)));
+        let open = p.begin(ctx, adm, Sent::Listed(self.listed(ctx)));
         if open {
             self.fetch_session(ctx);
         }
         let (id, place) = (self.id(), self.place);
-        self.inner.with_events(|e| e.start(ctx, place, id));
+        p.with_events(|e| e.start(ctx, place, id));
         open
     }
 
-    fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail> {
-        self.inner.adopt(ctx, opened, adm)?;
+    fn adopt(
+        &mut self,
+        p: &mut P,
+        ctx: &Shared,
+        opened: Connected,
+        adm: &Admitted,
+    ) -> Result<(), Fail> {
+        p.adopt(ctx, opened, adm)?;
         self.fetch_session(ctx);
         // The new session may number its calls otherwise.
         let (id, place) = (self.id(), self.place);
-        self.inner.with_events(|e| e.start(ctx, place, id));
+        p.with_events(|e| e.start(ctx, place, id));
         Ok(())
     }
 
     fn poll_exchange(
         &mut self,
+        p: &mut P,
         ctx: &Shared,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Response, Fail>> {
@@ -249,7 +242,7 @@ impl<P: Protocol<Events: Answers>> Lane for ListLane<P> {
         }
         let res = match self.acked {
             Some(r) => r,
-            None => match ready!(self.inner.poll_send(ctx, cx, Sent::Listed(req))) {
+            None => match ready!(p.poll_send(ctx, cx, Sent::Listed(req))) {
                 Ok(r) => r,
                 Err(f) => return Poll::Ready(Err(f)),
             },
@@ -284,14 +277,14 @@ impl<P: Protocol<Events: Answers>> Lane for ListLane<P> {
                 }));
             }
             let keep = res.keep_alive;
-            let judged = self.inner.with_events(|e| e.heard(ctx, res, heard));
+            let judged = p.with_events(|e| e.heard(ctx, res, heard));
             return Poll::Ready(
                 judged
                     .unwrap_or(Ok(res))
                     .inspect_err(|_| self.judged = Some(keep)),
             );
         }
-        let judged = self.inner.with_events(|e| e.judge(ctx, res));
+        let judged = p.with_events(|e| e.judge(ctx, res));
         Poll::Ready(
             judged
                 .unwrap_or(Ok(res))
@@ -299,59 +292,52 @@ impl<P: Protocol<Events: Answers>> Lane for ListLane<P> {
         )
     }
 
-    fn waiting(&self, slot: &Slot) {
-        self.inner.waiting(slot);
-    }
-
     fn entry(&self) -> usize {
         self.row
     }
 
-    fn answered(&self) -> Option<Tick> {
-        self.inner.peek_events(Answers::failed_answer).flatten()
+    fn answered(&self, p: &P) -> Option<Tick> {
+        p.peek_events(Answers::failed_answer).flatten()
     }
 
-    fn written(&self) -> Option<Tick> {
-        self.inner.written()
-    }
-
-    fn bytes_out(&self, ctx: &Shared) -> u64 {
+    fn bytes_out(&self, p: &P, ctx: &Shared) -> u64 {
         let req = sent(ctx, self.session.as_deref(), self.place);
-        self.inner.bytes_out(ctx, Sent::Listed(req))
+        p.bytes_out(ctx, Sent::Listed(req))
     }
 
-    fn bytes_in(&self) -> u64 {
-        self.inner.bytes_in() + self.streamed
+    fn bytes_in(&self, p: &P) -> u64 {
+        p.bytes_in() + self.streamed
     }
 
     /// The protocol decides, by the list's request (its method, not the run's): one refused
     /// unprocessed waits for any slot of the connection, saying which request it is.
-    fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
+    fn again(
+        &mut self,
+        p: &mut P,
+        ctx: &Shared,
+        adm: Admitted,
+        fresh: bool,
+        outcome: &Outcome,
+    ) -> Again {
         let adm = Admitted {
             entry: self.place as u32,
             ..adm
         };
-        let again = self
-            .inner
-            .again(ctx, adm, fresh, outcome, Sent::Listed(self.listed(ctx)));
+        let again = p.again(ctx, adm, fresh, outcome, Sent::Listed(self.listed(ctx)));
         self.again_now = again == Again::Now;
         again
     }
 
-    fn ended(&mut self, ctx: &Shared, ended: Ended) {
+    fn ended(&mut self, p: &mut P, ctx: &Shared, ended: Ended) {
         match (ended, self.judged.take()) {
             // The response was whole: its connection goes on as after any other.
             (Ended::Failed(_), Some(keep_alive)) => {
-                self.inner.ended(ctx, Ended::Completed { keep_alive });
+                p.ended(ctx, Ended::Completed { keep_alive });
             }
-            _ => self.inner.ended(ctx, ended),
+            _ => p.ended(ctx, ended),
         }
         if ended != Ended::Interrupted && per_request(ctx) {
-            self.end_session(ctx);
+            self.end_session(p, ctx);
         }
-    }
-
-    fn finish(&mut self, ctx: &Shared, index: usize) {
-        self.inner.finish(ctx, index);
     }
 }

@@ -16,7 +16,6 @@ mod h1_lane;
 mod h2_lane;
 mod h3_lane;
 mod hops;
-mod lane;
 mod limits;
 mod link;
 mod list_lane;
@@ -37,6 +36,7 @@ mod task_set;
 mod tasks;
 mod thread;
 mod watch;
+mod workload;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,20 +1,44 @@
 //! HOT: the transport half of a slot, `Protocol`: how HTTP/1.1 (`h1_lane`), an HTTP/2 stream
 //! slot (`h2_lane`) or an HTTP/3 stream slot (`h3_lane`) takes a connection and exchanges one
-//! request for its response, whichever request it is told to send. A workload (a request list,
-//! a script) wraps a protocol to choose each attempt's request and judge its answer; a protocol
-//! alone is the static path, sending the run's own request (`Lane for P`, below, with no
-//! request named), which compiles to what a lane written for it would. Must not account for
-//! attempts, choose requests, or allocate per request.
+//! request for its response, whichever request it is told to send (`Sent`), and the words the
+//! loop and the protocols share (`Ready`, `Again`, `Outcome`). What varies by feature is the
+//! `workload::Workload` beside it. Must not account for attempts, choose requests, or allocate
+//! per request.
 
 use std::task::{Context, Poll};
 
 use super::attempt::Ended;
-use super::lane::{Again, Lane, Outcome, Ready};
 use super::shared::{Admitted, Connected, Listed, OpenConn, Shared};
+use super::slot::Cancel;
 use super::slot::Slot;
 use super::watch::{Observe, Streamed};
 use crate::clock::Tick;
 use crate::proto::{Fail, Response};
+
+/// How an exchange ended, as the loop sees it: a response, a failure the lane reported, or a
+/// cancellation by the sweeper.
+pub type Outcome = Result<Result<Response, Fail>, Cancel>;
+
+/// Whether a slot may take its next attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ready {
+    Go,
+    /// The slot takes no more attempts.
+    Over,
+    /// A connection that served nothing was closed: wait as after a failed connect first.
+    BackOff,
+}
+
+/// What comes of an attempt that did not get an answer but may go again as the same attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Again {
+    /// It is accounted for as it ended.
+    No,
+    /// It goes again at once, on a new connection (HTTP/1.1: a keep-alive close crossed it).
+    Now,
+    /// The lane queued it to go first on the next connection (HTTP/2: refused unprocessed).
+    Queued,
+}
 
 /// What a protocol sends: HTTP/1.1's bytes as they are written, or the parts of a request as
 /// HTTP/2's or HTTP/3's frames carry them.
@@ -122,79 +146,5 @@ pub trait Protocol {
     /// slots share.
     fn take_conn(&mut self, _ctx: &Shared) -> Option<OpenConn> {
         None
-    }
-}
-
-/// A protocol alone sends the run's own request: the static path.
-impl<P: Protocol> Lane for P {
-    const STREAMS: bool = P::STREAMS;
-
-    #[inline(always)]
-    fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
-        Protocol::poll_ready(self, ctx, index, cx)
-    }
-
-    #[inline(always)]
-    fn retry(&mut self) -> Option<Admitted> {
-        Protocol::retry(self)
-    }
-
-    #[inline(always)]
-    fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
-        Protocol::begin(self, ctx, adm, Sent::Own)
-    }
-
-    #[inline(always)]
-    fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail> {
-        Protocol::adopt(self, ctx, opened, adm)
-    }
-
-    #[inline(always)]
-    fn poll_exchange(
-        &mut self,
-        ctx: &Shared,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<Response, Fail>> {
-        self.poll_send(ctx, cx, Sent::Own)
-    }
-
-    #[inline(always)]
-    fn waiting(&self, slot: &Slot) {
-        Protocol::waiting(self, slot);
-    }
-
-    #[inline(always)]
-    fn streamed(&mut self) -> Option<Streamed> {
-        Protocol::streamed(self)
-    }
-
-    #[inline(always)]
-    fn written(&self) -> Option<Tick> {
-        Protocol::written(self)
-    }
-
-    #[inline(always)]
-    fn bytes_out(&self, ctx: &Shared) -> u64 {
-        Protocol::bytes_out(self, ctx, Sent::Own)
-    }
-
-    #[inline(always)]
-    fn bytes_in(&self) -> u64 {
-        Protocol::bytes_in(self)
-    }
-
-    #[inline(always)]
-    fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
-        Protocol::again(self, ctx, adm, fresh, outcome, Sent::Own)
-    }
-
-    #[inline(always)]
-    fn ended(&mut self, ctx: &Shared, ended: Ended) {
-        Protocol::ended(self, ctx, ended);
-    }
-
-    #[inline(always)]
-    fn finish(&mut self, ctx: &Shared, index: usize) {
-        Protocol::finish(self, ctx, index);
     }
 }

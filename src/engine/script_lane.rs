@@ -12,12 +12,11 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 
-use super::attempt::Ended;
-use super::lane::{Again, Lane, Outcome, Ready};
-use super::protocol::{Form, Protocol, Sent};
-use super::shared::{Admitted, Connected, H2Handle, Listed, Shared};
-use super::slot::{Cancel, Slot};
+use super::protocol::{Again, Form, Outcome, Protocol, Ready, Sent};
+use super::shared::{Admitted, H2Handle, Listed, Shared};
+use super::slot::Cancel;
 use super::watch::Observe;
+use super::workload::Workload;
 use crate::clock::Tick;
 use crate::proto::{Cause, Events, Fail, Media, Response, h2};
 use crate::script::{MAX_HEARD_BODY, Made, Worker};
@@ -89,8 +88,8 @@ enum Turn {
     Follower,
 }
 
-pub struct ScriptLane<P> {
-    inner: P,
+/// A script's attempts, over any protocol whose receiver is `Heard`.
+pub struct ScriptWork {
     worker: Rc<Worker>,
     /// What `request()` made for the current attempt.
     asked: Asked,
@@ -108,11 +107,10 @@ pub struct ScriptLane<P> {
     index: usize,
 }
 
-impl<P: Protocol<Events = Heard>> ScriptLane<P> {
-    /// The thread's script `worker` around `inner`'s exchanges.
-    pub fn new(inner: P, worker: Rc<Worker>) -> ScriptLane<P> {
-        ScriptLane {
-            inner,
+impl ScriptWork {
+    /// The thread's script `worker` around each attempt.
+    pub fn new(worker: Rc<Worker>) -> ScriptWork {
+        ScriptWork {
             worker,
             asked: Asked::default(),
             again_now: false,
@@ -140,7 +138,7 @@ impl<P: Protocol<Events = Heard>> ScriptLane<P> {
     }
 
     /// A new attempt: the script's request, and the rest of its batch admitted with it.
-    fn make(&mut self, ctx: &Shared, adm: &Admitted) {
+    fn make(&mut self, ctx: &Shared, adm: &Admitted, form: Form) {
         self.asked.at = 0;
         self.asked.sent = 1;
         self.asked.form = None;
@@ -157,7 +155,7 @@ impl<P: Protocol<Events = Heard>> ScriptLane<P> {
             return;
         }
         let n = self.asked.made.batch.len();
-        if n > 1 && P::FORM != Form::H1 {
+        if n > 1 && form != Form::H1 {
             self.worker.fail(format!(
                 "--script: request() returned {n} requests in one string; pipelining is \
                  HTTP/1.1's: over HTTP/2 and HTTP/3 return one request a call"
@@ -175,8 +173,8 @@ impl<P: Protocol<Events = Heard>> ScriptLane<P> {
             self.doom(Failure::Write, "the script failed");
             return;
         }
-        if P::FORM != Form::H1 {
-            match framed(ctx, self.asked.made.batch.first(1), P::FORM) {
+        if form != Form::H1 {
+            match framed(ctx, self.asked.made.batch.first(1), form) {
                 Ok(form) => self.asked.form = Some(form),
                 Err(e) => {
                     self.worker.fail(format!(
@@ -270,8 +268,14 @@ impl Asked {
     }
 }
 
-impl<P: Protocol<Events = Heard>> Lane for ScriptLane<P> {
-    fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
+impl<P: Protocol<Events = Heard>> Workload<P> for ScriptWork {
+    fn poll_ready(
+        &mut self,
+        p: &mut P,
+        ctx: &Shared,
+        index: usize,
+        cx: &mut Context<'_>,
+    ) -> Poll<Ready> {
         self.index = index;
         if !self.followers.is_empty() {
             return Poll::Ready(Ready::Go);
@@ -299,28 +303,28 @@ impl<P: Protocol<Events = Heard>> Lane for ScriptLane<P> {
                 return Poll::Ready(Ready::Over);
             }
         }
-        Protocol::poll_ready(&mut self.inner, ctx, index, cx)
+        p.poll_ready(ctx, index, cx)
     }
 
     /// A batch's next request, or one the server refused unprocessed (HTTP/2, HTTP/3).
-    fn retry(&mut self) -> Option<Admitted> {
+    fn retry(&mut self, p: &mut P) -> Option<Admitted> {
         match self.followers.pop_front() {
             Some(adm) => {
                 self.next = Turn::Follower;
                 Some(adm)
             }
-            None => Protocol::retry(&mut self.inner),
+            None => p.retry(),
         }
     }
 
-    fn begin(&mut self, ctx: &Shared, adm: &Admitted) -> bool {
+    fn begin(&mut self, p: &mut P, ctx: &Shared, adm: &Admitted) -> bool {
         let turn = std::mem::replace(&mut self.next, Turn::New);
         match turn {
             // The same attempt again after a keep-alive close crossed it: the same bytes. One
             // a server refused unprocessed may reach any slot of its connection: the script
             // makes its request again there.
             Turn::New if std::mem::take(&mut self.again_now) => {}
-            Turn::New => self.make(ctx, adm),
+            Turn::New => self.make(ctx, adm, P::FORM),
             Turn::Follower => self.asked.at += 1,
         }
         let head = match self.worker.makes_requests() {
@@ -337,7 +341,7 @@ impl<P: Protocol<Events = Heard>> Lane for ScriptLane<P> {
             Form::H1 => Sent::Written(&[], head),
             _ => self.asked.sent(&self.worker, P::FORM),
         };
-        let open = Protocol::begin(&mut self.inner, ctx, adm, req);
+        let open = p.begin(ctx, adm, req);
         if turn == Turn::Follower && !open {
             self.doom(
                 Failure::Closed,
@@ -347,56 +351,41 @@ impl<P: Protocol<Events = Heard>> Lane for ScriptLane<P> {
         open || self.doomed.is_some()
     }
 
-    fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail> {
-        Protocol::adopt(&mut self.inner, ctx, opened, adm)
-    }
-
     fn poll_exchange(
         &mut self,
+        p: &mut P,
         ctx: &Shared,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Response, Fail>> {
         if let Some(fail) = self.doomed.take() {
             return Poll::Ready(Err(fail));
         }
-        let r = ready!(Protocol::poll_send(
-            &mut self.inner,
-            ctx,
-            cx,
-            self.asked.sent(&self.worker, P::FORM)
-        ));
+        let r = ready!(p.poll_send(ctx, cx, self.asked.sent(&self.worker, P::FORM)));
         if let Ok(res) = &r
             && self.worker.hears()
         {
             let worker = &self.worker;
-            self.inner
-                .peek_events(|heard| worker.response(res.status, &heard.head, &heard.body));
+            p.peek_events(|heard| worker.response(res.status, &heard.head, &heard.body));
         }
         self.check(ctx);
         Poll::Ready(r)
     }
 
-    fn waiting(&self, slot: &Slot) {
-        Protocol::waiting(&self.inner, slot);
-    }
-
-    fn written(&self) -> Option<Tick> {
-        Protocol::written(&self.inner)
-    }
-
-    fn bytes_out(&self, ctx: &Shared) -> u64 {
-        Protocol::bytes_out(&self.inner, ctx, self.asked.sent(&self.worker, P::FORM))
-    }
-
-    fn bytes_in(&self) -> u64 {
-        Protocol::bytes_in(&self.inner)
+    fn bytes_out(&self, p: &P, ctx: &Shared) -> u64 {
+        p.bytes_out(ctx, self.asked.sent(&self.worker, P::FORM))
     }
 
     /// A batch does not go again: its other requests were on the connection too.
-    fn again(&mut self, ctx: &Shared, adm: Admitted, fresh: bool, outcome: &Outcome) -> Again {
+    fn again(
+        &mut self,
+        p: &mut P,
+        ctx: &Shared,
+        adm: Admitted,
+        fresh: bool,
+        outcome: &Outcome,
+    ) -> Again {
         let again = match self.asked.sent {
-            1 => Protocol::again(
-                &mut self.inner,
+            1 => p.again(
                 ctx,
                 adm,
                 fresh,
@@ -409,15 +398,11 @@ impl<P: Protocol<Events = Heard>> Lane for ScriptLane<P> {
         again
     }
 
-    fn ended(&mut self, ctx: &Shared, ended: Ended) {
-        Protocol::ended(&mut self.inner, ctx, ended);
-    }
-
     /// Requests admitted with a batch that never got their turn (the thread stopped) end as
     /// interrupted.
-    fn finish(&mut self, ctx: &Shared, index: usize) {
+    fn finish(&mut self, p: &mut P, ctx: &Shared, index: usize) {
         let left = self.followers.drain(..).filter(|a| !a.warmup).count();
         ctx.rec.stats.borrow_mut().interrupted += left as u64;
-        Protocol::finish(&mut self.inner, ctx, index);
+        p.finish(ctx, index);
     }
 }
