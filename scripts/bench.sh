@@ -172,7 +172,7 @@ thread_count() { # BIN ARGS... -> the load thread's instructions per request, ma
   for n in 20000 40000; do
     valgrind -q --tool=callgrind --callgrind-out-file="$tmp/$n.cg" "$bin" --threads 1 -n "$n" \
       --no-progress --format json "$@" > /dev/null
-    v+=("$(callgrind_annotate --inclusive=yes "$tmp/$n.cg" | grep -m1 -E 'engine/tasks.rs:spate::engine::tasks::run::\{\{closure\}\}' | awk '{gsub(",", "", $1); print $1}')")
+    v+=("$(callgrind_annotate --inclusive=yes "$tmp/$n.cg" | grep -m1 -E 'engine/(slots/)?tasks.rs:spate::engine::(slots::)?tasks::run::\{\{closure\}\}' | awk '{gsub(",", "", $1); print $1}')")
   done
   rm -rf "$tmp"
   echo $(( (v[1] - v[0]) / 20000 ))

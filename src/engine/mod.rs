@@ -1,42 +1,20 @@
 //! HOT: runs a `Plan`: resolves the target once, starts one OS thread per `--threads` (each a
 //! tokio current-thread runtime), pre-connects every connection before the clock starts, then
 //! releases all threads at once and merges their `Stats` when they finish. Never prints.
+//!
+//! The map, by concern:
+//! - `run`: the threads, their start and end (`prepare`, `Armed::go`).
+//! - `admit`: when attempts start (the stop rule, the open model's pacer, back-offs).
+//! - `slots`: the one loop each slot runs, `Link<P, W>`, its accounting and the thread's tasks.
+//! - `protocols`: the transports (`Protocol`: HTTP/1.1, HTTP/2, HTTP/3) and how connections
+//!   open.
+//! - `workloads`: what varies by feature (`Workload`: a request list, a script, redirects).
 
-mod answering;
-mod armed;
-mod attempt;
-mod backoff;
-mod control;
-mod cpu;
-mod crew;
-mod drive;
-mod follow;
-mod gate;
-mod h1_lane;
-mod h2_lane;
-mod h3_lane;
-mod hops;
-mod limits;
-mod link;
-mod list_lane;
-mod open;
-mod open_session;
-mod pace;
-mod protocol;
-mod rates;
-mod record;
-mod requests;
-mod script_lane;
-mod shared;
-mod side;
-mod slot;
-mod split;
-mod start;
-mod task_set;
-mod tasks;
-mod thread;
-mod watch;
-mod workload;
+mod admit;
+mod protocols;
+mod run;
+mod slots;
+mod workloads;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,16 +23,17 @@ use crate::net::TlsSetupError;
 use crate::plan::{Plan, PlanError};
 use crate::reach::{lane_choice, quic_client, tls_client};
 use crate::stats::{Failure, NotOpened, RunOutput};
-use thread::Finished;
+use run::thread::Finished;
 
-pub use armed::{Armed, prepare, prepare_staged};
-pub use control::Control;
-pub use limits::raise_nofile;
+pub use run::armed::{Armed, prepare, prepare_staged};
+pub use run::control::Control;
+pub use run::limits::raise_nofile;
 
 /// Checks that `sockets` fit under the open-file limit; `Err` is the line that says how to make
 /// room for `-c connections`.
 pub fn check_nofile(sockets: u32, threads: u32, connections: u32) -> Result<(), String> {
-    limits::check(sockets, threads).map_err(|(needed, l)| limits::advice(connections, needed, l))
+    run::limits::check(sockets, threads)
+        .map_err(|(needed, l)| run::limits::advice(connections, needed, l))
 }
 
 /// Connects in flight at once across all threads while pre-connecting.
@@ -116,7 +95,7 @@ impl RunError {
 
 /// What --redirect needs, or `None` without it. TLS for the origins redirects lead to is set up
 /// now, even for an http:// URL, but its failure matters only to a hop to https://.
-fn follow(plan: &Plan) -> Option<Arc<hops::Follow>> {
+fn follow(plan: &Plan) -> Option<Arc<workloads::hops::Follow>> {
     if plan.redirects == 0 {
         return None;
     }
@@ -127,7 +106,7 @@ fn follow(plan: &Plan) -> Option<Arc<hops::Follow>> {
         },
         ..plan.clone()
     };
-    Some(Arc::new(hops::Follow {
+    Some(Arc::new(workloads::hops::Follow {
         plan: plan.clone(),
         limit: plan.redirects,
         tls: match tls_client(&https) {

@@ -1,0 +1,187 @@
+//! --redirect: the requests of redirect chains, built once per thread. A hop is the request a
+//! redirect leads to (its bytes, ready to write) and where it goes; it is found again by the
+//! hop it came from, the status and the Location, so that a chain a server repeats costs a
+//! lookup, not a rebuild. Each origin's destination is resolved once per thread. Must not be
+//! used on the static path: without --redirect there is no `Hops` at all.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::engine::protocols::open::Via;
+use crate::engine::slots::shared::LaneChoice;
+use crate::net::TlsClient;
+use crate::plan::Plan;
+use crate::redirect::{self, Origin, RedirectError};
+use crate::request;
+use crate::route::Endpoint;
+
+/// Chains a thread keeps at most; a server that names a new Location every time (a token in
+/// it) gets its hops built each time instead of filling memory.
+const MAX_KEPT: usize = 4096;
+
+/// What following redirects needs, the same for every thread.
+#[derive(Debug)]
+pub struct Follow {
+    /// The run's own plan: the first request of every chain, and whose credentials go where.
+    pub plan: Plan,
+    /// Redirects followed per request at most.
+    pub limit: u32,
+    /// TLS for origins a redirect leads to (ALPN http/1.1), named per origin; why not, if it
+    /// could not be set up (only a hop to https:// needs it).
+    pub tls: Result<TlsClient, String>,
+}
+
+/// One request of a chain.
+pub struct Hop {
+    /// Tells the hops of a thread apart, to find what follows each.
+    id: u32,
+    pub plan: Plan,
+    pub request: Bytes,
+    /// The same with `Connection: close` (--rpc reached on its connection).
+    pub request_close: Bytes,
+    pub head_request: bool,
+    /// Its method may be sent again after a keep-alive close crossed it.
+    pub retry_safe: bool,
+    pub dest: Rc<Dest>,
+}
+
+/// Where the hops to one origin connect.
+pub struct Dest {
+    /// The run's own origin: its hops go on the connection's own, opened as the run's are.
+    pub home: bool,
+    /// Resolved for this origin, or why not (the hop fails as a connect would).
+    endpoint: Result<Endpoint, String>,
+    tls: Option<Result<TlsClient, String>>,
+    tunnel: Option<Bytes>,
+    preferred: Cell<usize>,
+}
+
+impl Dest {
+    /// How to open a connection here (not for `home`: that is the run's own [`Via`]).
+    pub fn via(&self) -> Result<Via<'_>, String> {
+        let endpoint = self.endpoint.as_ref().map_err(Clone::clone)?;
+        let tls = match &self.tls {
+            Some(t) => Some(t.as_ref().map_err(Clone::clone)?),
+            None => None,
+        };
+        Ok(Via {
+            endpoint,
+            preferred: &self.preferred,
+            tunnel: self.tunnel.as_ref(),
+            tls,
+            lane: LaneChoice::Http1,
+        })
+    }
+}
+
+/// Where a Location leads from hop `.0` after a response of status `.1`.
+type Known = (u32, u16, Result<Rc<Hop>, RedirectError>);
+
+/// A thread's hops and destinations.
+pub struct Hops {
+    follow: Arc<Follow>,
+    pub first: Rc<Hop>,
+    /// By Location: where it leads from each hop and status it came with.
+    next: HashMap<Box<[u8]>, Vec<Known>>,
+    kept: usize,
+    dests: HashMap<Origin, Rc<Dest>>,
+    ids: u32,
+}
+
+impl Hops {
+    pub fn new(follow: Arc<Follow>) -> Hops {
+        let home = Rc::new(Dest {
+            home: true,
+            endpoint: Err(String::new()),
+            tls: None,
+            tunnel: None,
+            preferred: Cell::new(0),
+        });
+        let first = Rc::new(hop(0, follow.plan.clone(), home.clone()));
+        let mut dests = HashMap::new();
+        dests.insert(Origin::of(&follow.plan.target), home);
+        Hops {
+            follow,
+            first,
+            next: HashMap::new(),
+            kept: 0,
+            dests,
+            ids: 1,
+        }
+    }
+
+    pub fn limit(&self) -> u32 {
+        self.follow.limit
+    }
+
+    /// The hop a `status` response with Location `location` to `from` leads to.
+    pub fn next(
+        &mut self,
+        from: &Hop,
+        status: u16,
+        location: &[u8],
+    ) -> Result<Rc<Hop>, RedirectError> {
+        if let Some(known) = self.next.get(location).and_then(|v| {
+            v.iter()
+                .find(|(id, s, _)| *id == from.id && *s == status)
+                .map(|(_, _, to)| to.clone())
+        }) {
+            return known;
+        }
+        let to = redirect::next(&self.follow.plan, &from.plan, status, location).map(|plan| {
+            let dest = self.dest(&plan);
+            self.ids = self.ids.wrapping_add(1);
+            Rc::new(hop(self.ids, plan, dest))
+        });
+        if self.kept < MAX_KEPT {
+            self.kept += 1;
+            self.next
+                .entry(location.into())
+                .or_default()
+                .push((from.id, status, to.clone()));
+        }
+        to
+    }
+
+    /// The destination of `plan`'s origin, resolved the first time.
+    fn dest(&mut self, plan: &Plan) -> Rc<Dest> {
+        let origin = Origin::of(&plan.target);
+        if let Some(d) = self.dests.get(&origin) {
+            return d.clone();
+        }
+        // A name lookup on the load thread, once per origin and thread.
+        let endpoint = plan.route.resolve(&plan.target).map_err(|e| e.to_string());
+        let tls = plan.target.tls.then(|| match &self.follow.tls {
+            Ok(t) => t.for_host(&plan.target.host).map_err(|e| e.to_string()),
+            Err(why) => Err(why.clone()),
+        });
+        let dest = Rc::new(Dest {
+            home: false,
+            endpoint,
+            tls,
+            tunnel: request::tunnel_bytes(plan),
+            preferred: Cell::new(0),
+        });
+        self.dests.insert(origin, dest.clone());
+        dest
+    }
+}
+
+fn hop(id: u32, plan: Plan, dest: Rc<Dest>) -> Hop {
+    Hop {
+        id,
+        request: request::h1_bytes(&plan),
+        request_close: request::h1_bytes(&Plan {
+            keep_alive: false,
+            ..plan.clone()
+        }),
+        head_request: plan.is_head(),
+        retry_safe: plan.is_idempotent(),
+        plan,
+        dest,
+    }
+}
