@@ -102,13 +102,7 @@ impl Gate {
                 let start = Tick::now();
                 let intended = start.before(now.saturating_duration_since(intended));
                 let warmup = j < pacer.recorded_from;
-                let mut s = rec.stats.borrow_mut();
-                if warmup {
-                    s.warmup_requests += 1;
-                } else {
-                    s.attempts += 1;
-                    s.last_send = Some(now);
-                }
+                rec.admitted(warmup, Some(now));
                 Poll::Ready(Some(Admitted {
                     start,
                     intended: Some(intended),
@@ -141,12 +135,7 @@ impl Gate {
             Limit::Deadline(d) if now >= d => return None,
             Limit::Deadline(_) => {}
         }
-        let mut s = rec.stats.borrow_mut();
-        if warmup {
-            s.warmup_requests += 1;
-        } else {
-            s.attempts += 1;
-        }
+        rec.admitted(warmup, None);
         Some(Admitted {
             start: now,
             intended: None,

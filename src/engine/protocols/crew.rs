@@ -150,9 +150,7 @@ impl Crew {
     /// The lane dropped its connection: counts what it carried; true if it served (a
     /// connection that served nothing is a failed connect).
     pub fn closed(&self, ctx: &Shared) -> bool {
-        let mut s = ctx.rec.stats.borrow_mut();
-        s.conns.goaways += u64::from(self.goaway.get());
-        s.per_connection.record(self.done.get());
+        ctx.rec.closed(self.done.get(), self.goaway.get());
         let served = self.preconnected.get() || self.done.get() > 0;
         self.gone.set(false);
         self.goaway.set(false);
@@ -218,6 +216,6 @@ impl Crew {
         }
         // In flight, as far as the run knows.
         let left = self.retries.borrow().iter().filter(|a| !a.warmup).count() as u64;
-        ctx.rec.stats.borrow_mut().interrupted += left;
+        ctx.rec.interrupted(left);
     }
 }

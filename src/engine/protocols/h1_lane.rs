@@ -81,11 +81,7 @@ impl<E: Observe> H1Lane<E> {
     pub fn take_conn(&mut self, ctx: &Shared) -> Option<OpenConn> {
         let conn = self.conn.take();
         if conn.is_some() {
-            ctx.rec
-                .stats
-                .borrow_mut()
-                .per_connection
-                .record(self.served);
+            ctx.rec.closed(self.served, false);
         }
         self.served = 0;
         conn

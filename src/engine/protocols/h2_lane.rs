@@ -53,11 +53,7 @@ impl<E: Observe> Group<E> {
     fn install(&self, ctx: &Shared, open: OpenH2) -> Result<(), Fail> {
         let OpenH2 { lane, max_streams } = open;
         let lane = E::h2_lane(lane).ok_or_else(crate::engine::slots::drive::switched)?;
-        let mut s = ctx.rec.stats.borrow_mut();
-        // HTTP/2 allows at most 2^31-1; more means the server announced no limit.
-        let limit = (max_streams as u64).min(u64::from(u32::MAX));
-        s.conns.server_streams = Some(s.conns.server_streams.map_or(limit, |n| n.min(limit)));
-        drop(s);
+        ctx.rec.server_streams(max_streams);
         self.width
             .set(ctx.setup.streams.max(1).min(max_streams.max(1)));
         *self.lane.borrow_mut() = Some(lane);

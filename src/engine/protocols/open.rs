@@ -70,18 +70,7 @@ impl Shared {
                 self.lane_on(stream, alpn_h2, via, slot).await?
             }
         };
-        let mut s = self.rec.stats.borrow_mut();
-        if reconnect {
-            s.conns.reconnects += 1;
-        } else {
-            s.conns.established += 1;
-        }
-        match connected {
-            Connected::H1(_) => s.conns.h1 += 1,
-            Connected::H2(_) => s.conns.h2 += 1,
-            Connected::H3(_) => s.conns.h3 += 1,
-        }
-        drop(s);
+        self.rec.connected(reconnect, &connected);
         Ok(connected)
     }
 
@@ -113,7 +102,7 @@ impl Shared {
                 let fail = match e {
                     DialError::Connect(e) => {
                         if is_fd_exhaustion(&e) {
-                            self.rec.stats.borrow_mut().fd_exhausted += 1;
+                            self.rec.fd_exhausted();
                         }
                         Fail {
                             class: Failure::of_connect(&e),
@@ -134,10 +123,7 @@ impl Shared {
                         },
                     },
                 };
-                self.rec
-                    .stats
-                    .borrow_mut()
-                    .connect_failed(|| fail.to_string());
+                self.rec.connect_failed(|| fail.to_string());
                 Err(fail)
             }
         }
@@ -159,10 +145,7 @@ impl Shared {
                     class: Failure::H2,
                     cause: Cause::Other("--http2: the server did not agree to h2 with ALPN"),
                 };
-                self.rec
-                    .stats
-                    .borrow_mut()
-                    .connect_failed(|| fail.to_string());
+                self.rec.connect_failed(|| fail.to_string());
                 return Err(fail);
             }
             LaneChoice::Http2 => true,
@@ -173,10 +156,7 @@ impl Shared {
             match self.open_h2(stream).await {
                 Ok(open) => Connected::H2(open),
                 Err(fail) => {
-                    self.rec
-                        .stats
-                        .borrow_mut()
-                        .connect_failed(|| fail.to_string());
+                    self.rec.connect_failed(|| fail.to_string());
                     return Err(fail);
                 }
             }
@@ -194,10 +174,7 @@ impl Shared {
                     None => self.open_session(&mut conn, h, slot).await,
                 };
                 if let Err(fail) = opened {
-                    self.rec
-                        .stats
-                        .borrow_mut()
-                        .connect_failed(|| fail.to_string());
+                    self.rec.connect_failed(|| fail.to_string());
                     return Err(fail);
                 }
             }
@@ -285,11 +262,10 @@ impl Shared {
         let opened = match h3.quic.connect(addr).await {
             Ok(opened) => opened,
             Err(e) => {
-                let mut s = self.rec.stats.borrow_mut();
                 let fail = match e {
                     OpenError::Socket(e) => {
                         if is_fd_exhaustion(&e) {
-                            s.fd_exhausted += 1;
+                            self.rec.fd_exhausted();
                         }
                         Fail {
                             class: Failure::of_connect(&e),
@@ -301,18 +277,15 @@ impl Shared {
                         cause: Cause::Message(words),
                     },
                 };
-                s.connect_failed(|| fail.to_string());
+                self.rec.connect_failed(|| fail.to_string());
                 return Err(fail);
             }
         };
-        self.rec.stats.borrow_mut().tls.record_duration(t.elapsed());
+        self.rec.step(net::Step::Tls, t.elapsed());
         let (mut driver, send) = match crate::proto::h3::start(opened.conn.clone()).await {
             Ok(started) => started,
             Err(fail) => {
-                self.rec
-                    .stats
-                    .borrow_mut()
-                    .connect_failed(|| fail.to_string());
+                self.rec.connect_failed(|| fail.to_string());
                 return Err(fail);
             }
         };
@@ -353,15 +326,10 @@ impl net::Watch for Timed<'_> {
     }
 
     fn done(&mut self, step: net::Step, took: std::time::Duration) {
-        let mut s = self.rec.stats.borrow_mut();
-        match step {
-            net::Step::Connect => s.connect.record_duration(took),
-            net::Step::Tunnel => s.proxy.record_duration(took),
-            net::Step::Tls => s.tls.record_duration(took),
-        }
+        self.rec.step(step, took);
     }
 
     fn resumed(&mut self) {
-        self.rec.stats.borrow_mut().conns.tls_resumed += 1;
+        self.rec.tls_resumed();
     }
 }

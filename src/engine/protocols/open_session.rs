@@ -83,12 +83,7 @@ impl Shared {
 
     fn timed_handshake(&self, since: Instant) {
         let took = since.elapsed().as_nanos() as u64;
-        self.rec
-            .stats
-            .borrow_mut()
-            .handshakes
-            .get_or_insert_default()
-            .completed(200, took);
+        self.rec.handshake(took);
     }
 
     /// A session's requests: the list's, each made by `with`.

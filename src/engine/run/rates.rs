@@ -26,12 +26,11 @@ impl Rates {
             self.from = None;
             return;
         }
-        let mut s = ctx.rec.stats.borrow_mut();
-        let done = s.completed;
+        let done = ctx.rec.stats().completed;
         match self.from {
             Some((t, n)) if now.duration_since(t) >= RATE_INTERVAL => {
                 let rate = (done - n) as f64 / now.duration_since(t).as_secs_f64();
-                s.rate_samples.push(rate);
+                ctx.rec.rate_sample(rate);
                 self.from = Some((now, done));
             }
             Some(_) => {}

@@ -202,7 +202,7 @@ pub fn run(
         ctx.tasks.spawn(side::sweep(ctx.clone(), sweep_timer));
 
         let (open, first_error) = open_all(&ctx, connect_limit).await;
-        let not_opened = ctx.rec.stats.borrow().not_opened;
+        let not_opened = ctx.rec.stats().not_opened;
         reporter.report(open.len() as u64, first_error, not_opened);
 
         // Blocking here is deliberate: nothing else on this thread may run before the clock.
@@ -244,16 +244,14 @@ pub fn run(
             .zip(thread_cpu())
             .map(|(a, b)| b.saturating_sub(a));
         ctx.publish();
-        let mut s = ctx.rec.stats.borrow_mut();
-        s.per_client.extend(
+        ctx.rec.per_client(
             established
                 .iter()
                 .map(|&g| ctx.group_slots(g).iter().map(Slot::completed).sum::<u64>()),
         );
-        drop(s);
         Instant::now()
     }));
-    let mut stats = ctx.rec.stats.take();
+    let mut stats = ctx.rec.take();
     if let Some(pacer) = ctx.gate.pacer.get() {
         stats.scheduled = pacer.scheduled();
         stats.dropped = pacer.dropped();
@@ -356,12 +354,7 @@ async fn open_all(
                 match r {
                     Ok(c) => open.push((g, c)),
                     Err(e) => {
-                        let mut s = ctx.rec.stats.borrow_mut();
-                        match e.why {
-                            Unopened::TimedOut => s.not_opened.timed_out += 1,
-                            Unopened::Failed => s.not_opened.failed += 1,
-                            Unopened::CutOff => s.not_opened.cut_off += 1,
-                        }
+                        ctx.rec.not_opened(e.why);
                         // A connection cut off says less than one that failed by itself.
                         let first = match e.why {
                             Unopened::CutOff => &mut first_cut_off,
@@ -373,7 +366,7 @@ async fn open_all(
                 ControlFlow::Continue(())
             });
             if attempts.live() == 0 && (next == groups || ctx.gate.setup_over.get()) {
-                ctx.rec.stats.borrow_mut().not_opened.not_tried += (groups - next) as u64;
+                ctx.rec.not_tried((groups - next) as u64);
                 return Poll::Ready(());
             }
             // Places freed by this poll take the next attempts at once, unless the set asked

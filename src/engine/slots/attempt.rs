@@ -9,11 +9,10 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use crate::clock::Tick;
-use crate::engine::protocols::watch::{End, Streamed};
 use crate::engine::slots::shared::{Admitted, Shared};
 use crate::engine::slots::slot::{Cancel, Slot, guarded};
 use crate::proto::{Fail, Response};
-use crate::stats::{END_DONE, END_MAX_EVENTS, END_MAX_TIME, END_SERVER, Failure, nanos};
+use crate::stats::Failure;
 
 /// When the parts of an attempt happened, set by the lane's exchange as it goes.
 #[derive(Debug, Default)]
@@ -90,7 +89,8 @@ pub fn account(
     }
     match outcome {
         Ok(Ok(res)) if in_time(ctx, adm, &res) => {
-            record(ctx, adm, connected, written, &res);
+            ctx.rec
+                .response(adm, connected, written, &res, ctx.gate.window_end.get());
             slot.count_completed();
             Ended::Completed {
                 keep_alive: res.keep_alive,
@@ -114,12 +114,12 @@ pub fn account(
         Err(Cancel::ConnectTimeout) => {
             let t = ctx.setup.connect_timeout;
             let msg = || slot.connect_phase().timed_out(t);
-            ctx.rec.stats.borrow_mut().connect_failed(msg);
+            ctx.rec.connect_failed(msg);
             ctx.fail(Failure::Connect, msg);
             Ended::Failed(Failure::Connect)
         }
         Err(Cancel::Interrupted) => {
-            ctx.rec.stats.borrow_mut().interrupted += 1;
+            ctx.rec.interrupted(1);
             Ended::Interrupted
         }
         Err(Cancel::Idle) => {
@@ -143,51 +143,6 @@ fn in_time(ctx: &Shared, adm: Admitted, res: &Response) -> bool {
         Some(_) => res.first_byte.unwrap_or(res.done),
     };
     end.nanos_since(adm.start) < ctx.rec.timeout_ns
-}
-
-fn record(
-    ctx: &Shared,
-    adm: Admitted,
-    connected: Option<Tick>,
-    written: Option<Tick>,
-    res: &Response,
-) {
-    let t0 = adm.start;
-    let write_start = connected.unwrap_or(t0);
-    let written = written.unwrap_or(write_start);
-    let first_byte = res.first_byte.unwrap_or(written);
-    // Open model: from the intended time, so that waiting for a connection (or for spate) counts.
-    let intended = adm.intended;
-    let latency = res.done.nanos_since(intended.unwrap_or(t0));
-    if let Some(interval) = &ctx.rec.interval {
-        interval.borrow_mut().record(latency);
-    }
-    let mut s = ctx.rec.stats.borrow_mut();
-    s.completed += 1;
-    s.count_status(res.status);
-    s.latency.record(latency);
-    if let Some(up) = connected {
-        s.reconnect.record(up.nanos_since(t0));
-    }
-    s.write.record(written.nanos_since(write_start));
-    s.wait.record(first_byte.nanos_since(written));
-    s.read.record(res.done.nanos_since(first_byte));
-    s.bytes_in += res.bytes_in;
-    s.body_bytes += res.body_bytes;
-    if ctx.gate.window_end.get().is_some_and(|end| res.done > end) {
-        s.drained += 1;
-        s.drained_error_status += u64::from(res.status >= 400);
-    }
-    if let Some(intended) = intended {
-        s.service.record(res.done.nanos_since(t0));
-        s.lag.record(t0.nanos_since(intended));
-    }
-    if let Some(last) = ctx.rec.last_done.replace(Some(res.done)) {
-        let gap = res.done.nanos_since(last);
-        if s.gap.is_none_or(|(_, longest)| gap > nanos(longest)) {
-            s.gap = Some((last.to_instant(), Duration::from_nanos(gap)));
-        }
-    }
 }
 
 /// First wait after a failed reconnect in duration mode; doubles up to `BACKOFF_MAX`.
@@ -240,92 +195,6 @@ pub fn start_back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut Ba
         .push(Tick::now().after(delay.wait()), index);
     delay.double();
     true
-}
-
-/// A request list: how the attempt `adm`, which sent the list's request `entry`, ended, by
-/// that request's place (warm-up attempts are not recorded). `answered`: when an answer came
-/// that failed the attempt (an MCP tool's error), whose latency counts as an answer's.
-pub fn record_entry(
-    ctx: &Shared,
-    adm: Admitted,
-    ended: Ended,
-    res: Option<&Response>,
-    entry: usize,
-    answered: Option<Tick>,
-) {
-    if adm.warmup {
-        return;
-    }
-    let i = entry.min(crate::request_list::MAX_TRACKED);
-    let mut s = ctx.rec.stats.borrow_mut();
-    if s.per_entry.len() <= i {
-        s.per_entry.resize_with(i + 1, Default::default);
-    }
-    let e = &mut s.per_entry[i];
-    match (ended, res) {
-        (Ended::Completed { .. }, Some(r)) => {
-            e.completed(
-                r.status,
-                r.done.nanos_since(adm.intended.unwrap_or(adm.start)),
-            );
-        }
-        (Ended::Failed(class), _) => {
-            e.failed(class);
-            if let Some(at) = answered {
-                e.answered(at.nanos_since(adm.intended.unwrap_or(adm.start)));
-            }
-        }
-        _ => {}
-    }
-}
-
-/// --stream: what a completed, recorded response did as a stream (`None`: it was not watched
-/// as one). Nothing without --stream: the static path never gets here with a stream.
-#[inline]
-pub fn record_stream(ctx: &Shared, adm: Admitted, res: &Response, streamed: Option<&Streamed>) {
-    if ctx.setup.stream.is_none() {
-        return;
-    }
-    let mut s = ctx.rec.stats.borrow_mut();
-    let st = s.stream.get_or_insert_with(Box::default);
-    let Some(streamed) = streamed else {
-        st.other += 1;
-        return;
-    };
-    let f = &streamed.facts;
-    let t0 = adm.intended.unwrap_or(adm.start);
-    st.responses += 1;
-    if let Some(at) = f.first_unit {
-        st.first_unit.record(at.nanos_since(t0));
-    }
-    if let Some(at) = f.first_data {
-        st.first_data.record(at.nanos_since(t0));
-    }
-    if let Some(mean) = f.mean_gap_ns() {
-        st.mean_gap.record(mean);
-        st.longest_gap.record(f.longest_gap_ns);
-    }
-    st.units += f.units;
-    st.data_units += f.data_units;
-    st.max_units = st.max_units.max(f.units);
-    st.keepalives += f.keepalives;
-    st.long_units += u64::from(f.cut);
-    st.ends[match streamed.end {
-        End::Done => END_DONE,
-        End::Server => END_SERVER,
-        End::MaxEvents => END_MAX_EVENTS,
-        End::MaxTime => END_MAX_TIME,
-    }] += 1;
-    if let Some(tokens) = f.tokens {
-        st.token_responses += 1;
-        // A server's count, summed: it saturates rather than wraps.
-        st.tokens = st.tokens.saturating_add(tokens);
-        let secs = res.done.nanos_since(t0) as f64 / 1e9;
-        if secs > 0.0 {
-            st.token_rate_milli
-                .record((tokens as f64 / secs * 1e3) as u64);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -311,7 +311,7 @@ pub async fn preconnect(ctx: &Shared, slot: &Slot) -> Result<Connected, NotOpen>
         }),
         Err(_) => {
             let msg = slot.connect_phase().timed_out(ctx.setup.connect_timeout);
-            ctx.rec.stats.borrow_mut().connect_failed(|| msg.clone());
+            ctx.rec.connect_failed(|| msg.clone());
             Err(NotOpen {
                 why: Unopened::TimedOut,
                 class: Failure::Connect,

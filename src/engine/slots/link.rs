@@ -14,9 +14,7 @@ use std::task::{Context, Poll, ready};
 
 use crate::clock::Tick;
 use crate::engine::protocols::protocol::{Again, Outcome, Protocol, Ready};
-use crate::engine::slots::attempt::{
-    BackOff, Ended, account, record_entry, record_stream, start_back_off,
-};
+use crate::engine::slots::attempt::{BackOff, Ended, account, start_back_off};
 use crate::engine::slots::shared::{Admitted, Connected, Shared};
 use crate::engine::workloads::workload::Workload;
 use crate::proto::{Cause, Fail};
@@ -237,11 +235,11 @@ impl<P: Protocol, W: Workload<P>> State<P, W> {
         if again != Again::No {
             // The same attempt, with its start: its latency covers the new connection.
             if !self.adm.warmup {
-                let mut s = ctx.rec.stats.borrow_mut();
-                s.retried += 1;
-                if self.proto.written().is_some() {
-                    s.bytes_out += self.work.bytes_out(&self.proto, ctx);
-                }
+                let written = match self.proto.written() {
+                    Some(_) => self.work.bytes_out(&self.proto, ctx),
+                    None => 0,
+                };
+                ctx.rec.retried(written);
             }
             let adm = Admitted {
                 retries: self.adm.retries + 1,
@@ -261,13 +259,13 @@ impl<P: Protocol, W: Workload<P>> State<P, W> {
         slot.end_request();
         let ended = account(ctx, slot, self.adm, self.connected, written, outcome);
         if P::STREAMS
+            && ctx.setup.stream.is_some()
             && let (Ended::Completed { .. }, Some(res), false) = (ended, res, self.adm.warmup)
         {
-            record_stream(ctx, self.adm, &res, streamed.as_ref());
+            ctx.rec.stream(self.adm, &res, streamed.as_ref());
         }
         if W::ENTRIES {
-            record_entry(
-                ctx,
+            ctx.rec.entry(
                 self.adm,
                 ended,
                 listed.as_ref(),
@@ -276,15 +274,17 @@ impl<P: Protocol, W: Workload<P>> State<P, W> {
             );
         }
         if !self.adm.warmup {
-            let mut s = ctx.rec.stats.borrow_mut();
-            if written.is_some() {
-                s.bytes_out += self.work.bytes_out(&self.proto, ctx);
-            }
+            let out = match written {
+                Some(_) => self.work.bytes_out(&self.proto, ctx),
+                None => 0,
+            };
             // A completed response counted its bytes when it was recorded; one that did not
             // complete (a timeout, a close, a parse error) received bytes all the same.
-            if !matches!(ended, Ended::Completed { .. }) {
-                s.bytes_in += self.work.bytes_in(&self.proto);
-            }
+            let read = match ended {
+                Ended::Completed { .. } => 0,
+                _ => self.work.bytes_in(&self.proto),
+            };
+            ctx.rec.bytes(out, read);
         }
         self.work.ended(&mut self.proto, ctx, ended);
         self.step = match ended {

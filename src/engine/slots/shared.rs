@@ -341,7 +341,7 @@ impl Shared {
         let (Some(live), Some(interval)) = (&self.setup.live, &self.rec.interval) else {
             return;
         };
-        let s = self.rec.stats.borrow();
+        let s = self.rec.stats();
         let counters = Counters {
             attempts: s.attempts,
             completed: s.completed,
@@ -368,7 +368,7 @@ impl Shared {
             scheduled: self.gate.pacer.get().map_or(0, |p| p.scheduled_before(end)),
             dropped: self.gate.pacer.get().map_or(0, Pacer::dropped),
         };
-        recorder.take(now, last, &self.rec.stats.borrow(), gauges);
+        recorder.take(now, last, &self.rec.stats(), gauges);
     }
 
     /// Stops this thread now (a script's `wrk.thread:stop()`): nothing new is admitted and what
@@ -386,6 +386,6 @@ impl Shared {
 
     /// Counts a failed attempt, keeping the first message of its class.
     pub fn fail(&self, class: Failure, detail: impl FnOnce() -> String) {
-        self.rec.stats.borrow_mut().failures.add_with(class, detail);
+        self.rec.failed(class, detail);
     }
 }

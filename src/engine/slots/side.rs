@@ -118,7 +118,7 @@ pub(in crate::engine) async fn sweep(ctx: Rc<Shared>, mut timer: Timer) {
             // A wake-up planned before the start signal was held up by the wait for it.
             if due >= started {
                 let late = now.saturating_duration_since(due);
-                ctx.rec.stats.borrow_mut().note_stall(Some((due, late)));
+                ctx.rec.stalled(due, late);
             }
         }
         if now >= scan_at {

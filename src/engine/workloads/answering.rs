@@ -105,12 +105,7 @@ impl Answering {
         (n, progress): (u32, u32),
     ) -> Result<Response, Fail> {
         if self.recorded {
-            let i = self.row.min(crate::request_list::MAX_TRACKED);
-            let mut s = ctx.rec.stats.borrow_mut();
-            if s.per_entry.len() <= i {
-                s.per_entry.resize_with(i + 1, Default::default);
-            }
-            s.per_entry[i].noted(n, progress);
+            ctx.rec.notes(self.row, (n, progress));
         }
         if !matches!(verdict, Ok(Answer::Success)) {
             self.failed_at = Some(answered.unwrap_or(r.done));

@@ -6,12 +6,13 @@
 //! response's Location is kept until it is read (the thread's shared one is read by every
 //! connection in turn). Nothing is built per request that `Hops` already holds.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::pin::pin;
 use std::rc::Rc;
 
 use crate::clock::Tick;
 use crate::engine::slots::attempt::{BackOff, Ended, MAX_RETRIES, Marks, attempt, back_off};
+use crate::engine::slots::record::Record;
 use crate::engine::slots::shared::{Admitted, Connected, OpenConn, Shared};
 use crate::engine::slots::slot::Slot;
 use crate::engine::workloads::hops::{Dest, Hop};
@@ -19,7 +20,7 @@ use crate::proto::h1::ReadSpace;
 use crate::proto::h1::slow_lane::{self, Reached};
 use crate::proto::{Cause, Fail, Response};
 use crate::redirect;
-use crate::stats::{Failure, Stats};
+use crate::stats::Failure;
 
 /// The read buffer of one following connection: small, since every connection has its own.
 const READ_BYTES: usize = 8 * 1024;
@@ -32,12 +33,12 @@ const MAX_SIDE: usize = 4;
 struct Open<'a> {
     conn: OpenConn,
     served: u64,
-    stats: &'a RefCell<Stats>,
+    rec: &'a Record,
 }
 
 impl Drop for Open<'_> {
     fn drop(&mut self) {
-        self.stats.borrow_mut().per_connection.record(self.served);
+        self.rec.closed(self.served, false);
     }
 }
 
@@ -88,7 +89,7 @@ pub async fn run(ctx: Rc<Shared>, index: usize, first: OpenConn) {
         home: Some(Open {
             conn: first,
             served: 0,
-            stats: &ctx.rec.stats,
+            rec: &ctx.rec,
         }),
         side: Vec::new(),
     };
@@ -111,11 +112,8 @@ pub async fn run(ctx: Rc<Shared>, index: usize, first: OpenConn) {
                 true => &marks.written,
                 false => &in_flight.written,
             };
-            let mut s = ctx.rec.stats.borrow_mut();
-            if written.get().is_some() {
-                s.bytes_out += len;
-            }
-            s.bytes_in += in_flight.bytes_in.get();
+            let out = if written.get().is_some() { len } else { 0 };
+            ctx.rec.bytes(out, in_flight.bytes_in.get());
         }
         match ended {
             Ended::Completed { .. } => delay = BackOff::default(),
@@ -167,7 +165,7 @@ async fn chain<'a>(
                 let open = Open {
                     conn,
                     served: 0,
-                    stats: &ctx.rec.stats,
+                    rec: &ctx.rec,
                 };
                 (open, true)
             }
@@ -209,11 +207,11 @@ async fn chain<'a>(
                 retries += 1;
                 in_flight.len.set(None);
                 if recorded {
-                    let mut s = ctx.rec.stats.borrow_mut();
-                    s.retried += 1;
-                    if reached.written.get().is_some() {
-                        s.bytes_out += request.len() as u64;
-                    }
+                    let out = match reached.written.get() {
+                        Some(_) => request.len() as u64,
+                        None => 0,
+                    };
+                    ctx.rec.retried(out);
                 }
                 reached.written.set(None);
                 continue;
@@ -223,7 +221,7 @@ async fn chain<'a>(
         in_flight.len.set(None);
         open.served += 1;
         if recorded {
-            ctx.rec.stats.borrow_mut().bytes_out += request.len() as u64;
+            ctx.rec.bytes(request.len() as u64, 0);
         }
         match res.keep_alive && !last {
             true => held.put(&hop.dest, open),
@@ -235,7 +233,7 @@ async fn chain<'a>(
             _ => return Ok(res),
         };
         if recorded {
-            ctx.rec.stats.borrow_mut().bytes_in += res.bytes_in;
+            ctx.rec.bytes(0, res.bytes_in);
         }
         if followed == hops.borrow().limit() {
             return Err(Fail {
@@ -252,7 +250,7 @@ async fn chain<'a>(
         })?;
         followed += 1;
         if recorded {
-            ctx.rec.stats.borrow_mut().redirects += 1;
+            ctx.rec.redirected();
         }
     }
 }
@@ -265,7 +263,7 @@ async fn connect(ctx: &Shared, slot: &Slot, dest: &Dest) -> Result<OpenConn, Fai
         false => match dest.via() {
             Ok(via) => Box::pin(ctx.open_via(via, true, slot)).await,
             Err(why) => {
-                ctx.rec.stats.borrow_mut().connect_failed(|| why.clone());
+                ctx.rec.connect_failed(|| why.clone());
                 Err(Fail {
                     class: Failure::Connect,
                     cause: Cause::Message(why),

@@ -402,7 +402,7 @@ impl<P: Protocol<Events = Heard>> Workload<P> for ScriptWork {
     /// interrupted.
     fn finish(&mut self, p: &mut P, ctx: &Shared, index: usize) {
         let left = self.followers.drain(..).filter(|a| !a.warmup).count();
-        ctx.rec.stats.borrow_mut().interrupted += left as u64;
+        ctx.rec.interrupted(left as u64);
         p.finish(ctx, index);
     }
 }
