@@ -86,7 +86,8 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
     })))
 }
 
-/// Refuses the load flags that would change the requests MCP defines.
+/// Refuses the load flags that would change the requests MCP defines, and the HTTP versions
+/// spate does not yet call an MCP server over.
 pub(super) fn http_flags(load: &LoadArgs) -> Result<(), String> {
     for (given, flag) in [
         (load.method != "GET", "-m"),
@@ -97,6 +98,14 @@ pub(super) fn http_flags(load: &LoadArgs) -> Result<(), String> {
         (load.script.is_some(), "--script"),
         (load.stream.is_some(), "--stream"),
         (load.redirect.is_some(), "--redirect"),
+    ] {
+        if given {
+            return Err(format!(
+                "{flag} does not apply: MCP says what each call sends (a POST of JSON-RPC)"
+            ));
+        }
+    }
+    for (given, flag) in [
         (load.http2, "--http2"),
         (load.http3, "--http3"),
         (
@@ -108,7 +117,8 @@ pub(super) fn http_flags(load: &LoadArgs) -> Result<(), String> {
     ] {
         if given {
             return Err(format!(
-                "{flag} does not apply: MCP says how each call is sent (a POST of JSON-RPC over HTTP/1.1)"
+                "{flag}: spate sends MCP's calls over HTTP/1.1 (Streamable HTTP runs over any \
+                 HTTP version; spate's MCP sessions do not yet)"
             ));
         }
     }
