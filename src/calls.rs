@@ -31,6 +31,15 @@ pub struct Prepared {
     pub shared_handshake_ns: Option<u64>,
 }
 
+impl Prepared {
+    /// Whether the calls go in sessions (a revision with a handshake, or `--session shared`),
+    /// which spate opens on HTTP/1.1 connections; without, each call stands alone (the
+    /// stateless revision) and goes over any HTTP version.
+    pub fn has_sessions(&self) -> bool {
+        self.handshake.is_some() || self.shared_handshake_ns.is_some()
+    }
+}
+
 /// How calls and sessions go together (`--session`), in the revisions with sessions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SessionMode {

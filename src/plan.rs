@@ -272,15 +272,19 @@ impl Plan {
         self.protocol == Protocol::Http3 || self.may_use_h2()
     }
 
-    /// Whether the run calls an MCP server (`spate mcp`): its sessions speak HTTP/1.1.
-    pub fn calls_mcp(&self) -> bool {
-        self.list.as_ref().is_some_and(|l| l.mcp.is_some())
+    /// Whether the run calls an MCP server in sessions (`spate mcp` with a revision that has
+    /// them, or `--session shared`): spate opens them on HTTP/1.1 connections.
+    pub fn mcp_sessions(&self) -> bool {
+        self.list
+            .as_ref()
+            .and_then(|l| l.mcp.as_ref())
+            .is_some_and(|m| m.has_sessions())
     }
 
     /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
-    /// following redirects or calling an MCP server.
+    /// following redirects or calling an MCP server in sessions.
     pub fn may_use_h2(&self) -> bool {
-        if self.redirects > 0 || self.calls_mcp() {
+        if self.redirects > 0 || self.mcp_sessions() {
             return false;
         }
         match self.protocol {

@@ -23,9 +23,9 @@ pub enum LaneChoice {
 pub fn lane_choice(plan: &Plan) -> LaneChoice {
     match (plan.protocol, plan.target.tls) {
         (Protocol::Http3, _) => LaneChoice::Http3,
-        // Redirects are followed over HTTP/1.1 only; so are MCP's calls.
+        // Redirects are followed over HTTP/1.1 only; so are MCP's calls in sessions.
         _ if plan.redirects > 0 => LaneChoice::Http1,
-        _ if plan.calls_mcp() => LaneChoice::Http1,
+        _ if plan.mcp_sessions() => LaneChoice::Http1,
         (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
         (Protocol::Http2, _) => LaneChoice::Http2,
         (Protocol::Auto, true) => LaneChoice::Alpn,
@@ -46,6 +46,16 @@ pub fn tls_client(plan: &Plan) -> Result<Option<TlsClient>, TlsSetupError> {
         &plan.target.host,
         &tls_settings(plan, alpn),
     )?))
+}
+
+/// The TLS client of a look before the run over HTTP/1.1 (MCP's probe and shared session),
+/// whatever the run speaks: ALPN offers only `http/1.1`. `None` without TLS.
+pub fn look_tls_client(plan: &Plan) -> Result<Option<TlsClient>, TlsSetupError> {
+    if !plan.target.tls {
+        return Ok(None);
+    }
+    let settings = tls_settings(plan, vec![b"http/1.1".to_vec()]);
+    Ok(Some(TlsClient::new(&plan.target.host, &settings)?))
 }
 
 /// The QUIC client of `plan`'s connections with --http3; `None` otherwise.

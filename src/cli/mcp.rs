@@ -86,8 +86,7 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
     })))
 }
 
-/// Refuses the load flags that would change the requests MCP defines, and the HTTP versions
-/// spate does not yet call an MCP server over.
+/// Refuses the load flags that would change the requests MCP defines.
 pub(super) fn http_flags(load: &LoadArgs) -> Result<(), String> {
     for (given, flag) in [
         (load.method != "GET", "-m"),
@@ -105,23 +104,6 @@ pub(super) fn http_flags(load: &LoadArgs) -> Result<(), String> {
             ));
         }
     }
-    for (given, flag) in [
-        (load.http2, "--http2"),
-        (load.http3, "--http3"),
-        (
-            load.http_version
-                .is_some_and(|v| v != crate::plan::Protocol::Http1),
-            "--http-version",
-        ),
-        (load.streams > 1, "--streams"),
-    ] {
-        if given {
-            return Err(format!(
-                "{flag}: spate sends MCP's calls over HTTP/1.1 (Streamable HTTP runs over any \
-                 HTTP version; spate's MCP sessions do not yet)"
-            ));
-        }
-    }
     Ok(())
 }
 
@@ -130,7 +112,6 @@ pub(super) fn spoken(plan: &mut Plan) {
     plan.method = "POST".into();
     // Answers are read as JSON: a compressed one could not be.
     plan.compression = false;
-    plan.protocol = crate::plan::Protocol::Http1;
 }
 
 /// The calls the flags name and how to speak to the server.

@@ -1,5 +1,5 @@
-//! The probe's own client: one connection over the run's route (TCP or Unix socket, proxy
-//! tunnel, TLS as the run's), and a response's body read back as the JSON-RPC answer with a given
+//! The probe's own client: one HTTP/1.1 connection over the run's route (TCP or Unix socket,
+//! proxy tunnel, TLS as the run's but for its ALPN, which offers only `http/1.1`), and a response's body read back as the JSON-RPC answer with a given
 //! id, whether it came as JSON or as an event stream; and one request asked on it (`ask`). Not
 //! on the load path; must not count.
 
@@ -41,7 +41,7 @@ async fn open(plan: &Plan) -> Result<Conn, ProbeError> {
         .route
         .resolve(&plan.target)
         .map_err(|e| unreachable(e.to_string()))?;
-    let tls = crate::reach::tls_client(plan).map_err(|e| unreachable(e.to_string()))?;
+    let tls = crate::reach::look_tls_client(plan).map_err(|e| unreachable(e.to_string()))?;
     let tunnel = crate::request::tunnel_bytes(plan);
     let dialed = net::dial(&endpoint, 0, tunnel.as_deref(), tls.as_ref(), &mut ())
         .await

@@ -64,6 +64,22 @@ impl Plan {
         if self.redirects > 0 && (self.protocol == Protocol::Http2 || self.h2.streams > 1) {
             return Err(PlanError::RedirectH2);
         }
+        if let Some(m) = self.list.as_ref().and_then(|l| l.mcp.as_ref())
+            && m.has_sessions()
+        {
+            for (on, flag) in [
+                (self.protocol == Protocol::Http2, "--http2"),
+                (self.protocol == Protocol::Http3, "--http3"),
+                (self.h2.streams > 1, "--streams"),
+            ] {
+                if on {
+                    return Err(PlanError::McpSessionsWith {
+                        flag,
+                        version: m.version.clone(),
+                    });
+                }
+            }
+        }
         if self.list.is_some() {
             for (on, flag) in [
                 (
@@ -188,7 +204,6 @@ impl Plan {
             (self.route.proxy.is_some(), "--proxy (a proxy tunnels TCP)"),
             (self.route.unix_socket.is_some(), "--unix-socket"),
             (self.redirects > 0, "--redirect"),
-            (self.calls_mcp(), "MCP's calls"),
             (self.stream.is_some(), "--stream"),
             (
                 (

@@ -18,8 +18,8 @@ pub(super) enum First {
     Entry(Box<Plan>, String),
     /// A script's first `request()`: these bytes, with a line that says which.
     Bytes(Vec<u8>, String),
-    /// `spate mcp`: the first call's bytes, after the handshake the server's revision needs.
-    Mcp(std::sync::Arc<crate::mcp::Prepared>, Vec<u8>),
+    /// `spate mcp`: the first call (its plan), after the handshake the server's revision needs.
+    Mcp(std::sync::Arc<crate::mcp::Prepared>, Box<Plan>),
 }
 
 impl First {
@@ -28,7 +28,7 @@ impl First {
             let i = l.first();
             let entry = plan.for_entry(l, i);
             return Ok(match &l.mcp {
-                Some(m) => First::Mcp(m.clone(), request::h1_bytes(&entry).to_vec()),
+                Some(m) => First::Mcp(m.clone(), Box::new(entry)),
                 None => First::Entry(
                     Box::new(entry),
                     format!(
@@ -75,6 +75,7 @@ pub fn dry_run(plan: &Plan) -> Result<String, String> {
             bytes
         }
         First::Mcp(_, call) => {
+            let call = request::h1_bytes(&call).to_vec();
             let _ = writeln!(
                 out,
                 "The first call, before the server's revision is known:"

@@ -76,7 +76,20 @@ async fn run(plan: &Plan, first: First, out: &mut String) -> Result<(), String> 
             let _ = writeln!(out, "{what}");
             (plan, Sent::Written(bytes))
         }
+        // A call of the stateless revision over HTTP/2 or HTTP/3 goes as the run's do.
+        First::Mcp(prepared, call)
+            if !prepared.has_sessions() && lane_choice(plan) != LaneChoice::Http1 =>
+        {
+            let _ = writeln!(
+                out,
+                "* MCP {} ({}): the first call",
+                prepared.transport, prepared.version
+            );
+            entry = call;
+            (&*entry, Sent::Plan)
+        }
         First::Mcp(prepared, call) => {
+            let call = request::h1_bytes(&call).to_vec();
             return mcp::show(plan, &endpoint, &prepared, &call, out).await;
         }
     };

@@ -26,6 +26,7 @@ mod mcp;
 mod mcp_bytes;
 mod mcp_compare;
 mod mcp_everything;
+mod mcp_h2;
 mod mcp_hostile;
 mod merge;
 mod nginx;

@@ -312,18 +312,6 @@ fn spate_refuses_to_guess_and_names_what_is_wrong() {
     let err =
         crate::support::usage_error(&["mcp", "--tool", "a", "-m", "PUT", "http://127.0.0.1:9/mcp"]);
     assert!(err.contains("-m does not apply"), "{err}");
-    // Not a word that MCP cannot go over HTTP/2 or HTTP/3: it is spate's sessions that do not.
-    for flag in [&["--http2"][..], &["--http3"], &["-p", "4"]] {
-        let mut args = vec!["mcp", "--tool", "a"];
-        args.extend_from_slice(flag);
-        args.push("https://127.0.0.1:9/mcp");
-        let err = crate::support::usage_error(&args);
-        assert!(
-            err.contains("spate sends MCP's calls over HTTP/1.1"),
-            "{flag:?}: {err}"
-        );
-        assert!(!err.contains("MCP says how"), "{err}");
-    }
     let err = crate::support::usage_error(&[
         "mcp",
         "--tool",

@@ -91,7 +91,7 @@ impl<E: Observe> H2Lane<E> {
 
     /// Tells the slot's receiver that the attempt `adm` begins on the current connection.
     fn begin_watch(&self, adm: &Admitted) {
-        if (E::WATCHES || E::HEADS)
+        if (E::WATCHES || E::HEADS || E::BEGINS)
             && let Some(lane) = self.group.lane.borrow().as_ref()
         {
             lane.events(self.k).begin(adm.start, !adm.warmup);

@@ -15,6 +15,7 @@ use crate::engine::slots::shared::{
     Connected, H2Handle, LaneChoice, OpenConn, OpenGuard, OpenH2, OpenH3, Shared,
 };
 use crate::engine::slots::slot::{ConnectPhase, Slot};
+use crate::engine::workloads::answering::Answering;
 use crate::engine::workloads::list_lane::Listing;
 use crate::engine::workloads::script_lane::Heard;
 use crate::net::quic::OpenError;
@@ -194,6 +195,13 @@ impl Shared {
             let (lane, max_streams) = self.start_h2(stream, || Heard::new(keep)).await?;
             return Ok(OpenH2 {
                 lane: H2Handle::Scripted(lane),
+                max_streams,
+            });
+        }
+        if self.mcp().is_some() {
+            let (lane, max_streams) = self.start_h2(stream, Answering::default).await?;
+            return Ok(OpenH2 {
+                lane: H2Handle::Answered(lane),
                 max_streams,
             });
         }

@@ -40,6 +40,10 @@ pub struct Streamed {
 
 /// What the engine asks of a response's receiver beyond `Events`.
 pub trait Observe: Events {
+    /// Whether `begin` does anything, where a protocol would have to look for the receiver to
+    /// tell it (an HTTP/2 stream's lives in the connection): without, it is skipped at compile
+    /// time.
+    const BEGINS: bool = false;
     /// An attempt that started at `start` begins; `recorded`: it is not a warm-up one.
     #[inline(always)]
     fn begin(&mut self, _start: Tick, _recorded: bool) {}

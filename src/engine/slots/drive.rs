@@ -131,6 +131,7 @@ enum Making {
     Watched(Rc<Group<Watch>>),
     Listed(Rc<Group<Listing>>),
     Scripted(Rc<Group<Heard>>),
+    Answered(Rc<Group<Answering>>),
     H3(Rc<h3_lane::Group>),
 }
 
@@ -168,6 +169,11 @@ impl Iterator for Links {
                     let work = ListWork::default();
                     boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
                 }
+                Making::Answered(g) => {
+                    let index = g.base() + k;
+                    let work = ListWork::default();
+                    boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
+                }
                 Making::Scripted(g) => {
                     let index = g.base() + k;
                     let work = ScriptWork::new(scripted(ctx));
@@ -183,6 +189,11 @@ impl Iterator for Links {
                         proto,
                         ScriptWork::new(worker),
                     ))
+                }
+                Making::H3(g) if ctx.mcp().is_some() => {
+                    let index = g.base() + k;
+                    let proto = H3Lane::new(g, k, Answering::default());
+                    boxed(Link::new(ctx.clone(), index, proto, ListWork::default()))
                 }
                 Making::H3(g) if ctx.setup.list.is_some() => {
                     let index = g.base() + k;
@@ -208,6 +219,7 @@ impl Iterator for Links {
                     H2Handle::Watched(_) => Making::Watched(Group::new(ctx, g, c)),
                     H2Handle::Listed(_) => Making::Listed(Group::new(ctx, g, c)),
                     H2Handle::Scripted(_) => Making::Scripted(Group::new(ctx, g, c)),
+                    H2Handle::Answered(_) => Making::Answered(Group::new(ctx, g, c)),
                 };
                 self.group = Some((group, 0));
                 self.next()

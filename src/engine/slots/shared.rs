@@ -159,13 +159,15 @@ pub struct OpenH2 {
 }
 
 /// An HTTP/2 connection's handle, by what its streams' responses are told to: nothing (the
-/// static path), a `Watch` per stream slot (--stream), or nothing but as a list's (a type of its
-/// own, so that the static path's code has one caller).
+/// static path), a `Watch` per stream slot (--stream), nothing but as a list's (a type of its
+/// own, so that the static path's code has one caller), a script's `Heard`, or MCP's
+/// `Answering`.
 pub enum H2Handle {
     Plain(Lane),
     Watched(Lane<Watch>),
     Listed(Lane<crate::engine::workloads::list_lane::Listing>),
     Scripted(Lane<crate::engine::workloads::script_lane::Heard>),
+    Answered(Lane<crate::engine::workloads::answering::Answering>),
 }
 
 /// An open HTTP/3 connection: the handle that starts requests, and the QUIC connection under

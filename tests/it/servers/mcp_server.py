@@ -7,7 +7,9 @@ the server executes appends the tool's name to LOG, and each JSON-RPC method pos
 `sse`: the legacy HTTP+SSE transport instead (GET /sse, then POST to the endpoint it names).
 `refuse-stateless`: a request of the 2026-07-28 revision gets 400 with no body, as from a
 server of an earlier revision. `lag=MS`: the slow tool sleeps MS milliseconds more than asked,
-as a slower build of the same server would.
+as a slower build of the same server would. `hypercorn`: served by hypercorn instead of
+uvicorn, in one process, which speaks HTTP/1.1 and h2c with prior knowledge on the port;
+`hypercorn=CERT,KEY`: over TLS with ALPN h2 and http/1.1, and HTTP/3 on the same UDP port.
 """
 
 import asyncio
@@ -145,11 +147,24 @@ idle = [float(o.split("=", 1)[1]) for o in options if o.startswith("idle=")]
 kw = {"json_response": "json" in options}
 if idle:
     kw["session_idle_timeout"] = idle[0]
-import uvicorn  # noqa: E402
-
 if "sse" in options:
     # The legacy HTTP+SSE transport of 2024-11-05: GET /sse, POST /messages/?session_id=...
     served = app.sse_app()
 else:
     served = app.streamable_http_app(**kw)
-uvicorn.run(logged(served), host="127.0.0.1", port=port, log_level="warning")
+hyper = [o for o in options if o == "hypercorn" or o.startswith("hypercorn=")]
+if hyper:
+    from hypercorn.asyncio import serve
+    from hypercorn.config import Config
+
+    config = Config()
+    config.bind = [f"127.0.0.1:{port}"]
+    config.loglevel = "WARNING"
+    if "=" in hyper[0]:
+        config.certfile, config.keyfile = hyper[0].split("=", 1)[1].split(",")
+        config.quic_bind = [f"127.0.0.1:{port}"]
+    asyncio.run(serve(logged(served), config))
+else:
+    import uvicorn
+
+    uvicorn.run(logged(served), host="127.0.0.1", port=port, log_level="warning")
