@@ -45,17 +45,8 @@ fn calls_count_exactly(s: &Server, url: &str, more: &[&str], protocol: &str) {
     ];
     args.extend_from_slice(more);
     args.push(url);
-    let mut all = vec!["mcp", "--no-progress", "--format", "json"];
-    all.extend_from_slice(&args);
-    let out = spate(&all);
     // A tool's error is a failure, and the run, with successes, exits 0.
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = run(&args);
     assert_eq!(doc["config"]["protocol"], protocol, "{}", doc["config"]);
     assert_eq!(
         doc["mcp"]["protocol_version"], "2026-07-28",
