@@ -204,7 +204,6 @@ impl Plan {
             (self.route.proxy.is_some(), "--proxy (a proxy tunnels TCP)"),
             (self.route.unix_socket.is_some(), "--unix-socket"),
             (self.redirects > 0, "--redirect"),
-            (self.stream.is_some(), "--stream"),
             (
                 (
                     self.h2.stream_window,

@@ -93,7 +93,11 @@ pub async fn exchange<E: Events>(
         e.head(status, media);
     }
     let mut body_bytes = 0u64;
-    while let Some(mut chunk) = stream.recv_data().await.map_err(fail)? {
+    // A receiver that has seen enough (a cap of --stream) ends the response as it stands;
+    // dropping the stream resets it, and the connection goes on.
+    while !events.borrow().enough()
+        && let Some(mut chunk) = stream.recv_data().await.map_err(fail)?
+    {
         let mut e = events.borrow_mut();
         e.read_at(Tick::now());
         while chunk.has_remaining() {

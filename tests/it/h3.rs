@@ -533,10 +533,6 @@ fn bad_http3_input_is_one_line_and_exit_2() {
             "--unix-socket",
         ),
         (
-            &["--http3", "--stream", "sse", "https://h/"][..],
-            "--stream",
-        ),
-        (
             &["--http3", "--redirect", "2", "https://h/"][..],
             "--redirect",
         ),

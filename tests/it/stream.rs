@@ -3,7 +3,8 @@
 //! through spate's HTTP/1.1 response parser into the streaming `Meter`, read by read with each
 //! read's time, as the lane hands them over: the meter must see the stream's kind, its first
 //! token no sooner than the latency, the gaps no shorter than the delay, the `[DONE]` sentinel
-//! and the usage's output tokens. llmock lives in target/test-venv (scripts/test-venv.sh).
+//! and the usage's output tokens; over HTTP/3 too, llmock served by hypercorn. llmock and
+//! hypercorn live in target/test-venv (scripts/test-venv.sh).
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
@@ -530,4 +531,77 @@ fn a_servers_token_counts_saturate_instead_of_wrapping() {
         "{}",
         doc["streaming"]
     );
+}
+
+/// llmock behind hypercorn over HTTP/3: each stream's events are timed as over TCP, and a cap
+/// ends a stream (a reset) while its connection goes on.
+#[test]
+fn an_llm_stream_over_http3_shows_its_first_token_and_gaps() {
+    let Some(python) = test_python("llmock") else {
+        return;
+    };
+    let pki = crate::pki::Pki::new("stream-h3");
+    let (cert, key) = (pki.dir.join("server.pem"), pki.dir.join("server.key"));
+    std::fs::write(&cert, &pki.server_cert).unwrap();
+    std::fs::write(&key, &pki.server_key).unwrap();
+    let addr = free_addr();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/servers/llmock_h3.py");
+    let _server = Child(spawn_listening(
+        std::process::Command::new(python).args([
+            script,
+            &addr.port().to_string(),
+            cert.to_str().unwrap(),
+            key.to_str().unwrap(),
+        ]),
+        addr,
+    ));
+    let url = format!("https://localhost:{}/v1/chat/completions", addr.port());
+    let ca = pki.path("ca.pem");
+    let common = [
+        "--http3",
+        "--cacert",
+        &ca,
+        "--connect-timeout",
+        "10s",
+        "-m",
+        "POST",
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        CHAT,
+        "-c",
+        "2",
+        "-p",
+        "2",
+        "-n",
+        "8",
+    ];
+    let mut args = common.to_vec();
+    args.extend(["--done", "[DONE]", "--usage", "openai", &url]);
+    let doc = spate_json(&args);
+    validate(&doc);
+    assert_eq!(doc["config"]["protocol"], "HTTP/3");
+    let st = &doc["streaming"];
+    assert_eq!(
+        (&st["responses"], &st["ends"]["done"]),
+        (&8.into(), &8.into()),
+        "{st}"
+    );
+    let ms = |v: &serde_json::Value| v.as_f64().unwrap();
+    let first = ms(&st["first_data"]["p50_ms"]);
+    assert!(
+        (195.0..2_000.0).contains(&first),
+        "first token {first} ms: {st}"
+    );
+    let gap = ms(&st["gap"]["p50_ms"]);
+    assert!((18.0..200.0).contains(&gap), "gap {gap} ms: {st}");
+    assert!(st["tokens"]["total"].as_u64().unwrap() > 0, "{st}");
+    // A cap of two events ends each stream as a completed response; the connections carry on.
+    let mut args = common.to_vec();
+    args.extend(["--stream", "sse", "--max-events", "2", &url]);
+    let doc = spate_json(&args);
+    let st = &doc["streaming"];
+    assert_eq!(doc["requests"]["completed"], 8, "{}", doc["requests"]);
+    assert_eq!(st["ends"]["max_events"], 8, "{st}");
+    assert_eq!(doc["connections"]["http3"], 2, "{}", doc["connections"]);
 }

@@ -85,6 +85,7 @@ impl<E> H3Lane<E> {
 
 impl<E: Observe + 'static> Protocol for H3Lane<E> {
     const FORM: Form = Form::H3;
+    const STREAMS: bool = E::WATCHES;
     type Events = E;
 
     fn poll_ready(&mut self, ctx: &Shared, index: usize, cx: &mut Context<'_>) -> Poll<Ready> {
@@ -173,6 +174,20 @@ impl<E: Observe + 'static> Protocol for H3Lane<E> {
         let r = std::task::ready!(exchange.as_mut().poll(cx));
         self.exchange = None;
         Poll::Ready(r)
+    }
+
+    /// Under --idle-timeout the slot learns of each read of its stream.
+    fn waiting(&self, slot: &crate::engine::slots::slot::Slot) {
+        if E::WATCHES {
+            slot.read_at(self.events.borrow().last_read());
+        }
+    }
+
+    fn streamed(&mut self) -> Option<crate::engine::protocols::watch::Streamed> {
+        match E::WATCHES {
+            true => self.events.borrow_mut().settle(),
+            false => None,
+        }
     }
 
     fn written(&self) -> Option<Tick> {

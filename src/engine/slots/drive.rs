@@ -190,6 +190,14 @@ impl Iterator for Links {
                         ScriptWork::new(worker),
                     ))
                 }
+                Making::H3(g) if ctx.setup.stream.is_some() => {
+                    let (Some(plan), Some(gaps)) = (&ctx.setup.stream, &ctx.rec.gaps) else {
+                        unreachable!("a watched connection in a run that does not stream");
+                    };
+                    let (index, watch) = (g.base() + k, Watch::new(plan.clone(), gaps.clone()));
+                    let proto = H3Lane::new(g, k, watch);
+                    boxed(Link::new(ctx.clone(), index, proto, Fixed))
+                }
                 Making::H3(g) if ctx.mcp().is_some() => {
                     let index = g.base() + k;
                     let proto = H3Lane::new(g, k, Answering::default());
