@@ -1,8 +1,8 @@
 //! HOT: HTTP/1.1 as a `Protocol`: the slot owns its connection, one request at a time, re-opened
 //! inside the next attempt when the server (or --rpc) closed it; the last request of a
 //! connection under --rpc says `Connection: close`. What the response says as it arrives goes
-//! to `E` (`()` on the static path: nothing; `Watch` under --stream). Must not allocate or
-//! account.
+//! to `E` (`()` on the static path: nothing; `Watch` under --stream; a workload's own receiver
+//! for a list or a script). Must not allocate or account.
 
 use std::task::{Context, Poll};
 

@@ -14,7 +14,7 @@ use crate::engine::slots::shared::{Admitted, Connected, Listed, OpenConn, Shared
 use crate::engine::slots::slot::{Cancel, Slot};
 use crate::proto::{Fail, Response};
 
-/// How an exchange ended, as the loop sees it: a response, a failure the lane reported, or a
+/// How an exchange ended, as the loop sees it: a response, a failure the protocol reported, or a
 /// cancellation by the sweeper.
 pub type Outcome = Result<Result<Response, Fail>, Cancel>;
 
@@ -35,7 +35,8 @@ pub enum Again {
     No,
     /// It goes again at once, on a new connection (HTTP/1.1: a keep-alive close crossed it).
     Now,
-    /// The lane queued it to go first on the next connection (HTTP/2: refused unprocessed).
+    /// The protocol queued it to go first on the next connection (HTTP/2, HTTP/3: refused
+    /// unprocessed).
     Queued,
 }
 

@@ -1,4 +1,4 @@
-//! --stream: what a lane's response is told to when streams are measured. `Observe` is the
+//! --stream: what a protocol's response is told to when streams are measured. `Observe` is the
 //! engine's side of `proto::Events`: an attempt begins, the response ends (`settle`), and the
 //! last read for the idle timeout. `()` observes nothing and compiles to nothing, so the static
 //! path pays nothing; `Watch` cuts streamed responses into units with a `proto::stream::Meter`

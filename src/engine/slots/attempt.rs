@@ -1,7 +1,7 @@
-//! HOT: how an attempt ends, the same for every lane: record the response or classify the
-//! failure (`account`), and the back-off after a failed connect. `link` calls it for every
-//! lane; --redirect's `async` loop through `attempt`. Must not know how a lane exchanges: it
-//! sees a `proto::Response`, a `Fail` or a cancellation.
+//! HOT: how an attempt ends, the same for every protocol and workload: record the response or
+//! classify the failure (`account`), and the back-off after a failed connect. `link` calls it
+//! for every slot; --redirect's `async` loop through `attempt`. Must not know how a protocol
+//! exchanges: it sees a `proto::Response`, a `Fail` or a cancellation.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -14,7 +14,7 @@ use crate::engine::slots::slot::{Cancel, Slot, guarded};
 use crate::proto::{Fail, Response};
 use crate::stats::Failure;
 
-/// When the parts of an attempt happened, set by the lane's exchange as it goes.
+/// When the parts of an attempt happened, set by the protocol's exchange as it goes.
 #[derive(Debug, Default)]
 pub struct Marks {
     /// A new connection was opened for this attempt (its time is inside the latency).

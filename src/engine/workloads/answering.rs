@@ -1,4 +1,4 @@
-//! `spate mcp`'s receiver on the list lane: reads each answer as it arrives
+//! `spate mcp`'s receiver in a list's workload: reads each answer as it arrives
 //! (`mcp::body::Reader`), notes the read that brought the call's response (its latency ends
 //! there, not where a stream that goes on ends), counts the notifications before it, and judges
 //! the call: only a result without `isError` is a success. A response whose status is not 2xx

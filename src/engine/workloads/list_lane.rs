@@ -143,7 +143,7 @@ impl ListWork {
     /// The current attempt's request as the list has it.
     fn listed<'c>(&self, ctx: &'c Shared) -> &'c Listed {
         let Some(list) = &ctx.setup.list else {
-            unreachable!("a list lane in a run without a list");
+            unreachable!("a list's workload in a run without a list");
         };
         &list.requests[self.place]
     }
@@ -156,7 +156,7 @@ fn sent<'a>(ctx: &'a Shared, session: Option<&'a Conversation>, place: usize) ->
         Some(s) => &s.requests[place],
         None => match &ctx.setup.list {
             Some(list) => &list.requests[place],
-            None => unreachable!("a list lane in a run without a list"),
+            None => unreachable!("a list's workload in a run without a list"),
         },
     }
 }
