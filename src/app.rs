@@ -354,7 +354,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
     }
     // After the report, as wrk calls it.
     if let Some(stage) = &stage
-        && let Err(e) = stage.done(&out, &out.script_ends)
+        && let Err(e) = stage.done(&out, &control.take_script_ends())
     {
         say(&format!("spate: {e}"));
         return EXIT_USAGE;

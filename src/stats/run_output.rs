@@ -34,8 +34,6 @@ pub struct RunOutput {
     pub cpu: Option<Duration>,
     /// The run was stopped early from outside (Ctrl-C, SIGTERM).
     pub interrupted: bool,
-    /// -s: what each load thread's script state left, in thread order (empty without one).
-    pub script_ends: Vec<crate::script::ThreadEnd>,
     /// -s: the script's first error during the run, which stopped it there.
     pub script_error: Option<String>,
     /// -s: a load thread's Lua still ran when the run was over (its drain, or Ctrl-C), and was
@@ -66,7 +64,6 @@ impl RunOutput {
             started_unix_us: super::unix_us(std::time::SystemTime::now()),
             cpu: None,
             interrupted: false,
-            script_ends: Vec::new(),
             script_error: None,
             script_interrupted: false,
             script_stopped: false,

@@ -80,7 +80,6 @@ fn fixed_run() -> (Plan, RunOutput) {
         started_unix_us: 1_790_000_000_000_000,
         cpu: Some(Duration::from_secs(4)),
         interrupted: false,
-        script_ends: Vec::new(),
         script_error: None,
         script_interrupted: false,
         script_stopped: false,

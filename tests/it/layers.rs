@@ -112,9 +112,9 @@ fn transport_and_protocols_do_not_reach_up() {
     );
 }
 
-/// The top-level modules that still import each other in a circle (a `Plan` holds a loaded
-/// script; `RunOutput` carries what the script's states left): the engine's reshaping takes
-/// them apart. Until then no module may join the circle, and none may form another; the circle
+/// The top-level modules that still import each other in a circle: a `Plan` holds a loaded
+/// script, which builds its requests from plans and hands `done()` the run's `stats`, whose
+/// summary reads the plan. A plain `Plan` takes them apart. Until then no module may join the circle, and none may form another; the circle
 /// may only shrink.
 const KNOWN_CIRCLE: [&str; 4] = ["plan", "request", "script", "stats"];
 

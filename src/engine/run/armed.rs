@@ -375,6 +375,7 @@ impl Armed<'_> {
                 .collect(),
             None => Vec::new(),
         };
+        self.control.keep_script_ends(script_ends);
         let end = finished.iter().fold(window_start, |e, f| e.max(f.end));
         // A stop by a thread's script failing is not one from outside.
         let by_script = self.script_halt.load(std::sync::atomic::Ordering::Relaxed);
@@ -417,7 +418,6 @@ impl Armed<'_> {
             started_unix_us,
             cpu,
             interrupted,
-            script_ends,
             script_stopped: halted
                 && plan.script.is_some()
                 && script_error.is_none()

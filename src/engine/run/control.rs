@@ -1,11 +1,13 @@
 //! What the outside world shares with a running engine: a stop flag (set by a signal handler or
-//! a caller), the live views a display reads, and the instant the clock started. Read by the
-//! engine's sweepers a few times a second, never on the hot path.
+//! a caller), the live views a display reads, the instant the clock started, and what each load
+//! thread's script state left (for `done()`). Read by the engine's sweepers a few times a
+//! second, never on the hot path.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use crate::script::ThreadEnd;
 use crate::stats::Live;
 
 #[derive(Debug, Default)]
@@ -13,6 +15,8 @@ pub struct Control {
     stop: Arc<AtomicBool>,
     live: Vec<Arc<Live>>,
     started: OnceLock<Instant>,
+    /// -s: what each load thread's script state left, in thread order, once the run ended.
+    script_ends: Mutex<Vec<ThreadEnd>>,
 }
 
 impl Control {
@@ -62,5 +66,15 @@ impl Control {
 
     pub(crate) fn mark_started(&self, at: Instant) {
         let _ = self.started.set(at);
+    }
+
+    /// -s: what each load thread's script state left, in thread order (empty without a
+    /// script, or before the run ended); taken once.
+    pub fn take_script_ends(&self) -> Vec<ThreadEnd> {
+        std::mem::take(&mut self.script_ends.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub(crate) fn keep_script_ends(&self, ends: Vec<ThreadEnd>) {
+        *self.script_ends.lock().unwrap_or_else(|e| e.into_inner()) = ends;
     }
 }
