@@ -202,6 +202,49 @@ fn responses_are_the_same_however_the_bytes_are_split() {
     }
 }
 
+/// A receiver that reads each final head's fields (`Events::HEADS`) and its body.
+#[derive(Default)]
+struct Heads {
+    heads: Vec<String>,
+    body: Vec<u8>,
+}
+
+impl Events for Heads {
+    const HEADS: bool = true;
+    fn head_bytes(&mut self, head: &[u8]) {
+        self.heads.push(String::from_utf8_lossy(head).into_owned());
+    }
+    fn data(&mut self, bytes: &[u8]) {
+        self.body.extend_from_slice(bytes);
+    }
+}
+
+#[test]
+fn a_receiver_that_asks_hears_each_head_as_http1_lines_however_the_bytes_are_split() {
+    let bytes = two_responses();
+    for cut in 0..=bytes.len() {
+        for cuts in [vec![cut], (0..bytes.len()).collect()] {
+            let mut c = settled_with::<Heads>(2, &[], b"");
+            open(&mut c, 0);
+            open(&mut c, 1);
+            feed(&mut c, &bytes, &cuts);
+            assert!(outcome(&mut c, 0).expect("stream 1 done").is_ok());
+            assert!(outcome(&mut c, 1).expect("stream 3 done").is_ok());
+            assert_eq!(
+                c.events(0).heads,
+                ["HTTP/2 200\r\nx-a: v\r\n\r\n"],
+                "cut {cut}"
+            );
+            assert_eq!(
+                c.events(1).heads,
+                ["HTTP/2 404\r\nx-a: v\r\ndate: Mon, 21 Oct 2013 20:13:21 GMT\r\n\r\n"],
+                "the dynamic table's and Huffman's fields too; cut {cut}"
+            );
+            assert_eq!(c.events(0).body, b"hello world");
+        }
+    }
+}
+
 #[test]
 fn the_first_request_indexes_its_fields_and_later_ones_refer_to_them() {
     let mut c = settled(2, &[], b"");
