@@ -1,6 +1,7 @@
 //! What a run sends first, as far as it is known before connecting (a request list's first
 //! entry, a script's first `request()`, an MCP call after its handshake, or the plan's one
-//! request), and `--dry-run`, which shows it without a connection.
+//! request), in the form of the protocol `-v` speaks (`Sent`), and `--dry-run`, which shows it
+//! without a connection.
 
 use std::fmt::Write as _;
 
@@ -49,6 +50,43 @@ impl First {
                 ))
             }
             _ => Ok(First::Plan),
+        }
+    }
+}
+
+/// What `-v` sends: the plan's request, or the bytes a script's `request()` wrote, in the
+/// form of the protocol the connection speaks (as the run reads them back).
+pub(super) enum Sent {
+    Plan,
+    Written(Vec<u8>),
+}
+
+impl Sent {
+    pub(super) fn h1(&self, plan: &Plan) -> Vec<u8> {
+        match self {
+            Sent::Plan => request::h1_bytes(plan).to_vec(),
+            Sent::Written(bytes) => bytes.clone(),
+        }
+    }
+
+    fn written(bytes: &[u8], plan: &Plan) -> Result<request::written::Written, String> {
+        let t = &plan.target;
+        request::written::read(bytes, t.scheme(), &t.authority()).map_err(|e| {
+            format!("--script: request() made a request that HTTP/2 and HTTP/3 cannot carry: {e}")
+        })
+    }
+
+    pub(super) fn h2(&self, plan: &Plan) -> Result<crate::proto::h2::Prepared, String> {
+        match self {
+            Sent::Plan => request::h2_prepared(plan),
+            Sent::Written(bytes) => Ok(Sent::written(bytes, plan)?.h2()),
+        }
+    }
+
+    pub(super) fn h3(&self, plan: &Plan) -> Result<crate::proto::h3::Request, String> {
+        match self {
+            Sent::Plan => request::h3_request(plan),
+            Sent::Written(bytes) => Ok(Sent::written(bytes, plan)?.h3()),
         }
     }
 }

@@ -24,8 +24,8 @@ mod first;
 mod mcp;
 
 use crate::proto::h1::look::Answered;
-use first::First;
 pub use first::dry_run;
+use first::{First, Sent};
 
 /// How much of the response body is shown.
 const BODY_SHOWN: usize = 256;
@@ -111,43 +111,6 @@ async fn run(plan: &Plan, first: First, out: &mut String) -> Result<(), String> 
         LaneChoice::Http2 => h2(plan, sent.h2(plan)?, stream, out).await,
         LaneChoice::Alpn if alpn_h2 => h2(plan, sent.h2(plan)?, stream, out).await,
         _ => h1(stream, &sent.h1(plan), out).await.map(drop),
-    }
-}
-
-/// What `-v` sends: the plan's request, or the bytes a script's `request()` wrote, in the
-/// form of the protocol the connection speaks (as the run reads them back).
-enum Sent {
-    Plan,
-    Written(Vec<u8>),
-}
-
-impl Sent {
-    fn h1(&self, plan: &Plan) -> Vec<u8> {
-        match self {
-            Sent::Plan => request::h1_bytes(plan).to_vec(),
-            Sent::Written(bytes) => bytes.clone(),
-        }
-    }
-
-    fn written(bytes: &[u8], plan: &Plan) -> Result<request::written::Written, String> {
-        let t = &plan.target;
-        request::written::read(bytes, t.scheme(), &t.authority()).map_err(|e| {
-            format!("--script: request() made a request that HTTP/2 and HTTP/3 cannot carry: {e}")
-        })
-    }
-
-    fn h2(&self, plan: &Plan) -> Result<crate::proto::h2::Prepared, String> {
-        match self {
-            Sent::Plan => request::h2_prepared(plan),
-            Sent::Written(bytes) => Ok(Sent::written(bytes, plan)?.h2()),
-        }
-    }
-
-    fn h3(&self, plan: &Plan) -> Result<crate::proto::h3::Request, String> {
-        match self {
-            Sent::Plan => request::h3_request(plan),
-            Sent::Written(bytes) => Ok(Sent::written(bytes, plan)?.h3()),
-        }
     }
 }
 
