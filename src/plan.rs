@@ -282,9 +282,9 @@ impl Plan {
     }
 
     /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
-    /// following redirects or calling an MCP server in sessions.
+    /// calling an MCP server in sessions.
     pub fn may_use_h2(&self) -> bool {
-        if self.redirects > 0 || self.mcp_sessions() {
+        if self.mcp_sessions() {
             return false;
         }
         match self.protocol {

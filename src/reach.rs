@@ -23,8 +23,7 @@ pub enum LaneChoice {
 pub fn lane_choice(plan: &Plan) -> LaneChoice {
     match (plan.protocol, plan.target.tls) {
         (Protocol::Http3, _) => LaneChoice::Http3,
-        // Redirects are followed over HTTP/1.1 only; so are MCP's calls in sessions.
-        _ if plan.redirects > 0 => LaneChoice::Http1,
+        // MCP's calls in sessions go over HTTP/1.1 only.
         _ if plan.mcp_sessions() => LaneChoice::Http1,
         (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
         (Protocol::Http2, _) => LaneChoice::Http2,

@@ -31,6 +31,8 @@ pub enum RedirectError {
     Scheme { status: u16, location: String },
     #[error("a {status} pointed to an https:// URL, which --unix-socket cannot reach")]
     TlsOverUnixSocket { status: u16 },
+    #[error("a {status} led to a request the run's protocol cannot send: {why}")]
+    Unsendable { status: u16, why: String },
 }
 
 /// Where two requests go, as far as credentials are concerned: scheme, host and port.

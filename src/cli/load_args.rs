@@ -208,7 +208,7 @@ pub struct LoadArgs {
     #[arg(short = 'x', long = "proxy", value_name = "URL")]
     pub proxy: Option<String>,
 
-    /// Follow up to N redirects (301, 302, 303, 307, 308) per request, over HTTP/1.1; latency
+    /// Follow up to N redirects (301, 302, 303, 307, 308) per request, over any version; latency
     /// covers the whole chain. 303 (and 301/302 after a POST) becomes a GET; credentials go only
     /// to the URL's own origin. More than N in a row fail as "redirect" [default: 0, not followed].
     #[arg(long = "redirect", value_name = "N")]

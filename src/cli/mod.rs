@@ -610,10 +610,6 @@ mod tests {
                 &["--hdr-log", "/nonexistent/dir/t.hlog", "http://h/"],
                 "--hdr-log /nonexistent/dir/t.hlog: cannot write there",
             ),
-            (
-                &["--redirect", "2", "--http2", "http://h/"],
-                "--redirect follows redirects over HTTP/1.1 only",
-            ),
         ];
         for (args, want) in cases {
             let msg = error(args);

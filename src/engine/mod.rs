@@ -94,10 +94,11 @@ impl RunError {
 }
 
 /// What --redirect needs, or `None` without it. TLS for the origins redirects lead to is set up
-/// now, even for an http:// URL, but its failure matters only to a hop to https://.
-fn follow(plan: &Plan) -> Option<Arc<workloads::hops::Follow>> {
+/// now, even for an http:// URL, but its failure matters only to a hop to https://; it offers
+/// HTTP/1.1, which those hops speak.
+fn follow(plan: &Plan) -> Result<Option<Arc<workloads::hops::Follow>>, String> {
     if plan.redirects == 0 {
-        return None;
+        return Ok(None);
     }
     let https = Plan {
         target: crate::target::Target {
@@ -106,15 +107,22 @@ fn follow(plan: &Plan) -> Option<Arc<workloads::hops::Follow>> {
         },
         ..plan.clone()
     };
-    Some(Arc::new(workloads::hops::Follow {
+    let (h2, h3) = (
+        plan.may_use_h2(),
+        crate::reach::lane_choice(plan) == crate::reach::LaneChoice::Http3,
+    );
+    Ok(Some(Arc::new(workloads::hops::Follow {
+        first: run::requests::listed(plan, h2, h3)?,
         plan: plan.clone(),
         limit: plan.redirects,
-        tls: match tls_client(&https) {
+        tls: match crate::reach::look_tls_client(&https) {
             Ok(Some(tls)) => Ok(tls),
             Ok(None) => Err("no TLS".into()),
             Err(e) => Err(e.to_string()),
         },
-    }))
+        h2,
+        h3,
+    })))
 }
 
 /// Runs `plan` to its end, with no display and no way to stop it early.

@@ -77,10 +77,6 @@ pub enum PlanError {
     )]
     TlsWithoutHttps,
     #[error(
-        "--redirect follows redirects over HTTP/1.1 only: it cannot be combined with --http2 or --streams"
-    )]
-    RedirectH2,
-    #[error(
         "--unix-socket carries HTTP/1.1 and h2c, not TLS: use an http:// URL (its host names the Host header)"
     )]
     UnixSocketTls,

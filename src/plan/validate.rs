@@ -61,9 +61,6 @@ impl Plan {
         if self.h2.streams == 0 {
             return Err(PlanError::NoStreams);
         }
-        if self.redirects > 0 && (self.protocol == Protocol::Http2 || self.h2.streams > 1) {
-            return Err(PlanError::RedirectH2);
-        }
         if let Some(m) = self.list.as_ref().and_then(|l| l.mcp.as_ref())
             && m.has_sessions()
         {
@@ -194,7 +191,7 @@ impl Plan {
     }
 
     /// What HTTP/3 cannot be combined with: plain http://, the ways to reach a server that are
-    /// TCP's (a proxy's tunnel, a Unix socket), and the features that run over HTTP/1.1 only.
+    /// TCP's (a proxy's tunnel, a Unix socket), and the --h2-* windows.
     fn validate_h3(&self) -> Result<(), PlanError> {
         if !self.target.tls {
             return Err(PlanError::Http3NeedsHttps);
@@ -203,7 +200,6 @@ impl Plan {
         for (on, flag) in [
             (self.route.proxy.is_some(), "--proxy (a proxy tunnels TCP)"),
             (self.route.unix_socket.is_some(), "--unix-socket"),
-            (self.redirects > 0, "--redirect"),
             (
                 (
                     self.h2.stream_window,

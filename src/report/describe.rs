@@ -39,6 +39,7 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
     // QUIC always carries TLS 1.3.
     let over = match c.protocol.as_str() {
         "HTTP/3" => "QUIC",
+        "HTTP/1.1 and HTTP/3" => "TLS and QUIC",
         _ => "TLS",
     };
     let protocol = match c.tls.as_deref() {

@@ -193,7 +193,11 @@ fn protocol(plan: &Plan, s: &Stats) -> String {
         "HTTP/2 (h2c)"
     };
     if s.conns.h3 > 0 || (plan.protocol == Protocol::Http3 && s.conns.h1 + s.conns.h2 == 0) {
-        return "HTTP/3".into();
+        // --redirect's hops to other origins go over HTTP/1.1.
+        return match s.conns.h1 > 0 {
+            true => "HTTP/1.1 and HTTP/3".into(),
+            false => "HTTP/3".into(),
+        };
     }
     match (s.conns.h1 > 0, s.conns.h2 > 0) {
         (true, true) => format!("HTTP/1.1 and {h2}"),

@@ -15,10 +15,10 @@ use crate::support::{Child, free_addr, have, spate, spate_json, test_python, usa
 
 /// A caddy serving "hi!" over HTTP/1.1, HTTP/2 and HTTP/3 on one loopback port with the test
 /// PKI's certificate, logging each request as a JSON line.
-struct Caddy {
+pub(crate) struct Caddy {
     _child: Child,
-    dir: PathBuf,
-    addr: SocketAddr,
+    pub(crate) dir: PathBuf,
+    pub(crate) addr: SocketAddr,
 }
 
 impl Caddy {
@@ -46,7 +46,7 @@ impl Caddy {
     }
 
     /// Caddy with `config` (a Caddyfile) kept in `dir`, listening on `addr` once this returns.
-    fn run(dir: PathBuf, addr: SocketAddr, config: &str) -> Caddy {
+    pub(crate) fn run(dir: PathBuf, addr: SocketAddr, config: &str) -> Caddy {
         std::fs::write(dir.join("Caddyfile"), config).unwrap();
         let child = Command::new("caddy")
             .args(["run", "--adapter", "caddyfile", "--config"])
@@ -96,7 +96,7 @@ impl Caddy {
     }
 
     /// Requests caddy logged, counted by `METHOD URI PROTO`.
-    fn logged_by_request(&self) -> std::collections::BTreeMap<String, u64> {
+    pub(crate) fn logged_by_request(&self) -> std::collections::BTreeMap<String, u64> {
         let log = std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default();
         let mut by = std::collections::BTreeMap::new();
         for l in log.lines() {
@@ -531,10 +531,6 @@ fn bad_http3_input_is_one_line_and_exit_2() {
         (
             &["--http3", "--unix-socket", "/tmp/x.sock", "https://h/"][..],
             "--unix-socket",
-        ),
-        (
-            &["--http3", "--redirect", "2", "https://h/"][..],
-            "--redirect",
         ),
         (
             &["--http3", "--h2-max-frame", "20000", "https://h/"][..],

@@ -35,6 +35,7 @@ mod outside_text;
 mod pki;
 mod proxy;
 mod redirect;
+mod redirect_h3;
 mod release;
 mod result_files;
 mod route;

@@ -146,36 +146,39 @@ fn a_loop_fails_as_redirect_after_n_hops_and_never_hangs() {
     if !have("nginx") {
         return;
     }
-    let nginx = Nginx::start(
-        "redirect-loop",
-        "",
-        LOG,
-        "location = /loop { return 302 /loop; } \
-         location = /ftp { return 302 ftp://127.0.0.1/file; }",
-    );
-    let base = format!("http://127.0.0.1:{}", nginx.addr.port());
-    let doc = failed_json(&[
-        "-n",
-        "30",
-        "-c",
-        "3",
-        "--redirect",
-        "3",
-        &format!("{base}/loop"),
-    ]);
-    assert_eq!(doc["requests"]["failed"], 30);
-    assert_eq!(error_count(&doc, "redirect"), 30);
-    assert_eq!(doc["requests"]["redirects_followed"], 90);
-    // The request and its three redirects, each once.
-    assert_eq!(nginx.log("rd.log").len(), 120);
+    for (listen, flags) in [("", &[][..]), ("http2", &["--http2", "-p", "3"][..])] {
+        let nginx = Nginx::start(
+            &format!("redirect-loop{listen}"),
+            listen,
+            LOG,
+            "location = /loop { return 302 /loop; } \
+             location = /ftp { return 302 ftp://127.0.0.1/file; }",
+        );
+        let base = format!("http://127.0.0.1:{}", nginx.addr.port());
+        let mut args = vec!["-n", "30", "-c", "3", "--redirect", "3"];
+        args.extend(flags);
+        let url = format!("{base}/loop");
+        args.push(&url);
+        let doc = failed_json(&args);
+        assert_eq!(doc["requests"]["failed"], 30, "{listen}");
+        assert_eq!(error_count(&doc, "redirect"), 30, "{listen}");
+        assert_eq!(doc["requests"]["redirects_followed"], 90, "{listen}");
+        // The request and its three redirects, each once.
+        assert_eq!(nginx.log("rd.log").len(), 120, "{listen}");
 
-    let doc = failed_json(&["-n", "5", "--redirect", "3", &format!("{base}/ftp")]);
-    assert_eq!(error_count(&doc, "redirect"), 5);
-    let example = doc["errors"][0]["example"].as_str().unwrap();
-    assert!(
-        example.contains("ftp://127.0.0.1/file") && example.contains("only http:// and https://"),
-        "{example}"
-    );
+        let mut args = vec!["-n", "5", "--redirect", "3"];
+        args.extend(flags);
+        let url = format!("{base}/ftp");
+        args.push(&url);
+        let doc = failed_json(&args);
+        assert_eq!(error_count(&doc, "redirect"), 5, "{listen}");
+        let example = doc["errors"][0]["example"].as_str().unwrap();
+        assert!(
+            example.contains("ftp://127.0.0.1/file")
+                && example.contains("only http:// and https://"),
+            "{example}"
+        );
+    }
 }
 
 #[test]
@@ -296,19 +299,92 @@ fn over_a_unix_socket_every_hop_goes_to_the_socket() {
     );
 }
 
+/// A chain over h2c with prior knowledge through GOAWAYs: nginx ends each connection after
+/// `keepalive_requests` streams, so hops find their connection gone mid-chain and their chains
+/// go again from the start. Every count is the server's: each redirect spate says it followed is a
+/// 3xx nginx logged, each completed chain one `/end`.
 #[test]
-fn redirect_needs_http1_and_says_so() {
-    for extra in [&["--http2"][..], &["-p", "4"]] {
-        let mut args = vec!["-n", "10", "--redirect", "2"];
-        args.extend_from_slice(extra);
-        args.push("https://127.0.0.1:9/");
-        let out = spate(&args);
-        assert_eq!(out.status.code(), Some(2), "{extra:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("--redirect follows redirects over HTTP/1.1 only")
-                && err.lines().count() == 1,
-            "{err}"
-        );
+fn a_chain_over_http2_follows_on_the_connections_streams_and_through_goaways() {
+    if !have("nginx") {
+        return;
     }
+    let log = "log_format rd2 '$server_port $request_method $request_uri $status \
+               $server_protocol auth=$http_authorization host=$http_host'; \
+               access_log {dir}/rd.log rd2; keepalive_requests 20;";
+    let (a_addr, b_port) = (free_addr(), free_addr().port());
+    let a_port = a_addr.port();
+    let b = format!(
+        "server {{ listen 127.0.0.1:{b_port}; location = /c {{ return 308 http://127.0.0.1:{a_port}/end; }} }}"
+    );
+    let a = Nginx::start_on(
+        a_addr,
+        "redirect-h2",
+        "http2",
+        &format!("{log} {b}"),
+        &format!(
+            "location = /a {{ return 301 /b; }} \
+             location = /b {{ return 302 http://localhost:{b_port}/c; }} \
+             location = /end {{ return 200 \"end\\n\"; }}"
+        ),
+    );
+    let url = format!("http://127.0.0.1:{a_port}/a");
+    let doc = spate_json(&[
+        "-n",
+        "300",
+        "-c",
+        "2",
+        "-p",
+        "4",
+        "--http2",
+        "--redirect",
+        "5",
+        "-H",
+        "Authorization: Bearer s3cr3t",
+        &url,
+    ]);
+    crate::schema::validate(&doc);
+    assert_eq!(doc["requests"]["completed"], 300, "{doc}");
+    assert_eq!(doc["status_codes"][0]["code"], 200);
+    assert_eq!(doc["status_codes"][0]["count"], 300);
+    // The hops away went over HTTP/1.1, and the report says both.
+    assert_eq!(doc["config"]["protocol"], "HTTP/1.1 and HTTP/2 (h2c)");
+
+    let log = a.log("rd.log");
+    let (home, away): (Vec<String>, Vec<String>) = log
+        .into_iter()
+        .partition(|l| l.starts_with(&format!("{a_port} ")));
+    assert!(
+        home.iter().all(|l| l.contains(" HTTP/2.0 ")),
+        "{:?}",
+        &home[..3]
+    );
+    assert!(
+        away.iter().all(|l| l.contains(" HTTP/1.1 ")),
+        "{:?}",
+        &away[..3]
+    );
+    let secret = "auth=Bearer s3cr3t";
+    assert_eq!(lines_with(&home, &["GET /end 200", secret]), 300);
+    let (a301, b302, c308) = (
+        lines_with(&home, &["GET /a 301", secret]),
+        lines_with(&home, &["GET /b 302", secret]),
+        lines_with(&away, &["GET /c 308 HTTP/1.1 auth=- "]),
+    );
+    // A chain whose hop was refused went again from /a, so the hops before it were served
+    // twice; every /b led to /c.
+    assert!(
+        a301 >= 300 && b302 >= 300 && c308 == b302,
+        "{a301} {b302} {c308}"
+    );
+    assert_eq!(
+        doc["requests"]["redirects_followed"],
+        (a301 + b302 + c308) as u64,
+        "{doc}"
+    );
+    assert_eq!(home.len(), a301 + b302 + 300);
+    // nginx closed connections after 20 streams: the chains went on over new ones.
+    assert!(
+        doc["connections"]["reconnects"].as_u64().unwrap() >= 10,
+        "{doc}"
+    );
 }

@@ -123,6 +123,14 @@ impl<E: Observe> Protocol for H1Lane<E> {
         }
     }
 
+    fn hop_ended(&mut self, ctx: &Shared, keep_alive: bool) {
+        self.ended(ctx, Ended::Completed { keep_alive });
+    }
+
+    fn hop_begin(&mut self, ctx: &Shared, adm: &Admitted, req: Sent<'_>) -> bool {
+        self.begin(ctx, adm, req)
+    }
+
     #[inline]
     fn poll_send(
         &mut self,

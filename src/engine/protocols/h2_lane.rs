@@ -18,7 +18,7 @@ use crate::engine::protocols::watch::{Observe, Streamed};
 use crate::engine::slots::attempt::Ended;
 use crate::engine::slots::shared::{Admitted, Connected, OpenH2, Shared};
 use crate::engine::slots::slot::Slot;
-use crate::proto::{Fail, Response, h2};
+use crate::proto::{Cause, Fail, Response, h2};
 
 /// What the slots of one HTTP/2 connection group share: the connection, how many of them run
 /// on it, and their `Crew`.
@@ -75,6 +75,8 @@ pub struct H2Lane<E: Observe> {
     on: bool,
     /// Its stream is open: the request was queued, the response not yet taken.
     open: bool,
+    /// The current stream is a later one of its attempt (a redirect's hop).
+    hop: bool,
     written: Option<Tick>,
 }
 
@@ -85,6 +87,7 @@ impl<E: Observe> H2Lane<E> {
             k,
             on: false,
             open: false,
+            hop: false,
             written: None,
         }
     }
@@ -163,6 +166,7 @@ impl<E: Observe> Protocol for H2Lane<E> {
 
     fn begin(&mut self, _: &Shared, adm: &Admitted, _: Sent<'_>) -> bool {
         self.open = false;
+        self.hop = false;
         self.written = None;
         if self.on {
             self.group.crew.admitted();
@@ -182,6 +186,18 @@ impl<E: Observe> Protocol for H2Lane<E> {
         Ok(())
     }
 
+    /// The stream's response was read in full; the connection is the group's.
+    fn hop_ended(&mut self, _: &Shared, _: bool) {}
+
+    /// A new stream on the connection the attempt holds a place on.
+    fn hop_begin(&mut self, _: &Shared, adm: &Admitted, _: Sent<'_>) -> bool {
+        self.open = false;
+        self.hop = true;
+        self.written = None;
+        self.begin_watch(adm);
+        self.on
+    }
+
     fn poll_send(
         &mut self,
         _: &Shared,
@@ -199,7 +215,15 @@ impl<E: Observe> Protocol for H2Lane<E> {
                 Sent::Written(..) => unreachable!("HTTP/1.1's bytes on an HTTP/2 stream"),
             };
             if let Err(fail) = std::task::ready!(lane.poll_open(self.k, cx, other)) {
-                return Poll::Ready(Err(fail));
+                return Poll::Ready(Err(match self.hop {
+                    // The connection ended between two hops: the attempt goes again on the
+                    // next, as one the server refused, since this hop was never sent.
+                    true => Fail {
+                        class: fail.class,
+                        cause: Cause::Refused("the connection ended before this hop was sent"),
+                    },
+                    false => fail,
+                }));
             }
             self.open = true;
             self.written = Some(Tick::now());

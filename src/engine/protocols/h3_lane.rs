@@ -141,6 +141,17 @@ impl<E: Observe + 'static> Protocol for H3Lane<E> {
         Ok(())
     }
 
+    /// The exchange's response was read in full; the connection is the group's.
+    fn hop_ended(&mut self, _: &Shared, _: bool) {}
+
+    /// A new request stream on the connection the attempt holds a place on.
+    fn hop_begin(&mut self, _: &Shared, adm: &Admitted, _: Sent<'_>) -> bool {
+        self.exchange = None;
+        self.written.set(None);
+        self.events.borrow_mut().begin(adm.start, !adm.warmup);
+        self.on
+    }
+
     fn poll_send(
         &mut self,
         ctx: &Shared,

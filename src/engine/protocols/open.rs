@@ -16,6 +16,7 @@ use crate::engine::slots::shared::{
 };
 use crate::engine::slots::slot::{ConnectPhase, Slot};
 use crate::engine::workloads::answering::Answering;
+use crate::engine::workloads::follow::Led;
 use crate::engine::workloads::list_lane::Listing;
 use crate::engine::workloads::script_lane::Heard;
 use crate::net::quic::OpenError;
@@ -195,6 +196,13 @@ impl Shared {
             let (lane, max_streams) = self.start_h2(stream, || Heard::new(keep)).await?;
             return Ok(OpenH2 {
                 lane: H2Handle::Scripted(lane),
+                max_streams,
+            });
+        }
+        if self.hops.is_some() {
+            let (lane, max_streams) = self.start_h2(stream, Led::default).await?;
+            return Ok(OpenH2 {
+                lane: H2Handle::Followed(lane),
                 max_streams,
             });
         }

@@ -90,6 +90,15 @@ pub trait Protocol {
     /// Takes the connection opened for the current attempt `adm`.
     fn adopt(&mut self, ctx: &Shared, opened: Connected, adm: &Admitted) -> Result<(), Fail>;
 
+    /// A response was read that does not end the attempt (a redirect it follows); its
+    /// connection may carry another request if `keep_alive`: keep it or close it.
+    fn hop_ended(&mut self, ctx: &Shared, keep_alive: bool);
+
+    /// The current attempt `adm` goes on with `req` (the next request of a redirect chain):
+    /// true when it goes on an open connection, false when one must be opened for it first
+    /// (then `adopt`).
+    fn hop_begin(&mut self, ctx: &Shared, adm: &Admitted, req: Sent<'_>) -> bool;
+
     /// Sends `req` (the same on every poll of an attempt) and reads its response.
     fn poll_send(
         &mut self,

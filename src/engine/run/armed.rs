@@ -140,12 +140,12 @@ pub fn prepare_staged<'a>(
         stop: control.stop_flag(),
         script_halt: Arc::default(),
         live: None,
-        follow: follow(plan),
+        follow: follow(plan).map_err(RunError::Request)?,
         script: None,
         list: plan
             .list
             .as_ref()
-            .map(|l| crate::engine::run::requests::listed(plan, l).map(Arc::new))
+            .map(|l| crate::engine::run::requests::list_setup(plan, l).map(Arc::new))
             .transpose()
             .map_err(RunError::Request)?,
         thread: 0,

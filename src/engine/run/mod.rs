@@ -17,7 +17,7 @@ pub(super) mod control;
 pub(super) mod cpu;
 pub(super) mod limits;
 pub(super) mod rates;
-pub(super) mod requests;
+pub(in crate::engine) mod requests;
 pub(super) mod split;
 pub(super) mod start;
 pub(super) mod thread;

@@ -32,37 +32,39 @@ pub(in crate::engine) fn shape_requests(setup: &mut Setup, plan: &Plan) -> Resul
 
 /// The requests of the list `l`, each built once as `plan` with its method, URL and body: for
 /// HTTP/1.1, and for HTTP/2 and HTTP/3 where the run may speak them.
-pub(in crate::engine) fn listed(
+pub(in crate::engine) fn list_setup(
     plan: &Plan,
     l: &crate::request_list::RequestList,
 ) -> Result<ListSetup, String> {
     let h2 = plan.may_use_h2();
     let h3 = crate::reach::lane_choice(plan) == crate::reach::LaneChoice::Http3;
     let requests = (0..l.entries.len())
-        .map(|i| {
-            let p = plan.for_entry(l, i);
-            Ok(Listed {
-                request: request::h1_bytes(&p),
-                request_close: request::h1_bytes(&Plan {
-                    keep_alive: false,
-                    ..p.clone()
-                }),
-                head_request: p.is_head(),
-                retry_safe: p.is_idempotent(),
-                h2: match h2 {
-                    true => Other::new(&request::h2_prepared(&p)?),
-                    false => Other::default(),
-                },
-                h3: match h3 {
-                    true => Some(Arc::new(request::h3_request(&p)?)),
-                    false => None,
-                },
-            })
-        })
+        .map(|i| listed(&plan.for_entry(l, i), h2, h3))
         .collect::<Result<_, String>>()?;
     Ok(ListSetup {
         requests,
         order: l.order,
         mcp: l.mcp.clone(),
+    })
+}
+
+/// `p`'s request for HTTP/1.1, and for HTTP/2 (`h2`) and HTTP/3 (`h3`) when asked.
+pub(in crate::engine) fn listed(p: &Plan, h2: bool, h3: bool) -> Result<Listed, String> {
+    Ok(Listed {
+        request: request::h1_bytes(p),
+        request_close: request::h1_bytes(&Plan {
+            keep_alive: false,
+            ..p.clone()
+        }),
+        head_request: p.is_head(),
+        retry_safe: p.is_idempotent(),
+        h2: match h2 {
+            true => Other::new(&request::h2_prepared(p)?),
+            false => Other::default(),
+        },
+        h3: match h3 {
+            true => Some(Arc::new(request::h3_request(p)?)),
+            false => None,
+        },
     })
 }

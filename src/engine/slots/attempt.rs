@@ -1,27 +1,15 @@
 //! HOT: how an attempt ends, the same for every protocol and workload: record the response or
 //! classify the failure (`account`), and the back-off after a failed connect. `link` calls it
-//! for every slot; --redirect's `async` loop through `attempt`. Must not know how a protocol
-//! exchanges: it sees a `proto::Response`, a `Fail` or a cancellation.
+//! for every slot. Must not know how a protocol exchanges: it sees a `proto::Response`, a
+//! `Fail` or a cancellation.
 
-use std::cell::Cell;
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 use crate::clock::Tick;
 use crate::engine::slots::shared::{Admitted, Shared};
-use crate::engine::slots::slot::{Cancel, Slot, guarded};
+use crate::engine::slots::slot::{Cancel, Slot};
 use crate::proto::{Fail, Response};
 use crate::stats::Failure;
-
-/// When the parts of an attempt happened, set by the protocol's exchange as it goes.
-#[derive(Debug, Default)]
-pub struct Marks {
-    /// A new connection was opened for this attempt (its time is inside the latency).
-    pub connected: Cell<Option<Tick>>,
-    /// The request was handed over in full.
-    pub written: Cell<Option<Tick>>,
-}
 
 /// How an attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,31 +26,6 @@ pub enum Ended {
 /// HTTP/2: the server refused it) is sent again before it counts as failed: a server that
 /// refuses every request must not keep a count run from ending.
 pub const MAX_RETRIES: u8 = 3;
-
-/// Runs `exchange` as the attempt `adm` on `slot` under the slot's guard, and accounts for it:
-/// for loops written with `async` (--redirect), which HTTP/2's refusals never reach.
-pub async fn attempt<F>(
-    ctx: &Shared,
-    slot: &Slot,
-    adm: Admitted,
-    marks: &Marks,
-    exchange: Pin<&mut F>,
-) -> Ended
-where
-    F: Future<Output = Result<Response, Fail>>,
-{
-    slot.begin_request(adm.start);
-    let outcome = guarded(slot, exchange).await;
-    slot.end_request();
-    account(
-        ctx,
-        slot,
-        adm,
-        marks.connected.get(),
-        marks.written.get(),
-        outcome,
-    )
-}
 
 /// Records or classifies how the attempt `adm` on `slot` ended (warm-up attempts only run: nothing of
 /// them is recorded). `connected` and `written` are when a connection opened for it came up and
@@ -171,17 +134,10 @@ impl BackOff {
 }
 
 /// After a failed attempt: in duration mode, a failed connect waits before the next try, so
-/// that spate does not spin on a target that refuses connections. The thread's sweeper ends the
-/// wait (`Backoffs`). False when the wait was interrupted (the run is over).
-pub async fn back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut BackOff) -> bool {
-    if !start_back_off(ctx, index, class, delay) {
-        return true;
-    }
-    ctx.slots[index].wait().await
-}
-
-/// Starts the wait of [`back_off`] if a failure of `class` calls for one (true): the sweeper
-/// ends it through slot `index` ([`Slot::poll_wait`]), and `delay` doubles for the next.
+/// that spate does not spin on a target that refuses connections. Starts that wait if a failure
+/// of `class` calls for one (true): the sweeper ends it through slot `index`
+/// ([`Slot::poll_wait`](crate::engine::slots::slot::Slot::poll_wait)), and `delay` doubles for
+/// the next.
 pub fn start_back_off(ctx: &Shared, index: usize, class: Failure, delay: &mut BackOff) -> bool {
     // The open model's schedule paces retries by itself.
     if !matches!(class, Failure::Connect | Failure::Ports | Failure::Tls)

@@ -19,6 +19,7 @@ use crate::engine::slots::shared::{Connected, H2Handle, OpenConn, Shared};
 use crate::engine::slots::slot::{Cancel, Slot, guarded};
 use crate::engine::slots::task_set::Member;
 use crate::engine::workloads::answering::Answering;
+use crate::engine::workloads::follow::{FollowWork, Led};
 use crate::engine::workloads::list_lane::{ListWork, Listing};
 use crate::engine::workloads::script_lane::{Heard, ScriptWork};
 use crate::engine::workloads::workload::Fixed;
@@ -45,11 +46,9 @@ pub(in crate::engine) fn switched_from(opened: Connected) -> Fail {
 /// what the responses are told to. Only the static path is inline.
 fn h1_link(ctx: &Rc<Shared>, first: usize, c: OpenConn) -> Drive {
     if ctx.hops.is_some() {
-        Drive::Boxed(Box::pin(crate::engine::workloads::follow::run(
-            ctx.clone(),
-            first,
-            c,
-        )))
+        let proto = H1Lane::new(ctx, c, Led::default());
+        let work = FollowWork::new(ctx.clone(), first);
+        boxed(Link::new(ctx.clone(), first, proto, work))
     } else if ctx.mcp().is_some() {
         let proto = H1Lane::new(ctx, c, Answering::default());
         boxed(Link::new(ctx.clone(), first, proto, ListWork::default()))
@@ -132,6 +131,7 @@ enum Making {
     Listed(Rc<Group<Listing>>),
     Scripted(Rc<Group<Heard>>),
     Answered(Rc<Group<Answering>>),
+    Followed(Rc<Group<Led>>),
     H3(Rc<h3_lane::Group>),
 }
 
@@ -174,12 +174,23 @@ impl Iterator for Links {
                     let work = ListWork::default();
                     boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
                 }
+                Making::Followed(g) => {
+                    let index = g.base() + k;
+                    let work = FollowWork::new(ctx.clone(), index);
+                    boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
+                }
                 Making::Scripted(g) => {
                     let index = g.base() + k;
                     let work = ScriptWork::new(scripted(ctx));
                     boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
                 }
                 // HTTP/3: off the static path, boxed.
+                Making::H3(g) if ctx.hops.is_some() => {
+                    let index = g.base() + k;
+                    let proto = H3Lane::new(g, k, Led::default());
+                    let work = FollowWork::new(ctx.clone(), index);
+                    boxed(Link::new(ctx.clone(), index, proto, work))
+                }
                 Making::H3(g) if runs_script(ctx) => {
                     let (index, worker) = (g.base() + k, scripted(ctx));
                     let proto = H3Lane::new(g, k, Heard::new(worker.hears()));
@@ -228,6 +239,7 @@ impl Iterator for Links {
                     H2Handle::Listed(_) => Making::Listed(Group::new(ctx, g, c)),
                     H2Handle::Scripted(_) => Making::Scripted(Group::new(ctx, g, c)),
                     H2Handle::Answered(_) => Making::Answered(Group::new(ctx, g, c)),
+                    H2Handle::Followed(_) => Making::Followed(Group::new(ctx, g, c)),
                 };
                 self.group = Some((group, 0));
                 self.next()
@@ -246,8 +258,8 @@ impl Iterator for Links {
 
 impl ExactSizeIterator for Links {}
 
-/// One slot's loop, as the thread's set holds it: HTTP/1.1 and HTTP/2 inline; HTTP/1.1 that
-/// follows redirects, boxed.
+/// One slot's loop, as the thread's set holds it: the static path's HTTP/1.1 and HTTP/2
+/// inline; every other, boxed.
 // Inline is the point: boxing would add an allocation and a pointer to follow per wake-up.
 pub enum Drive {
     H1(Link<H1Lane<()>, Fixed>),

@@ -257,7 +257,8 @@ impl<P: Protocol, W: Workload<P>> State<P, W> {
         let written = self.proto.written();
         let slot = &ctx.slots[self.index as usize];
         slot.end_request();
-        let ended = account(ctx, slot, self.adm, self.connected, written, outcome);
+        let sent_at = self.work.sent_at(&self.proto);
+        let ended = account(ctx, slot, self.adm, self.connected, sent_at, outcome);
         if P::STREAMS
             && ctx.setup.stream.is_some()
             && let (Ended::Completed { .. }, Some(res), false) = (ended, res, self.adm.warmup)

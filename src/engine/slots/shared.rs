@@ -4,7 +4,6 @@
 //! construction (`Rc`, `Cell`, `RefCell`): nothing here is locked or atomic.
 
 use std::cell::{Cell, RefCell};
-use std::future::poll_fn;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -160,14 +159,15 @@ pub struct OpenH2 {
 
 /// An HTTP/2 connection's handle, by what its streams' responses are told to: nothing (the
 /// static path), a `Watch` per stream slot (--stream), nothing but as a list's (a type of its
-/// own, so that the static path's code has one caller), a script's `Heard`, or MCP's
-/// `Answering`.
+/// own, so that the static path's code has one caller), a script's `Heard`, MCP's
+/// `Answering`, or --redirect's `Led`.
 pub enum H2Handle {
     Plain(Lane),
     Watched(Lane<Watch>),
     Listed(Lane<crate::engine::workloads::list_lane::Listing>),
     Scripted(Lane<crate::engine::workloads::script_lane::Heard>),
     Answered(Lane<crate::engine::workloads::answering::Answering>),
+    Followed(Lane<crate::engine::workloads::follow::Led>),
 }
 
 /// An open HTTP/3 connection: the handle that starts requests, and the QUIC connection under
@@ -299,15 +299,6 @@ impl Shared {
     pub fn group_slots(&self, group: usize) -> &[Slot] {
         let n = self.setup.streams.max(1);
         &self.slots[group * n..(group + 1) * n]
-    }
-
-    /// The next request attempt for slot `index`, or `None` when the run is over for it
-    /// ([`Gate::poll_paced`]).
-    pub async fn next_attempt(&self, index: usize) -> Option<Admitted> {
-        match self.gate.pacer.get() {
-            None => self.admit(),
-            Some(_) => poll_fn(|cx| self.poll_paced(index, cx)).await,
-        }
     }
 
     /// Open model: the next attempt for slot `index` once one falls due ([`Gate::poll_paced`]).

@@ -197,13 +197,8 @@ impl Slot {
         }
     }
 
-    /// Waits until [`end_wait`](Self::end_wait) (true) or a cancellation (false: the run is
-    /// over).
-    pub async fn wait(&self) -> bool {
-        poll_fn(|cx| self.poll_wait(cx)).await
-    }
-
-    /// [`wait`](Self::wait) as a poll, for hand-written futures.
+    /// Whether [`end_wait`](Self::end_wait) ended the slot's wait (true) or a cancellation did
+    /// (false: the run is over).
     pub fn poll_wait(&self, cx: &mut Context<'_>) -> Poll<bool> {
         match self.signal.take() {
             Some(Signal::WaitOver) => Poll::Ready(true),

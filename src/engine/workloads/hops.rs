@@ -12,7 +12,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::engine::protocols::open::Via;
-use crate::engine::slots::shared::LaneChoice;
+use crate::engine::run::requests::listed;
+use crate::engine::slots::shared::{LaneChoice, Listed};
 use crate::net::TlsClient;
 use crate::plan::Plan;
 use crate::redirect::{self, Origin, RedirectError};
@@ -33,6 +34,11 @@ pub struct Follow {
     /// TLS for origins a redirect leads to (ALPN http/1.1), named per origin; why not, if it
     /// could not be set up (only a hop to https:// needs it).
     pub tls: Result<TlsClient, String>,
+    /// The first request of every chain, in every form the run sends.
+    pub first: Listed,
+    /// The forms a hop to the run's own origin takes beside HTTP/1.1's: the run's protocol.
+    pub h2: bool,
+    pub h3: bool,
 }
 
 /// One request of a chain.
@@ -40,12 +46,9 @@ pub struct Hop {
     /// Tells the hops of a thread apart, to find what follows each.
     id: u32,
     pub plan: Plan,
-    pub request: Bytes,
-    /// The same with `Connection: close` (--rpc reached on its connection).
-    pub request_close: Bytes,
-    pub head_request: bool,
-    /// Its method may be sent again after a keep-alive close crossed it.
-    pub retry_safe: bool,
+    /// Its request: HTTP/1.1's bytes for every hop, and the run's protocol's form for a hop to
+    /// the run's own origin.
+    pub listed: Listed,
     pub dest: Rc<Dest>,
 }
 
@@ -101,7 +104,12 @@ impl Hops {
             tunnel: None,
             preferred: Cell::new(0),
         });
-        let first = Rc::new(hop(0, follow.plan.clone(), home.clone()));
+        let first = Rc::new(Hop {
+            id: 0,
+            plan: follow.plan.clone(),
+            listed: follow.first.clone(),
+            dest: home.clone(),
+        });
         let mut dests = HashMap::new();
         dests.insert(Origin::of(&follow.plan.target), home);
         Hops {
@@ -132,10 +140,12 @@ impl Hops {
         }) {
             return known;
         }
-        let to = redirect::next(&self.follow.plan, &from.plan, status, location).map(|plan| {
+        let to = redirect::next(&self.follow.plan, &from.plan, status, location).and_then(|plan| {
             let dest = self.dest(&plan);
             self.ids = self.ids.wrapping_add(1);
-            Rc::new(hop(self.ids, plan, dest))
+            hop(&self.follow, self.ids, plan, dest)
+                .map(Rc::new)
+                .map_err(|why| RedirectError::Unsendable { status, why })
         });
         if self.kept < MAX_KEPT {
             self.kept += 1;
@@ -171,17 +181,15 @@ impl Hops {
     }
 }
 
-fn hop(id: u32, plan: Plan, dest: Rc<Dest>) -> Hop {
-    Hop {
+/// The hop `id` to `plan`'s URL: in the run's protocol's form too when it goes to the run's
+/// origin (on the slot's own connection), in HTTP/1.1's only elsewhere (a connection of its
+/// own).
+fn hop(follow: &Follow, id: u32, plan: Plan, dest: Rc<Dest>) -> Result<Hop, String> {
+    let home = dest.home;
+    Ok(Hop {
         id,
-        request: request::h1_bytes(&plan),
-        request_close: request::h1_bytes(&Plan {
-            keep_alive: false,
-            ..plan.clone()
-        }),
-        head_request: plan.is_head(),
-        retry_safe: plan.is_idempotent(),
+        listed: listed(&plan, home && follow.h2, home && follow.h3)?,
         plan,
         dest,
-    }
+    })
 }

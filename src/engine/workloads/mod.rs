@@ -7,10 +7,12 @@
 //! - `list_lane`: `ListWork`, a request list (several URLs, `--urls-from-file`, MCP's calls);
 //!   `answering`, the receiver that judges MCP's answers.
 //! - `script_lane`: `ScriptWork`, a script's `delay()`, `request()` and `response()`.
-//! - `follow`, `hops`: --redirect, a connection whose attempts are redirect chains (over
-//!   HTTP/1.1), and the thread's hops built once.
+//! - `follow`, `away`, `hops`: --redirect, attempts that are redirect chains: on the slot's own
+//!   connection at the run's origin, over HTTP/1.1 connections of their own elsewhere, with the
+//!   thread's hops built once.
 
 pub(super) mod answering;
+pub(super) mod away;
 pub(super) mod follow;
 pub(super) mod hops;
 pub(super) mod list_lane;

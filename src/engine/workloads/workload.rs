@@ -82,6 +82,13 @@ pub trait Workload<P: Protocol> {
         None
     }
 
+    /// When the attempt's first request had been handed over in full, if it was: where its
+    /// wait for the answer starts.
+    #[inline(always)]
+    fn sent_at(&self, p: &P) -> Option<Tick> {
+        p.written()
+    }
+
     /// Bytes the attempt wrote that the loop must count itself.
     #[inline(always)]
     fn bytes_out(&self, p: &P, ctx: &Shared) -> u64 {

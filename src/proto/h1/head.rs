@@ -138,18 +138,16 @@ pub fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseE
     }))
 }
 
-/// The first Location value of the complete head `head`, trimmed; `None` without one. Parses the
-/// head a second time: only a connection that follows redirects asks, and only for a 3xx.
+/// The first Location value of `head`, trimmed; `None` without one. `head` is a status line and
+/// fields as HTTP/1.1 writes them: a parsed HTTP/1.1 head, or the lines HTTP/2 and HTTP/3
+/// receivers are given (`Events::HEADS`). Off the static path: only --redirect asks.
 pub fn location(head: &[u8]) -> Option<&[u8]> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut res = httparse::Response::new(&mut headers);
-    let mut config = httparse::ParserConfig::default();
-    config.allow_obsolete_multiline_headers_in_responses(true);
-    config.parse_response(&mut res, head).ok()?;
-    res.headers
-        .iter()
-        .find(|h| h.name.eq_ignore_ascii_case("location"))
-        .map(|h| h.value.trim_ascii())
+    head.split(|&b| b == b'\n').skip(1).find_map(|line| {
+        let colon = line.iter().position(|&b| b == b':')?;
+        let (name, value) = line.split_at(colon);
+        name.eq_ignore_ascii_case(b"location")
+            .then(|| value[1..].trim_ascii())
+    })
 }
 
 /// Content-Length is 1*DIGIT; a list of identical values ("5, 5") is accepted, as RFC 9110 allows.
@@ -392,13 +390,22 @@ mod tests {
     }
 
     #[test]
-    fn the_first_location_is_found_trimmed() {
-        let raw =
-            b"HTTP/1.1 308 Permanent\r\nServer: x\r\nLOCATION: \t/a b \r\nLocation: /2\r\n\r\n";
-        assert_eq!(location(raw), Some(&b"/a b"[..]));
-        assert_eq!(
-            location(b"HTTP/1.1 302 Found\r\nContent-Length: 0\r\n\r\n"),
-            None
-        );
+    fn the_first_location_is_found_trimmed_in_any_case_after_any_status_line() {
+        for head in [
+            &b"HTTP/1.1 308 Permanent\r\nServer: x\r\nLOCATION: \t/a b \r\nLocation: /2\r\n\r\n"[..],
+            b"HTTP/2 302\r\ncontent-length: 0\r\nlocation: /a b\r\n\r\n",
+            b"HTTP/3 302\r\nLocation:/a b\r\n\r\n",
+        ] {
+            assert_eq!(location(head), Some(&b"/a b"[..]), "{head:?}");
+        }
+        for head in [
+            &b"HTTP/1.1 302 Found\r\nContent-Length: 0\r\n\r\n"[..],
+            b"HTTP/2 302\r\nx-location: /a\r\n\r\n",
+            // A status line is never a field.
+            b"location: /a\r\n\r\n",
+            b"",
+        ] {
+            assert_eq!(location(head), None, "{head:?}");
+        }
     }
 }

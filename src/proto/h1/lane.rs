@@ -37,14 +37,6 @@ impl ReadSpace {
             heads: HeadMemo::default(),
         }
     }
-
-    /// One connection's own space, which keeps the Location of redirects (--redirect).
-    pub fn capturing(bytes: usize) -> ReadSpace {
-        ReadSpace {
-            heads: HeadMemo::capturing(),
-            ..ReadSpace::new(bytes)
-        }
-    }
 }
 
 impl Conn {

@@ -2,14 +2,12 @@
 //! answering the same request, as it does for every response within a second of its `Date`) is
 //! recognised by one comparison instead of parsed again. Must not change any verdict: it keeps
 //! only heads that parsed completely, and answers only for input that begins with one of them.
-//! Must not allocate after it is made: its buffer holds the longest head it keeps. When made to
-//! capture (one connection's own, for --redirect), it also keeps the Location of the last final
-//! redirect head fed, which the thread's shared memo never does.
+//! Must not allocate after it is made: its buffer holds the longest head it keeps.
 //!
 //! Sound because [`parse_head`] reads nothing past the end of a complete head: input that begins
 //! with a complete head `h` parses to `h` whatever follows (the `check_head` property, fuzzed).
 
-use super::{Head, ParseError, location, parse_head};
+use super::{Head, ParseError, parse_head};
 
 /// Heads longer than this are parsed every time: comparing and copying them would approach the
 /// cost of parsing, and a head that long usually carries per-response values (cookies, ids).
@@ -22,8 +20,6 @@ pub struct HeadMemo {
     bytes: Vec<u8>,
     /// The parse of `bytes` and the `head_request` it was parsed with; `None` before the first.
     head: Option<(Head, bool)>,
-    /// Capturing: the Location of the last final head parsed, if it was a 3xx with one.
-    location: Option<Vec<u8>>,
 }
 
 impl Default for HeadMemo {
@@ -31,73 +27,26 @@ impl Default for HeadMemo {
         HeadMemo {
             bytes: Vec::with_capacity(MEMO_MAX_BYTES),
             head: None,
-            location: None,
         }
     }
 }
 
 impl HeadMemo {
-    /// A memo that also keeps the Location of redirects ([`HeadMemo::location`]). Only for a
-    /// memo one connection reads through alone: with several, a Location would be another's.
-    pub fn capturing() -> HeadMemo {
-        HeadMemo {
-            location: Some(Vec::new()),
-            ..HeadMemo::default()
-        }
-    }
-
-    /// Keeps the Location of `head` (parsed from the start of `buf`) if it is a final redirect;
-    /// a final response without one leaves none.
-    #[cold]
-    fn capture(&mut self, buf: &[u8], head: Head) {
-        let Some(kept) = &mut self.location else {
-            return;
-        };
-        if head.is_interim() {
-            return;
-        }
-        kept.clear();
-        if (300..400).contains(&head.status)
-            && let Some(value) = location(&buf[..head.len])
-        {
-            kept.extend_from_slice(value);
-        }
-    }
-
-    /// The Location of the last final redirect head fed since [`HeadMemo::forget_location`], if
-    /// it had a non-empty one and the memo captures.
-    pub fn location(&self) -> Option<&[u8]> {
-        self.location.as_deref().filter(|l| !l.is_empty())
-    }
-
-    /// Forgets the Location kept, before a new request.
-    pub fn forget_location(&mut self) {
-        if let Some(kept) = &mut self.location {
-            kept.clear();
-        }
-    }
-
     /// [`parse_head`], answered from memory when `buf` begins with the remembered head. Always
     /// inlined: the response parser has a copy per response receiver, and with two callers the
     /// compiler would call it out of line on the static path too.
     #[inline(always)]
     pub fn parse(&mut self, buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError> {
         if let Some(head) = self.recall(buf, head_request) {
-            if self.location.is_some() {
-                self.capture(buf, head);
-            }
             return Ok(Some(head));
         }
         let parsed = parse_head(buf, head_request)?;
-        if let Some(head) = parsed {
-            if self.location.is_some() {
-                self.capture(buf, head);
-            }
-            if head.len <= MEMO_MAX_BYTES {
-                self.bytes.clear();
-                self.bytes.extend_from_slice(&buf[..head.len]);
-                self.head = Some((head, head_request));
-            }
+        if let Some(head) = parsed
+            && head.len <= MEMO_MAX_BYTES
+        {
+            self.bytes.clear();
+            self.bytes.extend_from_slice(&buf[..head.len]);
+            self.head = Some((head, head_request));
         }
         Ok(parsed)
     }

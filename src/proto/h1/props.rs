@@ -8,14 +8,12 @@ use crate::proto::h1::response::feed_with_carry;
 use crate::proto::{Events, Media};
 
 /// What a stream of responses parsed to: each response (status, body bytes, keep-alive), then
-/// how the stream ended; with the head memory capturing (--redirect), each complete response's
-/// Location as the memory kept it; and what the parser reported to its `Events` of each
-/// complete response (the final head's status, the payload).
+/// how the stream ended; and what the parser reported to its `Events` of each complete response
+/// (the final head's status, the payload).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     pub responses: Vec<(u16, u64, bool)>,
     pub end: Result<End, ParseError>,
-    pub locations: Vec<Option<Vec<u8>>>,
     pub reported: Vec<Reported>,
 }
 
@@ -99,12 +97,8 @@ pub fn parse_stream(data: &[u8], cuts: &[usize], head_request: bool) -> Outcome 
 /// [`parse_stream`], with the head memory forgotten before every feed when `remember` is false:
 /// every head is parsed.
 fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: bool) -> Outcome {
-    let mut heads = match remember {
-        true => HeadMemo::capturing(),
-        false => HeadMemo::default(),
-    };
+    let mut heads = HeadMemo::default();
     let mut responses = Vec::new();
-    let mut locations = Vec::new();
     let mut parser = ResponseParser::new(head_request);
     let mut carry = Vec::new();
     let mut started = false;
@@ -126,7 +120,6 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
                     return Outcome {
                         responses,
                         end: Err(e),
-                        locations,
                         reported,
                     };
                 }
@@ -135,10 +128,6 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
                     responses.push((parser.status(), parser.body_bytes(), parser.keep_alive()));
                     let s = std::mem::take(&mut seen);
                     reported.push((s.head, s.payload));
-                    if remember {
-                        locations.push(heads.location().map(<[u8]>::to_vec));
-                        heads.forget_location();
-                    }
                     parser = ResponseParser::new(head_request);
                     started = !carry.is_empty();
                     chunk = &[];
@@ -160,9 +149,6 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
         responses.push((parser.status(), parser.body_bytes(), parser.keep_alive()));
         let s = std::mem::take(&mut seen);
         reported.push((s.head, s.payload));
-        if remember {
-            locations.push(heads.location().map(<[u8]>::to_vec));
-        }
         End::ClosedBody
     } else if started {
         End::Cut
@@ -172,13 +158,12 @@ fn parse_stream_with(data: &[u8], cuts: &[usize], head_request: bool, remember: 
     Outcome {
         responses,
         end: Ok(end),
-        locations,
         reported,
     }
 }
 
-/// The stream property: the same outcome (Locations kept included) whole, byte by byte and in
-/// `seed`'s splits, and with every head parsed rather than recalled and nothing captured.
+/// The stream property: the same outcome whole, byte by byte and in `seed`'s splits, and with
+/// every head parsed rather than recalled.
 pub fn check_stream(data: &[u8], seed: u64) {
     let head_request = seed & 1 == 1;
     let whole = parse_stream(data, &[], head_request);
@@ -188,12 +173,6 @@ pub fn check_stream(data: &[u8], seed: u64) {
         (&parsed.responses, &parsed.end, &parsed.reported),
         "the head memory changed the outcome"
     );
-    for (&(status, _, _), kept) in whole.responses.iter().zip(&whole.locations) {
-        assert!(
-            kept.is_none() || (300..400).contains(&status),
-            "a Location kept for a {status}"
-        );
-    }
     for cuts in [splits(data.len(), seed, 64), splits(data.len(), 0, 1)] {
         let split = parse_stream(data, &cuts, head_request);
         assert_eq!(whole, split, "split at {cuts:?}");
