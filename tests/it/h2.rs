@@ -1,7 +1,8 @@
 //! HTTP/2 against the built-in server (h2c) and a scripted h2 server: prior knowledge, exact
 //! counts with C connections x N streams, the server's stream limit, GOAWAY mid-run,
 //! RST_STREAM, 1 MiB bodies through small flow-control windows, per-stream timeouts, the end
-//! of a duration run. The accounting invariant is checked in every run.
+//! of a duration run, redirects that never end. The accounting invariant is checked in every
+//! run.
 
 use std::process::Command;
 use std::sync::Arc;
@@ -26,6 +27,8 @@ struct Script {
     reset_every: Option<u64>,
     /// Never answer every k-th stream.
     silent_every: Option<u64>,
+    /// Answer every stream with a 302 to a Location never given before, this many bytes long.
+    redirect_bytes: Option<usize>,
     delay: Duration,
 }
 
@@ -88,6 +91,9 @@ impl ScriptedH2 {
                             }
                             let (r, m, in_flight, delay) =
                                 (r.clone(), m.clone(), in_flight.clone(), script.delay);
+                            let location = script
+                                .redirect_bytes
+                                .map(|len| format!("/{n}/{}", "x".repeat(len)));
                             tokio::task::spawn_local(async move {
                                 let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
                                 m.fetch_max(now, Ordering::SeqCst);
@@ -96,11 +102,13 @@ impl ScriptedH2 {
                                 }
                                 in_flight.fetch_sub(1, Ordering::SeqCst);
                                 r.fetch_add(1, Ordering::SeqCst);
-                                let head = http::Response::builder()
-                                    .status(200)
-                                    .header("content-length", "2")
-                                    .body(())
-                                    .unwrap();
+                                let head = match &location {
+                                    Some(to) => http::Response::builder()
+                                        .status(302)
+                                        .header("location", to.as_str()),
+                                    None => http::Response::builder().status(200),
+                                };
+                                let head = head.header("content-length", "2").body(()).unwrap();
                                 if let Ok(mut send) = respond.send_response(head, false) {
                                     let _ = send.send_data(Bytes::from_static(b"ok"), true);
                                 }
@@ -328,4 +336,38 @@ fn requests_beyond_the_server_limit_are_not_admitted() {
     let (out, _) = run(&p);
     assert_eq!(out.stats.attempts, 2);
     assert_eq!(out.stats.interrupted, 2);
+}
+
+/// A server whose every answer is a redirect somewhere new (a token in each Location): each
+/// chain fails as `redirect` after --redirect's hops, on the connection's own streams, and the
+/// run ends; a Location past spate's header bound resets its stream instead of growing memory.
+#[test]
+fn redirects_somewhere_new_every_time_end_each_chain_at_the_limit() {
+    let server = ScriptedH2::start(Script {
+        redirect_bytes: Some(2_000),
+        ..Script::default()
+    });
+    let mut p = h2_plan(&server.url, 2, 4, requests(40));
+    p.redirects = 3;
+    let (out, summary) = run(&p);
+    let s = &out.stats;
+    assert_eq!(s.failures.get(Failure::Redirect), 40, "{:?}", s.failures);
+    assert_eq!(summary.requests.redirects_followed, 120);
+    assert_eq!(server.requests.load(Ordering::SeqCst), 160);
+    assert_eq!(
+        server.connections.load(Ordering::SeqCst),
+        2,
+        "every hop on its connection"
+    );
+
+    let server = ScriptedH2::start(Script {
+        redirect_bytes: Some(200_000),
+        ..Script::default()
+    });
+    let mut p = h2_plan(&server.url, 1, 2, requests(6));
+    p.redirects = 3;
+    let (out, summary) = run(&p);
+    assert_eq!(out.stats.completed, 0, "{:?}", out.stats.failures);
+    assert_eq!(summary.requests.redirects_followed, 0);
+    assert_eq!(out.stats.failed(), 6, "{:?}", out.stats.failures);
 }
