@@ -29,14 +29,26 @@ pub struct Prepared {
     pub session: SessionMode,
     /// `--session shared`: how long the run's one handshake took, ns (made before the run).
     pub shared_handshake_ns: Option<u64>,
+    /// Each slot's calls take JSON-RPC ids of their own in the session (`wire::with_id`), since
+    /// several slots' calls are in flight in one session: `--session shared`, or a
+    /// connection's streams (HTTP/2, HTTP/3). The list's requests then carry ids of one width.
+    pub slot_ids: bool,
 }
 
 impl Prepared {
-    /// Whether the calls go in sessions (a revision with a handshake, or `--session shared`),
-    /// which spate opens on HTTP/1.1 connections; without, each call stands alone (the
-    /// stateless revision) and goes over any HTTP version.
+    /// Whether the calls go in sessions (a revision with a handshake, or `--session shared`);
+    /// without, each call stands alone (the stateless revision).
     pub fn has_sessions(&self) -> bool {
         self.handshake.is_some() || self.shared_handshake_ns.is_some()
+    }
+
+    /// Whether the calls need HTTP/1.1 connections: the legacy HTTP+SSE transport (each
+    /// session's stream and its POSTs are a pair of connections) and `--session per-request`
+    /// (each call's session ends with the connection it opened). Other sessions go over any
+    /// version.
+    pub fn needs_http1(&self) -> bool {
+        let legacy = self.handshake.as_ref().is_some_and(|h| h.listen.is_some());
+        legacy || (self.has_sessions() && self.session == SessionMode::PerRequest)
     }
 }
 

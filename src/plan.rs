@@ -272,19 +272,19 @@ impl Plan {
         self.protocol == Protocol::Http3 || self.may_use_h2()
     }
 
-    /// Whether the run calls an MCP server in sessions (`spate mcp` with a revision that has
-    /// them, or `--session shared`): spate opens them on HTTP/1.1 connections.
-    pub fn mcp_sessions(&self) -> bool {
+    /// Whether the run calls an MCP server in a way that needs HTTP/1.1 connections (the
+    /// legacy HTTP+SSE transport, `--session per-request`).
+    pub fn mcp_needs_http1(&self) -> bool {
         self.list
             .as_ref()
             .and_then(|l| l.mcp.as_ref())
-            .is_some_and(|m| m.has_sessions())
+            .is_some_and(|m| m.needs_http1())
     }
 
     /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
-    /// calling an MCP server in sessions.
+    /// calling an MCP server in a way that needs HTTP/1.1.
     pub fn may_use_h2(&self) -> bool {
-        if self.mcp_sessions() {
+        if self.mcp_needs_http1() {
             return false;
         }
         match self.protocol {

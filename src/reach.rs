@@ -23,8 +23,8 @@ pub enum LaneChoice {
 pub fn lane_choice(plan: &Plan) -> LaneChoice {
     match (plan.protocol, plan.target.tls) {
         (Protocol::Http3, _) => LaneChoice::Http3,
-        // MCP's calls in sessions go over HTTP/1.1 only.
-        _ if plan.mcp_sessions() => LaneChoice::Http1,
+        // The legacy HTTP+SSE transport and sessions per request go over HTTP/1.1 only.
+        _ if plan.mcp_needs_http1() => LaneChoice::Http1,
         (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
         (Protocol::Http2, _) => LaneChoice::Http2,
         (Protocol::Auto, true) => LaneChoice::Alpn,

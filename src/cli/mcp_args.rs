@@ -72,9 +72,10 @@ pub struct McpCallArgs {
           value_parser = ["auto", "streamable-http", "sse"])]
     pub transport: String,
 
-    /// Revisions with sessions: per-connection (each connection opens one and keeps it),
-    /// shared (one for the run, opened before it), or per-request (each call opens one on a
-    /// new connection and ends it after the answer).
+    /// Revisions with sessions: per-connection (each connection opens one and keeps it; its
+    /// HTTP/2 or HTTP/3 streams share it), shared (one for the run, opened before it), or
+    /// per-request (each call opens one on a new HTTP/1.1 connection and ends it after the
+    /// answer).
     #[arg(long = "session", value_name = "MODE", default_value = "per-connection",
           value_parser = ["per-connection", "shared", "per-request"])]
     pub session: String,

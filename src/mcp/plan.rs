@@ -35,6 +35,12 @@ pub fn list(
     sessions: &Sessions,
 ) -> Result<RequestList, String> {
     super::shared::check(sessions.mode, listing)?;
+    // Several slots' calls in one session need ids of their own.
+    let multiplexed = listing.sessions
+        && listing.transport != Transport::Sse
+        && sessions.mode == SessionMode::PerConnection
+        && plan.multiplexes();
+    let slot_ids = sessions.shared.is_some() || multiplexed;
     let target = &plan.target;
     let mut entries = Vec::with_capacity(calls.len());
     let mut headers = Vec::with_capacity(calls.len());
@@ -56,9 +62,9 @@ pub fn list(
             }
             _ => None,
         };
-        let id = match sessions.shared {
-            Some(_) => super::SHARED_IDS + i as u64,
-            None => id_of(i),
+        let id = match slot_ids {
+            true => super::SHARED_IDS + i as u64,
+            false => id_of(i),
         };
         let (mut h, body) = match listing.sessions {
             false => wire::request(c, id, schema, progress),
@@ -106,6 +112,7 @@ pub fn list(
             .then(|| handshake(listing, plan)),
         session: sessions.mode,
         shared_handshake_ns: sessions.shared.as_ref().map(|s| s.took_ns),
+        slot_ids,
     }));
     Ok(list)
 }

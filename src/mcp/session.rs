@@ -149,9 +149,20 @@ pub async fn handshake(
 ) -> Result<Session, Fail> {
     let mut got = Heard::default();
     let (res, open) = exchange(conn, initialize, space, &mut got).await?;
-    if !(200..300).contains(&res) {
+    let session = opened(res, open, &mut got)?;
+    let mut ack = Heard::default();
+    let (status, open) =
+        exchange(conn, &with_session(initialized, &session), space, &mut ack).await?;
+    acknowledged(status, open)?;
+    Ok(session)
+}
+
+/// The session the answer to `initialize` opened (its status, whether its connection stays
+/// open, what `got` heard of it), or why none: the handshake's first half, over any version.
+pub fn opened(status: u16, open: bool, got: &mut Heard) -> Result<Session, Fail> {
+    if !(200..300).contains(&status) {
         return Err(refused(format!(
-            "the server answered initialize with HTTP {res}"
+            "the server answered initialize with HTTP {status}"
         )));
     }
     if !open {
@@ -161,14 +172,38 @@ pub async fn handshake(
     }
     let result = got.result(0).map_err(refused)?;
     let (version, server) = settle(&result).map_err(refused)?;
-    let session = Session {
-        id: got.session.take(),
+    let id = got.session.take();
+    if let Some(id) = &id {
+        check_id(id).map_err(refused)?;
+    }
+    Ok(Session {
+        id,
         version,
         server,
-    };
-    let mut ack = Heard::default();
-    let (status, open) =
-        exchange(conn, &with_session(initialized, &session), space, &mut ack).await?;
+    })
+}
+
+/// The longest `Mcp-Session-Id` spate takes: every request of a session carries it, once per
+/// request of the list and per slot that shares it. A JWT fits.
+pub const MAX_SESSION_ID: usize = 4096;
+
+/// Whether a server's session id is one a client may send back: visible ASCII (the
+/// specification's rule), within [`MAX_SESSION_ID`].
+fn check_id(id: &str) -> Result<(), String> {
+    if id.len() > MAX_SESSION_ID {
+        return Err(format!(
+            "the server's Mcp-Session-Id is {} bytes long, more than the {MAX_SESSION_ID} spate takes",
+            id.len()
+        ));
+    }
+    if !id.bytes().all(|b| (0x21..=0x7E).contains(&b)) {
+        return Err("the server's Mcp-Session-Id has characters other than visible ASCII".into());
+    }
+    Ok(())
+}
+
+/// Whether the answer to `notifications/initialized` ends the handshake well.
+pub fn acknowledged(status: u16, open: bool) -> Result<(), Fail> {
     if !open {
         return Err(refused(
             "the server closed the connection after the handshake".into(),
@@ -179,7 +214,7 @@ pub async fn handshake(
             "the server answered notifications/initialized with HTTP {status}"
         )));
     }
-    Ok(session)
+    Ok(())
 }
 
 /// A reply's result as an object (what a handshake reads of it), or why there is none.
@@ -236,9 +271,9 @@ async fn exchange(
     Ok((res.status, res.keep_alive))
 }
 
-/// A response's session header, kind and body (bounded).
-#[derive(Default)]
-pub(super) struct Heard {
+/// A response's session header, kind and body (bounded): what a handshake reads of an answer.
+#[derive(Debug, Default)]
+pub struct Heard {
     pub session: Option<String>,
     pub media: Media,
     pub body: Vec<u8>,
@@ -286,6 +321,27 @@ fn header(head: &[u8], name: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_id_is_visible_ascii_within_its_bound_or_refused() {
+        let answer = br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25"}}"#;
+        let heard = |id: &str| Heard {
+            session: Some(id.into()),
+            media: Media::Other,
+            body: answer.to_vec(),
+        };
+        let jwt = "eyJ".repeat(400);
+        for ok in ["c1b35aa84f1a411aa72403d97d123bc3", jwt.as_str()] {
+            let s = opened(200, true, &mut heard(ok)).unwrap();
+            assert_eq!(s.id.as_deref(), Some(ok));
+        }
+        let long = "a".repeat(MAX_SESSION_ID + 1);
+        for bad in ["a b", "a\u{7f}", "caf\u{e9}", long.as_str()] {
+            let e = opened(200, true, &mut heard(bad)).unwrap_err();
+            assert_eq!(e.class, Failure::Protocol, "{bad:?}");
+            assert!(e.to_string().contains("Mcp-Session-Id"), "{e}");
+        }
+    }
 
     #[test]
     fn a_sessions_id_goes_into_each_requests_head() {

@@ -62,7 +62,7 @@ impl Plan {
             return Err(PlanError::NoStreams);
         }
         if let Some(m) = self.list.as_ref().and_then(|l| l.mcp.as_ref())
-            && m.has_sessions()
+            && m.needs_http1()
         {
             for (on, flag) in [
                 (self.protocol == Protocol::Http2, "--http2"),
@@ -70,10 +70,15 @@ impl Plan {
                 (self.h2.streams > 1, "--streams"),
             ] {
                 if on {
-                    return Err(PlanError::McpSessionsWith {
-                        flag,
-                        version: m.version.clone(),
-                    });
+                    let why = match m.session {
+                        crate::calls::SessionMode::PerRequest if m.has_sessions() => {
+                            "--session per-request ends each call's session with the connection it opened"
+                        }
+                        _ => {
+                            "the server speaks MCP's legacy HTTP+SSE transport, whose stream and POSTs are a pair of connections"
+                        }
+                    };
+                    return Err(PlanError::McpHttp1With { flag, why });
                 }
             }
         }

@@ -1,6 +1,6 @@
 //! `-v` under `spate mcp`: the handshake the server's revision needs, then the run's first call,
-//! each request on a connection of its own and shown as any `-v` exchange, and the session that
-//! `-v` opened ended after (DELETE). Over the legacy HTTP+SSE transport the session's stream
+//! each request on a connection of its own in the version the run speaks and shown as any `-v`
+//! exchange, and the session that `-v` opened ended after (DELETE). Over the legacy HTTP+SSE transport the session's stream
 //! is opened first, and the endpoint and the answers are read from it. Must not count anything
 //! of the run.
 
@@ -13,6 +13,7 @@ use crate::mcp::session::{Session, with_session};
 use crate::mcp::{Handshake, Prepared, SessionMode, legacy};
 use crate::plan::Plan;
 use crate::proto::h1::Chunked;
+use crate::reach::{LaneChoice, lane_choice};
 use crate::route::Endpoint;
 
 /// The most of a stream read while looking for one event.
@@ -38,8 +39,7 @@ pub(super) async fn show(
                 prepared.transport, prepared.version
             ),
         };
-        let (stream, _) = connect(plan, endpoint, out).await?;
-        return h1(stream, call, out).await.map(drop);
+        return ask(plan, endpoint, call, out).await.map(drop);
     };
     match &h.listen {
         None => streamable(plan, endpoint, prepared, h, call, out).await,
@@ -47,8 +47,49 @@ pub(super) async fn show(
     }
 }
 
-/// One request on a connection of its own.
+/// What `ask` heard of an answer: its status and the session's id.
+struct Asked {
+    status: Option<u16>,
+    session: Option<String>,
+}
+
+/// One request (as HTTP/1.1 writes it) on a connection of its own, in the version the run
+/// speaks: HTTP/1.1, HTTP/2 (forced or chosen by ALPN) or HTTP/3.
 async fn ask(
+    plan: &Plan,
+    endpoint: &Endpoint,
+    bytes: &[u8],
+    out: &mut String,
+) -> Result<Asked, String> {
+    let t = &plan.target;
+    let written = || {
+        crate::request::written::read(bytes, t.scheme(), &t.authority())
+            .map_err(|e| format!("an MCP request HTTP/2 and HTTP/3 cannot carry: {e}"))
+    };
+    let fields = match lane_choice(plan) {
+        LaneChoice::Http3 => super::h3(plan, endpoint, written()?.h3(), out).await?,
+        choice => {
+            let (stream, alpn_h2) = connect(plan, endpoint, out).await?;
+            if choice == LaneChoice::Http2 || (choice == LaneChoice::Alpn && alpn_h2) {
+                super::h2(plan, written()?.h2(), stream, out).await?
+            } else {
+                let heard = h1(stream, bytes, out).await?;
+                return Ok(Asked {
+                    status: heard.status(),
+                    session: heard.header("mcp-session-id"),
+                });
+            }
+        }
+    };
+    Ok(Asked {
+        status: Some(fields.status),
+        session: fields.header("mcp-session-id"),
+    })
+}
+
+/// One request on an HTTP/1.1 connection of its own, kept for what the server sends next on it
+/// (the legacy transport's stream).
+async fn ask_h1(
     plan: &Plan,
     endpoint: &Endpoint,
     bytes: &[u8],
@@ -58,8 +99,18 @@ async fn ask(
     h1(stream, bytes, out).await
 }
 
-fn success(heard: &Heard, what: &str) -> Result<(), String> {
-    match heard.status() {
+fn success_h1(heard: &Heard, what: &str) -> Result<(), String> {
+    success(
+        &Asked {
+            status: heard.status(),
+            session: None,
+        },
+        what,
+    )
+}
+
+fn success(asked: &Asked, what: &str) -> Result<(), String> {
+    match asked.status {
         Some(s) if (200..300).contains(&s) => Ok(()),
         Some(s) => Err(format!("the server answered {what} with HTTP {s}")),
         None => Err(format!("the server's answer to {what} has no status")),
@@ -83,7 +134,7 @@ async fn streamable(
     let init = ask(plan, endpoint, &h.initialize, out).await?;
     success(&init, "initialize")?;
     let session = Session {
-        id: init.header("mcp-session-id"),
+        id: init.session.clone(),
         version: prepared.version.clone(),
         server: None,
     };
@@ -113,8 +164,8 @@ async fn sse(
         "* MCP over the legacy HTTP+SSE transport ({}): the session's stream",
         legacy::VERSION
     );
-    let heard = ask(plan, endpoint, listen, out).await?;
-    success(&heard, "the stream's GET")?;
+    let heard = ask_h1(plan, endpoint, listen, out).await?;
+    success_h1(&heard, "the stream's GET")?;
     let mut stream = Events::new(heard);
     // The GET's exchange showed the stream's first bytes, this event's among them.
     let named = stream.next(out, false).await?;
@@ -131,8 +182,8 @@ async fn sse(
         ("the first call", call, true),
     ] {
         let _ = writeln!(out, "* {what}");
-        let posted = ask(plan, endpoint, &legacy::retarget(bytes, &target), out).await?;
-        success(&posted, what)?;
+        let posted = ask_h1(plan, endpoint, &legacy::retarget(bytes, &target), out).await?;
+        success_h1(&posted, what)?;
         if answered {
             let _ = writeln!(out, "* its answer, on the stream");
             stream.next(out, true).await?;

@@ -102,15 +102,39 @@ async fn run(plan: &Plan, first: First, out: &mut String) -> Result<(), String> 
                 "* Alt-Svc over TCP: {}",
                 followed.alternative.describe()
             );
-            return h3(plan, &followed.endpoint, request, out).await;
+            return h3(plan, &followed.endpoint, request, out).await.map(drop);
         }
-        return h3(plan, &endpoint, request, out).await;
+        return h3(plan, &endpoint, request, out).await.map(drop);
     }
     let (stream, alpn_h2) = connect(plan, &endpoint, out).await?;
     match lane_choice(plan) {
-        LaneChoice::Http2 => h2(plan, sent.h2(plan)?, stream, out).await,
-        LaneChoice::Alpn if alpn_h2 => h2(plan, sent.h2(plan)?, stream, out).await,
+        LaneChoice::Http2 => h2(plan, sent.h2(plan)?, stream, out).await.map(drop),
+        LaneChoice::Alpn if alpn_h2 => h2(plan, sent.h2(plan)?, stream, out).await.map(drop),
         _ => h1(stream, &sent.h1(plan), out).await.map(drop),
+    }
+}
+
+/// What `-v` read of an HTTP/2 or HTTP/3 answer: its status and fields.
+struct Fields {
+    status: u16,
+    fields: Vec<(String, String)>,
+}
+
+impl Fields {
+    fn of(status: u16, headers: &http::HeaderMap) -> Fields {
+        let fields = headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), String::from_utf8_lossy(v.as_bytes()).into()))
+            .collect();
+        Fields { status, fields }
+    }
+
+    /// The value of field `name` (lower case), if the answer has it.
+    fn header(&self, name: &str) -> Option<String> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
     }
 }
 
@@ -171,7 +195,7 @@ async fn h3(
     endpoint: &Endpoint,
     r: crate::proto::h3::Request,
     out: &mut String,
-) -> Result<(), String> {
+) -> Result<Fields, String> {
     let Some(client) = quic_client(plan).map_err(|e| e.to_string())? else {
         unreachable!("an HTTP/3 plan without a QUIC client");
     };
@@ -230,10 +254,11 @@ async fn h3(
             shown(n.as_str(), &String::from_utf8_lossy(v.as_bytes()))
         );
     }
+    let fields = Fields::of(response.status().as_u16(), response.headers());
     if let Some(data) = stream.recv_data().await.map_err(failed)? {
         let _ = writeln!(out, "< {}", printable(data.chunk()));
     }
-    Ok(())
+    Ok(fields)
 }
 
 /// A received body's first bytes, as `shown_body` shows them.
@@ -381,7 +406,7 @@ async fn h2(
     prepared: crate::proto::h2::Prepared,
     stream: Stream,
     out: &mut String,
-) -> Result<(), String> {
+) -> Result<Fields, String> {
     let (mut client, connection) = h2::client::handshake(stream)
         .await
         .map_err(|e| format!("the HTTP/2 handshake failed: {e}"))?;
@@ -429,13 +454,14 @@ async fn h2(
             shown(n.as_str(), &String::from_utf8_lossy(v.as_bytes()))
         );
     }
+    let fields = Fields::of(response.status().as_u16(), response.headers());
     let mut body = response.into_body();
     if let Some(Ok(data)) = body.data().await {
         let _ = body.flow_control().release_capacity(data.len());
         let _ = writeln!(out, "< {}", printable(&data));
     }
     // The connection task ends with the runtime; the server sees the close.
-    Ok(())
+    Ok(fields)
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! `spate mcp` over HTTP/2 and HTTP/3 against the official MCP SDK's Streamable HTTP app
 //! served by PyPI's hypercorn, which no one here wrote: h2c with prior knowledge, h2 over TLS
-//! and HTTP/3 over QUIC. Calls of the stateless revision are counted exactly as the server
-//! executed them; a server of a revision with sessions is refused with one line, since spate
-//! opens sessions on HTTP/1.1 connections. The SDK and hypercorn live in target/test-venv.
+//! and HTTP/3 over QUIC. Calls of the stateless revision, and calls in sessions (one a
+//! connection, opened as streams of it, or the run's shared one), are counted exactly as the
+//! server executed them; what needs HTTP/1.1 (sessions per request) is refused with one line.
+//! The SDK and hypercorn live in target/test-venv.
 
 use serde_json::Value;
 
@@ -25,8 +26,8 @@ fn run(args: &[&str]) -> Value {
 }
 
 /// 120 calls of `add` (and 40 of `fails`, a tool's error) with -p streams a connection: each
-/// executed once, each counted as it ended.
-fn calls_count_exactly(s: &Server, url: &str, more: &[&str], protocol: &str) {
+/// executed once, each counted as it ended. `more` may ask for a revision with sessions.
+fn calls_count_exactly(s: &Server, url: &str, more: &[&str], protocol: &str) -> Value {
     let mut args = vec![
         "-n",
         "160",
@@ -48,12 +49,13 @@ fn calls_count_exactly(s: &Server, url: &str, more: &[&str], protocol: &str) {
     // A tool's error is a failure, and the run, with successes, exits 0.
     let doc = run(&args);
     assert_eq!(doc["config"]["protocol"], protocol, "{}", doc["config"]);
-    assert_eq!(
-        doc["mcp"]["protocol_version"], "2026-07-28",
-        "{}",
-        doc["mcp"]
-    );
-    assert_eq!(doc["mcp"]["sessions"], false);
+    let sessions = more.contains(&"2025-11-25");
+    let version = match sessions {
+        true => "2025-11-25",
+        false => "2026-07-28",
+    };
+    assert_eq!(doc["mcp"]["protocol_version"], version, "{}", doc["mcp"]);
+    assert_eq!(doc["mcp"]["sessions"], sessions);
     let r = &doc["requests"];
     assert_eq!(
         (r["completed"].as_u64(), r["failed"].as_u64()),
@@ -73,6 +75,7 @@ fn calls_count_exactly(s: &Server, url: &str, more: &[&str], protocol: &str) {
     assert_eq!(executed.get("add"), Some(&120), "{executed:?}");
     assert_eq!(executed.get("fails"), Some(&40), "{executed:?}");
     assert_eq!(executed.get("rpc tools/call"), Some(&160), "{executed:?}");
+    doc
 }
 
 #[test]
@@ -122,29 +125,212 @@ fn calls_over_h2_with_tls_and_over_http3_are_counted_as_hypercorn_executed_them(
     }
 }
 
+/// A revision with sessions over h2c: one session a connection, its handshake two streams
+/// of it, the connection's four stream slots calling in it with ids of their own.
 #[test]
-fn a_revision_with_sessions_over_http2_is_one_line_and_exit_2() {
-    let Some(s) = server_with("h2-sessions", true, &["hypercorn", "refuse-stateless"]) else {
+fn calls_in_sessions_over_h2c_open_one_session_a_connection() {
+    let Some(s) = server_with("h2c-sessions", true, &["hypercorn"]) else {
         return;
     };
-    let out = spate(&["mcp", "--http2", "-n", "4", "--tool", "add", &s.url]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("whose sessions spate opens on HTTP/1.1 connections"),
-        "{err}"
+    let doc = calls_count_exactly(
+        &s,
+        &s.url,
+        &["--http2", "--protocol-version", "2025-11-25"],
+        "HTTP/2 (h2c)",
     );
-    assert_eq!(s.executed().get("add"), None, "nothing was called");
-    // Without --http2 the same server is called over HTTP/1.1, in sessions.
-    let doc = run(&[
+    assert_eq!(doc["mcp"]["handshakes"], 2, "{}", doc["mcp"]);
+    let executed = s.executed();
+    // The probe's session, then one per connection.
+    assert_eq!(executed.get("rpc initialize"), Some(&3), "{executed:?}");
+    assert_eq!(
+        executed.get("rpc notifications/initialized"),
+        Some(&3),
+        "{executed:?}"
+    );
+    // -v makes the handshake and the call as the run does: streams.
+    let out = spate(&[
+        "mcp",
+        "--no-progress",
+        "--http2",
+        "-v",
         "-n",
-        "4",
+        "1",
+        "--protocol-version",
+        "2025-11-25",
         "--tool",
         "add",
         "--args",
         r#"add={"a":1,"b":1}"#,
         &s.url,
     ]);
-    assert_eq!(doc["requests"]["completed"], 4);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    for line in ["> :method: POST", "< :status: 200", "< :status: 202"] {
+        assert!(err.lines().any(|l| l == line), "{line}: {err}");
+    }
+    for part in [
+        "< mcp-session-id: ",
+        "> mcp-session-id: ",
+        "\"method\":\"tools/call\"",
+    ] {
+        assert!(err.lines().any(|l| l.contains(part)), "{part}: {err}");
+    }
+    assert!(!err.contains("HTTP/1.1"), "{err}");
+}
+
+/// The run's one shared session over h2c, and sessions a connection over h2 with TLS and over
+/// HTTP/3.
+#[test]
+fn calls_in_a_shared_session_and_over_tls_and_http3_count_exactly() {
+    let Some(s) = server_with("h2c-shared", true, &["hypercorn"]) else {
+        return;
+    };
+    let more = [
+        "--http2",
+        "--protocol-version",
+        "2025-11-25",
+        "--session",
+        "shared",
+    ];
+    calls_count_exactly(&s, &s.url, &more, "HTTP/2 (h2c)");
+    let executed = s.executed();
+    assert_eq!(executed.get("rpc initialize"), Some(&2), "{executed:?}");
+
+    let pki = Pki::new("mcp-h2-sessions");
+    let (cert, key) = (pki.dir.join("server.pem"), pki.dir.join("server.key"));
+    std::fs::write(&cert, &pki.server_cert).unwrap();
+    std::fs::write(&key, &pki.server_key).unwrap();
+    let served = format!("hypercorn={},{}", cert.display(), key.display());
+    for (flag, protocol) in [("--http2", "HTTP/2"), ("--http3", "HTTP/3")] {
+        let Some(s) = server_with(&format!("sessions{flag}"), true, &[served.as_str()]) else {
+            return;
+        };
+        let url = s.url.replace("http://127.0.0.1", "https://localhost");
+        let ca = pki.path("ca.pem");
+        let more = [flag, "--cacert", &ca, "--protocol-version", "2025-11-25"];
+        let doc = calls_count_exactly(&s, &url, &more, protocol);
+        assert_eq!(doc["mcp"]["handshakes"], 2, "{flag}: {}", doc["mcp"]);
+        assert_eq!(s.executed().get("rpc initialize"), Some(&3), "{flag}");
+    }
+}
+
+#[test]
+fn sessions_per_request_over_http2_are_one_line_and_exit_2() {
+    let Some(s) = server_with("h2-per-request", true, &["hypercorn"]) else {
+        return;
+    };
+    let out = spate(&[
+        "mcp",
+        "--http2",
+        "-n",
+        "4",
+        "--protocol-version",
+        "2025-11-25",
+        "--session",
+        "per-request",
+        "--tool",
+        "add",
+        &s.url,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--session per-request ends each call's session with the connection"),
+        "{err}"
+    );
+    assert_eq!(s.executed().get("add"), None, "nothing was called");
+}
+
+/// A session the server forgot, over h2c: the call that finds it is counted as
+/// `session_expired`, its connection ends for new calls, and the next connection opens another
+/// session for the slots on it.
+#[test]
+fn an_expired_session_over_http2_is_counted_and_the_next_connection_opens_another() {
+    // The SDK forgets a session idle for 0.3 s; calls come every 0.5 s.
+    let Some(s) = server_with("expiry-h2", true, &["hypercorn", "idle=0.3"]) else {
+        return;
+    };
+    let doc = run(&[
+        "--http2",
+        "-p",
+        "2",
+        "-q",
+        "2",
+        "-n",
+        "6",
+        "-c",
+        "1",
+        "--protocol-version",
+        "2025-11-25",
+        "--tool",
+        "add",
+        "--args",
+        r#"add={"a":2,"b":3}"#,
+        &s.url,
+    ]);
+    let add = &doc["mcp"]["tools"][0];
+    let (ok, expired) = (
+        add["succeeded"].as_u64().unwrap(),
+        add["sessions_expired"].as_u64().unwrap(),
+    );
+    assert!(expired >= 1 && ok >= 1, "{add}");
+    assert_eq!(ok + expired, 6, "{add}");
+    // A new session after an expiry; a slot that had taken its call on the connection before
+    // it ended sends it in the old session, which the server answers with a 404 of its own.
+    let h = doc["mcp"]["handshakes"].as_u64().unwrap();
+    assert!(
+        h >= 2 && h <= expired + 1,
+        "{h} handshakes, {expired} expired"
+    );
+    assert_eq!(s.executed().get("add"), Some(&ok));
+    assert_eq!(
+        s.executed().get("rpc initialize"),
+        Some(&(h + 1)),
+        "the probe's and the run's"
+    );
+}
+
+/// A server whose answer to `initialize` over HTTP/2 is spoilt (the probe's, over HTTP/1.1, is
+/// not): each connection's handshake fails as a connect does, with its reason, and nothing is
+/// called.
+#[test]
+fn a_spoilt_handshake_over_http2_fails_each_connection_with_its_reason() {
+    for (kind, says) in [
+        ("long-id", "Mcp-Session-Id is 5000 bytes long"),
+        (
+            "bad-id",
+            "Mcp-Session-Id has characters other than visible ASCII",
+        ),
+        ("404", "answered initialize with HTTP 404"),
+        ("junk", "not a JSON-RPC response"),
+    ] {
+        let option = format!("hostile-init={kind}");
+        let Some(s) = server_with(&format!("spoilt-{kind}"), true, &["hypercorn", &option]) else {
+            return;
+        };
+        let out = spate(&[
+            "mcp",
+            "--no-progress",
+            "--http2",
+            "-n",
+            "4",
+            "-c",
+            "2",
+            "-p",
+            "2",
+            "--protocol-version",
+            "2025-11-25",
+            "--tool",
+            "add",
+            "--args",
+            r#"add={"a":1,"b":1}"#,
+            &s.url,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{kind}: {err}");
+        assert!(err.contains(says), "{kind}: {err}");
+        assert_eq!(err.lines().count(), 1, "{kind}: {err}");
+        assert_eq!(s.executed().get("add"), None, "{kind}: nothing was called");
+    }
 }

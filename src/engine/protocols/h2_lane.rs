@@ -291,6 +291,10 @@ impl<E: Observe> Protocol for H2Lane<E> {
             .leave(ctx, self.k, index, &mut self.on, || g.drop_lane());
     }
 
+    fn retire(&mut self) {
+        self.group.crew.mark_gone(false);
+    }
+
     fn with_events<R>(&mut self, f: impl FnOnce(&mut E) -> R) -> Option<R> {
         let lane = self.group.lane.borrow();
         lane.as_ref().map(|lane| f(&mut lane.events(self.k)))

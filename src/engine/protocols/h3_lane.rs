@@ -245,6 +245,10 @@ impl<E: Observe + 'static> Protocol for H3Lane<E> {
             .leave(ctx, self.k, index, &mut self.on, || g.close(ctx));
     }
 
+    fn retire(&mut self) {
+        self.group.crew.mark_gone(false);
+    }
+
     fn with_events<R>(&mut self, f: impl FnOnce(&mut E) -> R) -> Option<R> {
         Some(f(&mut self.events.borrow_mut()))
     }

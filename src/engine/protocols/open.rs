@@ -155,7 +155,16 @@ impl Shared {
         };
         let connected = if h2 {
             slot.connect_reached(ConnectPhase::H2Handshake);
-            match self.open_h2(stream).await {
+            let opened = match self.open_h2(stream).await {
+                Ok(open) => match &open.lane {
+                    H2Handle::Answered(lane) if self.mcp().is_some_and(|m| m.has_sessions()) => {
+                        self.open_sessions_h2(lane, slot).await.map(|()| open)
+                    }
+                    _ => Ok(open),
+                },
+                Err(fail) => Err(fail),
+            };
+            match opened {
                 Ok(open) => Connected::H2(open),
                 Err(fail) => {
                     self.rec.connect_failed(|| fail.to_string());
@@ -167,7 +176,10 @@ impl Shared {
             if let Some(m) = self.mcp()
                 && m.session == crate::mcp::SessionMode::Shared
             {
-                self.keep_session(slot, Some(self.shared_conversation(slot)));
+                let conversation = self.shared_conversation(slot).inspect_err(|fail| {
+                    self.rec.connect_failed(|| fail.to_string());
+                })?;
+                self.keep_session(slot, Some(conversation));
             }
             if let Some(h) = self.handshake() {
                 slot.connect_reached(ConnectPhase::Session);
@@ -313,10 +325,17 @@ impl Shared {
         });
         let group = self.slot_index(slot) / self.setup.streams.max(1);
         self.rec.quic_opened(group, opened.conn.clone());
-        Ok(Connected::H3(OpenH3 {
+        let open = OpenH3 {
             send,
             quic: opened.conn,
-        }))
+        };
+        if self.mcp().is_some_and(|m| m.has_sessions())
+            && let Err(fail) = self.open_sessions_h3(&open, slot).await
+        {
+            self.rec.connect_failed(|| fail.to_string());
+            return Err(fail);
+        }
+        Ok(Connected::H3(open))
     }
 
     pub(in crate::engine) fn guard(&self) -> OpenGuard {

@@ -1,18 +1,25 @@
-//! `spate mcp`'s sessions as connections open: the handshake of the revisions with sessions,
-//! the legacy HTTP+SSE transport's stream (a second connection, read by a side task) and
-//! handshake, `--session shared`'s per-connection ids, and each session's requests kept at the
-//! slot's place. Called from `open` while a connection opens; must not be on the request path.
+//! `spate mcp`'s sessions as connections open: the handshake of the revisions with sessions
+//! (over HTTP/1.1 on the connection; over HTTP/2 and HTTP/3 as streams of the connection, whose
+//! slots then share its session with ids of their own), the legacy HTTP+SSE transport's stream
+//! (a second connection, read by a side task) and handshake, `--session shared`'s
+//! per-connection ids, and each session's requests kept at the slot's place, in the run's
+//! protocol's form. Called from `open` while a connection opens; must not be on the request
+//! path.
 
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
 
 use crate::engine::protocols::open::Via;
-use crate::engine::slots::shared::{Conversation, Listed, Shared};
+use crate::engine::slots::shared::{Conversation, Listed, OpenH3, Shared};
 use crate::engine::slots::slot::{ConnectPhase, Slot};
-use crate::proto::Fail;
+use crate::engine::workloads::answering::Answering;
+use crate::mcp::session::{self, Heard, Session, with_session};
 use crate::proto::h1::{Conn, ReadSpace};
+use crate::proto::{Cause, Fail, Failure, Response, h2, h3};
 
 impl Shared {
     /// `spate mcp` with sessions: the handshake on a new connection, timed, and the session's
@@ -28,17 +35,17 @@ impl Shared {
         let session =
             crate::mcp::session::handshake(conn, &h.initialize, &h.initialized, &mut space).await?;
         self.timed_handshake(t);
-        let conversation = session.id.is_some().then(|| {
-            let with = |b: &Bytes| crate::mcp::session::with_session(b, &session);
-            let per_request = self
-                .setup
-                .list
-                .as_ref()
-                .and_then(|l| l.mcp.as_ref())
-                .is_some_and(|m| m.session == crate::mcp::SessionMode::PerRequest);
-            let delete = per_request.then(|| with(&h.delete));
-            self.conversation(|_, b| with(b), None, delete)
-        });
+        let slot_ids = self.mcp().is_some_and(|m| m.slot_ids);
+        let conversation = match session.id.is_some() || slot_ids {
+            true => {
+                let per_request = self
+                    .mcp()
+                    .is_some_and(|m| m.session == crate::mcp::SessionMode::PerRequest);
+                let delete = per_request.then(|| with_session(&h.delete, &session));
+                Some(self.slot_conversation(slot, Some(&session), delete)?)
+            }
+            false => None,
+        };
         self.keep_session(slot, conversation);
         Ok(())
     }
@@ -76,7 +83,8 @@ impl Shared {
         )
         .await?;
         self.timed_handshake(t);
-        let conversation = self.conversation(|_, b| to(b), Some(listening), None);
+        let first_id = crate::mcp::id_of(0);
+        let conversation = self.conversation(|_, b| to(b), Some(listening), None, first_id)?;
         self.keep_session(slot, Some(conversation));
         Ok(())
     }
@@ -86,48 +94,155 @@ impl Shared {
         self.rec.handshake(took);
     }
 
-    /// A session's requests: the list's, each made by `with`.
+    /// A session's requests: the list's, each made by `with` (request `i`'s HTTP/1.1 bytes),
+    /// in every form the list has them (HTTP/2's and HTTP/3's read back from those bytes).
     fn conversation(
         &self,
         with: impl Fn(usize, &Bytes) -> Bytes,
         listening: Option<crate::mcp::legacy::Listening>,
         delete: Option<Bytes>,
-    ) -> Rc<Conversation> {
+        first_id: u64,
+    ) -> Result<Rc<Conversation>, Fail> {
         let Some(list) = &self.setup.list else {
             unreachable!("a session in a run without a list");
         };
-        Rc::new(Conversation {
-            requests: (list.requests.iter().enumerate())
-                .map(|(i, l)| Listed {
-                    request: with(i, &l.request),
+        let requests = (list.requests.iter().enumerate())
+            .map(|(i, l)| {
+                let request = with(i, &l.request);
+                let (h2, h3) = match (l.h2.is_empty(), &l.h3) {
+                    (true, None) => (h2::Other::default(), None),
+                    (_, h3) => {
+                        let w = self.reframe(&request)?;
+                        let h2 = match l.h2.is_empty() {
+                            true => h2::Other::default(),
+                            false => h2::Other::new(&w.h2()),
+                        };
+                        (h2, h3.as_ref().map(|_| Arc::new(w.h3())))
+                    }
+                };
+                Ok(Listed {
                     request_close: with(i, &l.request_close),
+                    request,
+                    h2,
+                    h3,
                     ..l.clone()
                 })
-                .collect(),
+            })
+            .collect::<Result<_, Fail>>()?;
+        Ok(Rc::new(Conversation {
+            requests,
             listening,
             delete,
-            first_id: crate::mcp::id_of(0),
+            first_id,
+        }))
+    }
+
+    /// An MCP request spate built as HTTP/1.1 bytes, read back into HTTP/2's and HTTP/3's
+    /// parts for the run's origin.
+    fn reframe(&self, bytes: &[u8]) -> Result<crate::request::written::Written, Fail> {
+        let Some(list) = &self.setup.list else {
+            unreachable!("a session in a run without a list");
+        };
+        crate::request::written::read(bytes, list.scheme, &list.authority).map_err(|e| Fail {
+            class: Failure::Protocol,
+            cause: Cause::Message(format!(
+                "an MCP request HTTP/2 and HTTP/3 cannot carry: {e}"
+            )),
         })
+    }
+
+    /// The requests `slot` sends in `session` (`None`: the calls as the list has them, as in
+    /// `--session shared`), with ids of the slot's own when several slots share the session
+    /// (`Prepared::slot_ids`), and the DELETE that ends it if it ends with its call.
+    fn slot_conversation(
+        &self,
+        slot: &Slot,
+        session: Option<&Session>,
+        delete: Option<Bytes>,
+    ) -> Result<Rc<Conversation>, Fail> {
+        let slot_ids = self.mcp().is_some_and(|m| m.slot_ids);
+        // Threads have different numbers of slots: number them apart.
+        let first_id = match slot_ids {
+            true => crate::mcp::shared_first_id(self.setup.thread * 65_536 + self.slot_index(slot)),
+            false => crate::mcp::id_of(0),
+        };
+        let with = |i: usize, b: &Bytes| {
+            let b = match session {
+                Some(s) => with_session(b, s),
+                None => b.clone(),
+            };
+            match slot_ids {
+                true => {
+                    let i = i as u64;
+                    crate::mcp::wire::with_id(&b, crate::mcp::SHARED_IDS + i, first_id + i)
+                }
+                false => b,
+            }
+        };
+        self.conversation(with, None, delete, first_id)
     }
 
     /// `--session shared`: the run's session as `slot`'s connections send it, with ids of the
     /// slot's own (other connections' calls are in flight in the same session).
-    pub(in crate::engine) fn shared_conversation(&self, slot: &Slot) -> Rc<Conversation> {
-        // Threads have different numbers of slots: number them apart.
-        let global = self.setup.thread * 65_536 + self.slot_index(slot);
-        let first_id = crate::mcp::shared_first_id(global);
-        let mut c = self.conversation(
-            |i, b| {
-                let i = i as u64;
-                crate::mcp::wire::with_id(b, crate::mcp::SHARED_IDS + i, first_id + i)
-            },
-            None,
-            None,
-        );
-        Rc::get_mut(&mut c)
-            .expect("a conversation just made has no other owner")
-            .first_id = first_id;
-        c
+    pub(in crate::engine) fn shared_conversation(
+        &self,
+        slot: &Slot,
+    ) -> Result<Rc<Conversation>, Fail> {
+        self.slot_conversation(slot, None, None)
+    }
+
+    /// The sessions of the slots of `slot`'s HTTP/2 or HTTP/3 connection, which share one
+    /// (`session`; `None`: the run's, `--session shared`).
+    fn keep_group_sessions(&self, slot: &Slot, session: Option<&Session>) -> Result<(), Fail> {
+        let group = self.slot_index(slot) / self.setup.streams.max(1);
+        for s in self.group_slots(group) {
+            let conversation = self.slot_conversation(s, session, None)?;
+            self.keep_session(s, Some(conversation));
+        }
+        Ok(())
+    }
+
+    /// `spate mcp` in sessions on a new HTTP/2 connection: the handshake as streams of it
+    /// (timed), or the run's shared session; each slot's requests kept.
+    pub(in crate::engine) async fn open_sessions_h2(
+        &self,
+        lane: &h2::Lane<Answering>,
+        slot: &Slot,
+    ) -> Result<(), Fail> {
+        let Some(h) = self.handshake() else {
+            return self.keep_group_sessions(slot, None);
+        };
+        slot.connect_reached(ConnectPhase::Session);
+        let t = Instant::now();
+        let init = h2::Other::new(&self.reframe(&h.initialize)?.h2());
+        let (res, mut got) = h2_ask(lane, &init).await;
+        let session = session::opened(res?.status, true, &mut got)?;
+        let ack = with_session(&h.initialized, &session);
+        let ack = h2::Other::new(&self.reframe(&ack)?.h2());
+        let (res, _) = h2_ask(lane, &ack).await;
+        session::acknowledged(res?.status, true)?;
+        self.timed_handshake(t);
+        self.keep_group_sessions(slot, Some(&session))
+    }
+
+    /// As [`Shared::open_sessions_h2`], on a new HTTP/3 connection.
+    pub(in crate::engine) async fn open_sessions_h3(
+        &self,
+        open: &OpenH3,
+        slot: &Slot,
+    ) -> Result<(), Fail> {
+        let Some(h) = self.handshake() else {
+            return self.keep_group_sessions(slot, None);
+        };
+        slot.connect_reached(ConnectPhase::Session);
+        let t = Instant::now();
+        let (res, mut got) = h3_ask(open, self.reframe(&h.initialize)?.h3()).await;
+        let session = session::opened(res?.status, true, &mut got)?;
+        let ack = with_session(&h.initialized, &session);
+        let (res, _) = h3_ask(open, self.reframe(&ack)?.h3()).await;
+        session::acknowledged(res?.status, true)?;
+        self.timed_handshake(t);
+        self.keep_group_sessions(slot, Some(&session))
     }
 
     /// The session of `slot`'s new connection (dropping the one before).
@@ -143,4 +258,35 @@ impl Shared {
         }
         sessions[index] = conversation;
     }
+}
+
+/// One request of a handshake on stream slot 0 of a new HTTP/2 connection (no call is on it
+/// yet), its answer heard by the slot's receiver in its handshake mode.
+async fn h2_ask(
+    lane: &h2::Lane<Answering>,
+    request: &h2::Other,
+) -> (Result<Response, Fail>, Heard) {
+    lane.events(0).handshake = Some(Heard::default());
+    let res = async {
+        std::future::poll_fn(|cx| lane.poll_open(0, cx, Some(request))).await?;
+        std::future::poll_fn(|cx| lane.poll_response(0, cx)).await
+    }
+    .await;
+    let heard = lane.events(0).handshake.take().unwrap_or_default();
+    (res, heard)
+}
+
+/// One request of a handshake on a new HTTP/3 connection, and what was heard of its answer.
+async fn h3_ask(open: &OpenH3, request: h3::Request) -> (Result<Response, Fail>, Heard) {
+    let heard = Rc::new(RefCell::new(Heard::default()));
+    let res = h3::exchange(
+        open.send.clone(),
+        open.quic.clone(),
+        Arc::new(request),
+        Rc::new(Cell::new(None)),
+        heard.clone(),
+    )
+    .await;
+    let heard = std::mem::take(&mut *heard.borrow_mut());
+    (res, heard)
 }

@@ -150,6 +150,12 @@ pub trait Protocol {
     /// `f` on that receiver, to read it.
     fn peek_events<R>(&self, f: impl FnOnce(&Self::Events) -> R) -> Option<R>;
 
+    /// The connection must carry no attempt after the current one (the MCP session it
+    /// carried ended): HTTP/1.1 closes it when the attempt fails, as after any failure; HTTP/2
+    /// and HTTP/3 end it for new attempts, so that the next connection opens a new session.
+    #[inline(always)]
+    fn retire(&mut self) {}
+
     /// Hands over the slot's HTTP/1.1 connection whole, counting what it carried (MCP's
     /// session end asks its server over it); `None` from a protocol whose connection its
     /// slots share.

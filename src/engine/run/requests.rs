@@ -45,6 +45,8 @@ pub(in crate::engine) fn list_setup(
         requests,
         order: l.order,
         mcp: l.mcp.clone(),
+        scheme: plan.target.scheme(),
+        authority: plan.target.authority(),
     })
 }
 

@@ -121,6 +121,10 @@ pub struct ListSetup {
     pub order: crate::request_list::Order,
     /// `spate mcp`: the answers are judged, and counted by row.
     pub mcp: Option<Arc<crate::mcp::Prepared>>,
+    /// The run's origin, for requests read back into HTTP/2's and HTTP/3's parts (MCP's
+    /// sessions).
+    pub scheme: &'static str,
+    pub authority: String,
 }
 
 /// What a thread needs to make its script's state.
@@ -215,8 +219,8 @@ pub struct Shared {
     pub sessions_ended: Rc<Cell<u64>>,
 }
 
-/// A session's requests: the list's, each with the session's id, built once per session (MCP's
-/// sessions run over HTTP/1.1: the other forms are the list's own).
+/// A session's requests: the list's, each with the session's id (and the slot's own JSON-RPC
+/// ids where slots share the session), built once per session in the run's protocol's form.
 #[derive(Debug)]
 pub struct Conversation {
     pub requests: Vec<Listed>,

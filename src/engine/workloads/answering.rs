@@ -29,19 +29,36 @@ pub struct Answering {
     recorded: bool,
     /// The row the current call counts in.
     row: usize,
+    /// A session's handshake on this stream (HTTP/2): what its answers say, instead of a call.
+    pub handshake: Option<crate::mcp::session::Heard>,
 }
 
 impl Events for Answering {
+    /// A handshake reads the session's id from the head.
+    const HEADS: bool = true;
+
     fn read_at(&mut self, at: Tick) {
         self.last_read = Some(at);
     }
 
+    fn head_bytes(&mut self, head: &[u8]) {
+        if let Some(h) = &mut self.handshake {
+            h.head_bytes(head);
+        }
+    }
+
     fn head(&mut self, status: u16, media: Media) {
+        if let Some(h) = &mut self.handshake {
+            return h.head(status, media);
+        }
         self.status = status;
         self.reader.head(media);
     }
 
     fn data(&mut self, bytes: &[u8]) {
+        if let Some(h) = &mut self.handshake {
+            return h.data(bytes);
+        }
         if self.reader.data(bytes) {
             self.answered = self.last_read;
         }

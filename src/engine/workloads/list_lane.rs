@@ -251,6 +251,7 @@ impl<P: Protocol<Events: Answers>> Workload<P> for ListWork {
         // opens another session.
         if res.status == 404 && session.is_some() {
             self.forget_session(ctx);
+            p.retire();
             return Poll::Ready(Err(Fail {
                 class: Failure::SessionExpired,
                 cause: Cause::Other("the server answered 404: it no longer knows the session"),

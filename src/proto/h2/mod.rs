@@ -103,6 +103,12 @@ pub struct Other {
 }
 
 impl Other {
+    /// Whether it holds no request (`Other::default()`: a list built for a run that does not
+    /// speak HTTP/2).
+    pub fn is_empty(&self) -> bool {
+        self.block.is_empty()
+    }
+
     pub fn new(request: &Prepared) -> Other {
         Other {
             block: hpack::encode(&request.field_slices()).into(),

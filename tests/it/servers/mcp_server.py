@@ -10,6 +10,9 @@ server of an earlier revision. `lag=MS`: the slow tool sleeps MS milliseconds mo
 as a slower build of the same server would. `hypercorn`: served by hypercorn instead of
 uvicorn, in one process, which speaks HTTP/1.1 and h2c with prior knowledge on the port;
 `hypercorn=CERT,KEY`: over TLS with ALPN h2 and http/1.1, and HTTP/3 on the same UDP port.
+`hostile-init=KIND`: over HTTP/2 and HTTP/3 only (the probe's HTTP/1.1 is left alone), the
+answer to `initialize` is spoilt: `long-id` (an Mcp-Session-Id of 5,000 bytes), `bad-id` (one
+with a space), `404`, or `junk` (a body that is not JSON).
 """
 
 import asyncio
@@ -126,9 +129,13 @@ def logged(inner):
             more = message.get("more_body", False)
         body = b"".join(chunks)
         try:
-            executed("rpc " + json.loads(body).get("method", "?"))
+            method = json.loads(body).get("method", "?")
         except (ValueError, AttributeError):
-            executed("rpc ?")
+            method = "?"
+        executed("rpc " + method)
+        hostile = [o.split("=", 1)[1] for o in options if o.startswith("hostile-init=")]
+        if hostile and method == "initialize" and scope.get("http_version") in ("2", "3"):
+            send = spoilt(send, hostile[0])
         replayed = False
 
         async def replay():
@@ -141,6 +148,24 @@ def logged(inner):
         return await inner(scope, replay, send)
 
     return app
+
+
+def spoilt(send, kind):
+    """`send` with the answer spoilt as `hostile-init=KIND` says."""
+
+    async def spoiling(message):
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message["headers"] if k.lower() != b"content-length"]
+            if kind in ("long-id", "bad-id"):
+                value = b"x" * 5000 if kind == "long-id" else b"a b"
+                headers = [(k, value if k.lower() == b"mcp-session-id" else v) for k, v in headers]
+            status = 404 if kind == "404" else message["status"]
+            message = {**message, "status": status, "headers": headers}
+        elif message["type"] == "http.response.body" and kind == "junk":
+            message = {**message, "body": b"not json" if message.get("body") else b""}
+        return await send(message)
+
+    return spoiling
 
 
 idle = [float(o.split("=", 1)[1]) for o in options if o.startswith("idle=")]

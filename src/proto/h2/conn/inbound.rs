@@ -262,7 +262,9 @@ impl<S: Events> Conn<S> {
         // HTTP/1.1 writes a head, after a status line, within the header list's bound.
         let head = &mut self.head;
         if S::HEADS {
+            // Room for the status line, written in front once the status is known.
             head.clear();
+            head.extend_from_slice(b"HTTP/2 000\r\n");
         }
         let decoded = self.decoder.decode(block, |name, value| {
             list += name.len() + value.len() + 32;
@@ -313,10 +315,12 @@ impl<S: Events> Conn<S> {
                 slot.first_byte = Some(now);
                 slot.events.read_at(now);
                 if S::HEADS {
-                    let mut bytes = format!("HTTP/2 {s}\r\n").into_bytes();
-                    bytes.extend_from_slice(&self.head);
-                    bytes.extend_from_slice(b"\r\n");
-                    slot.events.head_bytes(&bytes);
+                    // A status is three digits (`parse_status`); the buffer is the
+                    // connection's, so no head allocates once it has grown.
+                    let digits = [s / 100, s / 10 % 10, s % 10].map(|d| b'0' + d as u8);
+                    self.head[7..10].copy_from_slice(&digits);
+                    self.head.extend_from_slice(b"\r\n");
+                    slot.events.head_bytes(&self.head);
                 }
                 slot.events.head(s, media);
                 if end_stream {
