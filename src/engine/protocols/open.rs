@@ -19,6 +19,7 @@ use crate::engine::workloads::answering::Answering;
 use crate::engine::workloads::follow::Led;
 use crate::engine::workloads::list_lane::Listing;
 use crate::engine::workloads::script_lane::Heard;
+use crate::engine::workloads::workload::Work;
 use crate::net::quic::OpenError;
 use crate::net::{self, DialError, Stream, TlsClient};
 use crate::proto::h1::Conn;
@@ -200,55 +201,41 @@ impl Shared {
         Ok(connected)
     }
 
-    /// An HTTP/2 connection whose streams' responses go where the run's must: to a `Watch` per
-    /// stream slot under --stream, nowhere otherwise (as a list's, with a list).
+    /// An HTTP/2 connection whose streams tell their responses to the receiver of the thread's
+    /// workload.
     async fn open_h2(&self, stream: Stream) -> Result<OpenH2, Fail> {
-        if let Some(worker) = self.script.as_ref().filter(|w| w.runs_per_request()) {
-            let keep = worker.hears();
-            let (lane, max_streams) = self.start_h2(stream, || Heard::new(keep)).await?;
-            return Ok(OpenH2 {
-                lane: H2Handle::Scripted(lane),
-                max_streams,
-            });
-        }
-        if self.hops.is_some() {
-            let (lane, max_streams) = self.start_h2(stream, Led::default).await?;
-            return Ok(OpenH2 {
-                lane: H2Handle::Followed(lane),
-                max_streams,
-            });
-        }
-        if self.mcp().is_some() {
-            let (lane, max_streams) = self.start_h2(stream, Answering::default).await?;
-            return Ok(OpenH2 {
-                lane: H2Handle::Answered(lane),
-                max_streams,
-            });
-        }
-        if self.setup.list.is_some() {
-            let (lane, max_streams) = self.start_h2(stream, || Listing).await?;
-            return Ok(OpenH2 {
-                lane: H2Handle::Listed(lane),
-                max_streams,
-            });
-        }
-        match (&self.setup.stream, &self.rec.gaps) {
-            (Some(plan), Some(gaps)) => {
+        let (lane, max_streams) = match self.work {
+            Work::Fixed => {
+                let (lane, n) = self.start_h2(stream, || ()).await?;
+                (H2Handle::Plain(lane), n)
+            }
+            Work::Watched => {
+                let (Some(plan), Some(gaps)) = (&self.setup.stream, &self.rec.gaps) else {
+                    unreachable!("a watched connection in a run that does not stream");
+                };
                 let make = || Watch::new(plan.clone(), gaps.clone());
-                let (lane, max_streams) = self.start_h2(stream, make).await?;
-                Ok(OpenH2 {
-                    lane: H2Handle::Watched(lane),
-                    max_streams,
-                })
+                let (lane, n) = self.start_h2(stream, make).await?;
+                (H2Handle::Watched(lane), n)
             }
-            _ => {
-                let (lane, max_streams) = self.start_h2(stream, || ()).await?;
-                Ok(OpenH2 {
-                    lane: H2Handle::Plain(lane),
-                    max_streams,
-                })
+            Work::Listed => {
+                let (lane, n) = self.start_h2(stream, || Listing).await?;
+                (H2Handle::Listed(lane), n)
             }
-        }
+            Work::Answered => {
+                let (lane, n) = self.start_h2(stream, Answering::default).await?;
+                (H2Handle::Answered(lane), n)
+            }
+            Work::Scripted => {
+                let keep = self.script.as_ref().is_some_and(|w| w.hears());
+                let (lane, n) = self.start_h2(stream, || Heard::new(keep)).await?;
+                (H2Handle::Scripted(lane), n)
+            }
+            Work::Followed => {
+                let (lane, n) = self.start_h2(stream, Led::default).await?;
+                (H2Handle::Followed(lane), n)
+            }
+        };
+        Ok(OpenH2 { lane, max_streams })
     }
 
     /// The HTTP/2 handshake, the connection task, and the server's SETTINGS.

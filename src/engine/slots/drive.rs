@@ -1,8 +1,8 @@
 //! HOT: the thread's connections as its task set holds them: one `Link` per slot, over the
-//! protocol the server agreed to (HTTP/1.1 inline, an HTTP/2 group's stream slots inline), and
-//! the lanes off the static path (redirects, lists over any protocol, scripts, --stream,
-//! HTTP/3) boxed. Also the pre-connect that opens each connection before
-//! the clock starts.
+//! protocol the server agreed to, running the thread's workload (`Work`, chosen once per
+//! thread). The static path (HTTP/1.1, an HTTP/2 group's stream slots, with `Fixed`) is inline;
+//! every other link (a workload of a feature, HTTP/3) is boxed. Also the pre-connect that opens
+//! each connection before the clock starts.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,7 +22,7 @@ use crate::engine::workloads::answering::Answering;
 use crate::engine::workloads::follow::{FollowWork, Led};
 use crate::engine::workloads::list_lane::{ListWork, Listing};
 use crate::engine::workloads::script_lane::{Heard, ScriptWork};
-use crate::engine::workloads::workload::Fixed;
+use crate::engine::workloads::workload::{Fixed, Work};
 use crate::proto::{Cause, Fail};
 use crate::stats::Failure;
 
@@ -42,57 +42,78 @@ pub(in crate::engine) fn switched_from(opened: Connected) -> Fail {
     switched()
 }
 
-/// The link of slot `first` over the HTTP/1.1 connection `c`: the workload the run has, and
-/// what the responses are told to. Only the static path is inline.
+/// The link of slot `first` over the HTTP/1.1 connection `c`: the thread's workload, with its
+/// receiver. Only the static path is inline.
 fn h1_link(ctx: &Rc<Shared>, first: usize, c: OpenConn) -> Drive {
-    if ctx.hops.is_some() {
-        let proto = H1Lane::new(ctx, c, Led::default());
-        let work = FollowWork::new(ctx.clone(), first);
-        boxed(Link::new(ctx.clone(), first, proto, work))
-    } else if ctx.mcp().is_some() {
-        let proto = H1Lane::new(ctx, c, Answering::default());
-        boxed(Link::new(ctx.clone(), first, proto, ListWork::default()))
-    } else if ctx.setup.list.is_some() {
-        let proto = H1Lane::new(ctx, c, Listing);
-        boxed(Link::new(ctx.clone(), first, proto, ListWork::default()))
-    } else if runs_script(ctx) {
-        let worker = scripted(ctx);
-        let proto = H1Lane::new(ctx, c, Heard::new(worker.hears()));
-        boxed(Link::new(
-            ctx.clone(),
+    let own = ctx.clone();
+    match ctx.work {
+        Work::Fixed => Drive::H1(Link::new(own, first, H1Lane::new(ctx, c, ()), Fixed)),
+        Work::Watched => boxed(Link::new(
+            own,
             first,
-            proto,
-            ScriptWork::new(worker),
-        ))
-    } else if ctx.setup.stream.is_some() {
-        let (Some(plan), Some(gaps)) = (&ctx.setup.stream, &ctx.rec.gaps) else {
-            unreachable!("a watched connection in a run that does not stream");
-        };
-        let watch = Watch::new(plan.clone(), gaps.clone());
-        boxed(Link::new(
-            ctx.clone(),
-            first,
-            H1Lane::new(ctx, c, watch),
+            H1Lane::new(ctx, c, watch(ctx)),
             Fixed,
-        ))
-    } else {
-        Drive::H1(Link::new(
-            ctx.clone(),
-            first,
-            H1Lane::new(ctx, c, ()),
-            Fixed,
-        ))
+        )),
+        Work::Listed => {
+            let proto = H1Lane::new(ctx, c, Listing);
+            boxed(Link::new(own, first, proto, ListWork::default()))
+        }
+        Work::Answered => {
+            let proto = H1Lane::new(ctx, c, Answering::default());
+            boxed(Link::new(own, first, proto, ListWork::default()))
+        }
+        Work::Scripted => {
+            let worker = scripted(ctx);
+            let proto = H1Lane::new(ctx, c, Heard::new(worker.hears()));
+            boxed(Link::new(own, first, proto, ScriptWork::new(worker)))
+        }
+        Work::Followed => {
+            let proto = H1Lane::new(ctx, c, Led::default());
+            let work = FollowWork::new(ctx.clone(), first);
+            boxed(Link::new(own, first, proto, work))
+        }
     }
+}
+
+/// The link of stream slot `k` of the HTTP/3 group `g`: the thread's workload, with its
+/// receiver, boxed.
+fn h3_link(ctx: &Rc<Shared>, g: Rc<h3_lane::Group>, k: usize) -> Drive {
+    let (own, index) = (ctx.clone(), g.base() + k);
+    match ctx.work {
+        Work::Fixed => boxed(Link::new(own, index, H3Lane::new(g, k, ()), Fixed)),
+        Work::Watched => boxed(Link::new(own, index, H3Lane::new(g, k, watch(ctx)), Fixed)),
+        Work::Listed => {
+            let proto = H3Lane::new(g, k, Listing);
+            boxed(Link::new(own, index, proto, ListWork::default()))
+        }
+        Work::Answered => {
+            let proto = H3Lane::new(g, k, Answering::default());
+            boxed(Link::new(own, index, proto, ListWork::default()))
+        }
+        Work::Scripted => {
+            let worker = scripted(ctx);
+            let proto = H3Lane::new(g, k, Heard::new(worker.hears()));
+            boxed(Link::new(own, index, proto, ScriptWork::new(worker)))
+        }
+        Work::Followed => {
+            let proto = H3Lane::new(g, k, Led::default());
+            let work = FollowWork::new(ctx.clone(), index);
+            boxed(Link::new(own, index, proto, work))
+        }
+    }
+}
+
+/// A slot's --stream receiver.
+fn watch(ctx: &Shared) -> Watch {
+    let (Some(plan), Some(gaps)) = (&ctx.setup.stream, &ctx.rec.gaps) else {
+        unreachable!("a watched connection in a run that does not stream");
+    };
+    Watch::new(plan.clone(), gaps.clone())
 }
 
 /// A link off the static path, as the thread's set holds it.
 fn boxed(link: impl Future<Output = ()> + 'static) -> Drive {
     Drive::Boxed(Box::pin(link))
-}
-
-/// Whether the thread's script runs around each request.
-fn runs_script(ctx: &Shared) -> bool {
-    ctx.script.as_ref().is_some_and(|w| w.runs_per_request())
 }
 
 /// The thread's script, for a slot that runs it around each request.
@@ -184,45 +205,7 @@ impl Iterator for Links {
                     let work = ScriptWork::new(scripted(ctx));
                     boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
                 }
-                // HTTP/3: off the static path, boxed.
-                Making::H3(g) if ctx.hops.is_some() => {
-                    let index = g.base() + k;
-                    let proto = H3Lane::new(g, k, Led::default());
-                    let work = FollowWork::new(ctx.clone(), index);
-                    boxed(Link::new(ctx.clone(), index, proto, work))
-                }
-                Making::H3(g) if runs_script(ctx) => {
-                    let (index, worker) = (g.base() + k, scripted(ctx));
-                    let proto = H3Lane::new(g, k, Heard::new(worker.hears()));
-                    boxed(Link::new(
-                        ctx.clone(),
-                        index,
-                        proto,
-                        ScriptWork::new(worker),
-                    ))
-                }
-                Making::H3(g) if ctx.setup.stream.is_some() => {
-                    let (Some(plan), Some(gaps)) = (&ctx.setup.stream, &ctx.rec.gaps) else {
-                        unreachable!("a watched connection in a run that does not stream");
-                    };
-                    let (index, watch) = (g.base() + k, Watch::new(plan.clone(), gaps.clone()));
-                    let proto = H3Lane::new(g, k, watch);
-                    boxed(Link::new(ctx.clone(), index, proto, Fixed))
-                }
-                Making::H3(g) if ctx.mcp().is_some() => {
-                    let index = g.base() + k;
-                    let proto = H3Lane::new(g, k, Answering::default());
-                    boxed(Link::new(ctx.clone(), index, proto, ListWork::default()))
-                }
-                Making::H3(g) if ctx.setup.list.is_some() => {
-                    let index = g.base() + k;
-                    let proto = H3Lane::new(g, k, Listing);
-                    boxed(Link::new(ctx.clone(), index, proto, ListWork::default()))
-                }
-                Making::H3(g) => {
-                    let index = g.base() + k;
-                    boxed(Link::new(ctx.clone(), index, H3Lane::new(g, k, ()), Fixed))
-                }
+                Making::H3(g) => h3_link(ctx, g, k),
             });
         }
         let (g, conn) = self.open.next()?;

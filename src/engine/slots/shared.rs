@@ -20,6 +20,7 @@ use crate::engine::slots::record::Record;
 use crate::engine::slots::slot::Slot;
 use crate::engine::slots::tasks::Spawner;
 use crate::engine::workloads::hops::{Follow, Hops};
+use crate::engine::workloads::workload::Work;
 use crate::net::TlsClient;
 use crate::net::quic::QuicClient;
 use crate::proto::h1::{Conn, ReadSpace};
@@ -205,14 +206,16 @@ pub struct Shared {
     pub dial: Dial,
     /// Tasks that run beside the connections: sweeper, pacer, HTTP/2 connection drivers.
     pub tasks: Spawner,
+    /// The workload every slot of the thread runs.
+    pub work: Work,
     /// --redirect: the thread's redirect chains.
     pub hops: Option<RefCell<Hops>>,
     /// -s: the thread's script state, when it has one.
     pub script: Option<Rc<crate::script::Worker>>,
     /// A request list: the thread's choice of the next request.
     pub picker: Option<RefCell<crate::request_list::Picker>>,
-    /// `spate mcp` with sessions: each slot's session and its requests, set when its
-    /// connection's handshake gave the session an id (empty otherwise).
+    /// `spate mcp` with sessions: each slot's session and its requests, set as its connection
+    /// opens (none when the session has no id and the slot no ids of its own).
     pub sessions: RefCell<Vec<Option<Rc<Conversation>>>>,
     /// `--session per-request`: sessions the server ended when asked (DELETE answered 2xx),
     /// counted by the tasks that ask.
@@ -264,6 +267,7 @@ impl Shared {
             rec: Record::new(&setup),
             dial: Dial::default(),
             tasks: Spawner::default(),
+            work: Work::of(&setup, script.as_deref()),
             hops: setup.follow.clone().map(|f| RefCell::new(Hops::new(f))),
             picker: setup.list.as_ref().map(|l| {
                 RefCell::new(match &l.mcp {

@@ -2,8 +2,8 @@
 //! answer counts. A new workload goes here, as a type that implements `workload::Workload`.
 //! Must not account for attempts (the loop does).
 //!
-//! - `workload`: `Workload`, whose every method defaults to the protocol's, and `Fixed`, the
-//!   static path.
+//! - `workload`: `Workload`, whose every method defaults to the protocol's; `Fixed`, the
+//!   static path; and `Work`, the one choice of workload a thread makes for all its slots.
 //! - `list_lane`: `ListWork`, a request list (several URLs, `--urls-from-file`, MCP's calls);
 //!   `answering`, the receiver that judges MCP's answers.
 //! - `script_lane`: `ScriptWork`, a script's `delay()`, `request()` and `response()`.

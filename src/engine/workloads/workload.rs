@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use crate::clock::Tick;
 use crate::engine::protocols::protocol::{Again, Outcome, Protocol, Ready, Sent};
 use crate::engine::slots::attempt::Ended;
-use crate::engine::slots::shared::{Admitted, Connected, Shared};
+use crate::engine::slots::shared::{Admitted, Connected, Setup, Shared};
 use crate::proto::{Fail, Response};
 
 /// What a slot's attempts send and how they end, over the protocol `P`.
@@ -133,3 +133,42 @@ pub trait Workload<P: Protocol> {
 pub struct Fixed;
 
 impl<P: Protocol> Workload<P> for Fixed {}
+
+/// Which workload a thread's slots run, and so what their responses are told to: chosen once
+/// per thread from its setup, and the same for every protocol (`drive` makes each slot's link
+/// of it; `open` gives an HTTP/2 connection's streams its receiver).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// The run's own request (`Fixed`), told to nothing: the static path.
+    Fixed,
+    /// The same, its responses measured as streams (--stream: `Watch`).
+    Watched,
+    /// A request list (`ListWork` with `Listing`).
+    Listed,
+    /// `spate mcp`'s calls (`ListWork` with `Answering`).
+    Answered,
+    /// A script per request (`ScriptWork` with `Heard`).
+    Scripted,
+    /// --redirect (`FollowWork` with `Led`).
+    Followed,
+}
+
+impl Work {
+    /// The workload of a thread with `setup` whose script state is `script`. The plan lets at
+    /// most one of them be on (a list with a script, --redirect or --stream is refused).
+    pub fn of(setup: &Setup, script: Option<&crate::script::Worker>) -> Work {
+        if setup.follow.is_some() {
+            Work::Followed
+        } else if setup.list.as_ref().is_some_and(|l| l.mcp.is_some()) {
+            Work::Answered
+        } else if setup.list.is_some() {
+            Work::Listed
+        } else if script.is_some_and(crate::script::Worker::runs_per_request) {
+            Work::Scripted
+        } else if setup.stream.is_some() {
+            Work::Watched
+        } else {
+            Work::Fixed
+        }
+    }
+}
