@@ -491,6 +491,34 @@ fn followed_redirects_that_lead_nowhere_end_cleanly() {
     assert_eq!(s.requests(), 18);
 }
 
+/// A redirect that closes its connection: the chain's next hop opens the connection's next
+/// inside the attempt (a reconnect), and the answer comes on it.
+#[test]
+fn a_redirect_that_closes_its_connection_goes_on_on_the_next() {
+    let s = Scripted::start(|p: &mut Peer| {
+        while let Some(req) = p.read_request() {
+            if req.head.starts_with("GET /a ") {
+                p.write(b"HTTP/1.1 302 Found\r\nLocation: /b\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+                return;
+            }
+            if !p.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") {
+                return;
+            }
+        }
+    });
+    let p = Plan {
+        redirects: 2,
+        ..plan(&format!("{}a", s.url()), 2, requests(20))
+    };
+    let summary = expect(p, Done::All, &[]).unwrap();
+    assert_eq!(summary.status_codes[0].code, 200);
+    assert_eq!(summary.requests.redirects_followed, 20);
+    // Each chain's /a closed its connection: /b went on a new one, which the next /a used.
+    assert_eq!(summary.connections.reconnects, 20);
+    assert_eq!(s.connections(), 22);
+    assert_eq!(s.requests(), 40);
+}
+
 #[test]
 fn two_responses_for_one_request() {
     // The extra response is taken as the answer to the next request on the connection: an
