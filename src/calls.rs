@@ -42,13 +42,11 @@ impl Prepared {
         self.handshake.is_some() || self.shared_handshake_ns.is_some()
     }
 
-    /// Whether the calls need HTTP/1.1 connections: the legacy HTTP+SSE transport (each
-    /// session's stream and its POSTs are a pair of connections) and `--session per-request`
-    /// (each call's session ends with the connection it opened). Other sessions go over any
+    /// Whether the calls need HTTP/1.1 connections: the legacy HTTP+SSE transport, whose
+    /// session's stream and POSTs are a pair of connections. Streamable HTTP goes over any
     /// version.
     pub fn needs_http1(&self) -> bool {
-        let legacy = self.handshake.as_ref().is_some_and(|h| h.listen.is_some());
-        legacy || (self.has_sessions() && self.session == SessionMode::PerRequest)
+        self.handshake.as_ref().is_some_and(|h| h.listen.is_some())
     }
 }
 

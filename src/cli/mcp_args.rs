@@ -74,8 +74,8 @@ pub struct McpCallArgs {
 
     /// Revisions with sessions: per-connection (each connection opens one and keeps it; its
     /// HTTP/2 or HTTP/3 streams share it), shared (one for the run, opened before it), or
-    /// per-request (each call opens one on a new HTTP/1.1 connection and ends it after the
-    /// answer).
+    /// per-request (each call opens one, on a new HTTP/1.1 connection or as streams of the
+    /// slot's HTTP/2 or HTTP/3 one, and ends it after the answer).
     #[arg(long = "session", value_name = "MODE", default_value = "per-connection",
           value_parser = ["per-connection", "shared", "per-request"])]
     pub session: String,

@@ -70,14 +70,7 @@ impl Plan {
                 (self.h2.streams > 1, "--streams"),
             ] {
                 if on {
-                    let why = match m.session {
-                        crate::calls::SessionMode::PerRequest if m.has_sessions() => {
-                            "--session per-request ends each call's session with the connection it opened"
-                        }
-                        _ => {
-                            "the server speaks MCP's legacy HTTP+SSE transport, whose stream and POSTs are a pair of connections"
-                        }
-                    };
+                    let why = "the server speaks MCP's legacy HTTP+SSE transport, whose stream and POSTs are a pair of connections";
                     return Err(PlanError::McpHttp1With { flag, why });
                 }
             }

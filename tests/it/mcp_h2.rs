@@ -1,9 +1,10 @@
 //! `spate mcp` over HTTP/2 and HTTP/3 against the official MCP SDK's Streamable HTTP app
 //! served by PyPI's hypercorn, which no one here wrote: h2c with prior knowledge, h2 over TLS
 //! and HTTP/3 over QUIC. Calls of the stateless revision, and calls in sessions (one a
-//! connection, opened as streams of it, or the run's shared one), are counted exactly as the
-//! server executed them; what needs HTTP/1.1 (sessions per request) is refused with one line.
-//! The SDK and hypercorn live in target/test-venv.
+//! connection, opened as streams of it; the run's shared one; one per call), are counted
+//! exactly as the server executed them; the legacy transport, which needs HTTP/1.1, is refused
+//! with one line; a spoilt handshake fails each connection with its reason. The SDK and
+//! hypercorn live in target/test-venv.
 
 use serde_json::Value;
 
@@ -214,31 +215,87 @@ fn calls_in_a_shared_session_and_over_tls_and_http3_count_exactly() {
     }
 }
 
+/// A session per call over h2c and HTTP/3: each call's handshake, the call and the DELETE as
+/// streams of the slot's connection, every session ended; no connection is opened for a call.
 #[test]
-fn sessions_per_request_over_http2_are_one_line_and_exit_2() {
-    let Some(s) = server_with("h2-per-request", true, &["hypercorn"]) else {
+fn a_session_per_call_over_http2_and_http3_is_opened_and_ended_in_streams() {
+    let pki = Pki::new("mcp-per-call");
+    let (cert, key) = (pki.dir.join("server.pem"), pki.dir.join("server.key"));
+    std::fs::write(&cert, &pki.server_cert).unwrap();
+    std::fs::write(&key, &pki.server_key).unwrap();
+    let served = format!("hypercorn={},{}", cert.display(), key.display());
+    let ca = pki.path("ca.pem");
+    for (flag, protocol) in [("--http2", "HTTP/2 (h2c)"), ("--http3", "HTTP/3")] {
+        let option = match flag {
+            "--http2" => "hypercorn",
+            _ => served.as_str(),
+        };
+        let Some(s) = server_with(&format!("per-call{flag}"), true, &[option]) else {
+            return;
+        };
+        let url = match flag {
+            "--http2" => s.url.clone(),
+            _ => s.url.replace("http://127.0.0.1", "https://localhost"),
+        };
+        let mut args = vec![
+            flag,
+            "--connect-timeout",
+            "10s",
+            "-n",
+            "12",
+            "-c",
+            "2",
+            "-p",
+            "2",
+            "--protocol-version",
+            "2025-11-25",
+            "--session",
+            "per-request",
+            "--tool",
+            "add",
+            "--args",
+            r#"add={"a":2,"b":3}"#,
+        ];
+        if flag == "--http3" {
+            args.extend(["--cacert", &ca]);
+        }
+        args.push(&url);
+        let doc = run(&args);
+        crate::schema::validate(&doc);
+        assert_eq!(doc["config"]["protocol"], protocol);
+        assert_eq!(doc["requests"]["completed"], 12, "{flag}: {doc}");
+        let m = &doc["mcp"];
+        assert_eq!(m["session"], "per-request");
+        assert_eq!(
+            (&m["handshakes"], &m["sessions_ended"]),
+            (&12.into(), &12.into()),
+            "{m}"
+        );
+        assert_eq!(doc["connections"]["reconnects"], 0, "{flag}");
+        let ran = s.executed();
+        // The probe's session, then one per call.
+        assert_eq!(ran.get("rpc initialize"), Some(&13), "{flag}: {ran:?}");
+        assert_eq!(
+            ran.get("rpc notifications/initialized"),
+            Some(&13),
+            "{flag}: {ran:?}"
+        );
+        assert_eq!(ran.get("add"), Some(&12), "{flag}: {ran:?}");
+    }
+}
+
+/// The legacy HTTP+SSE transport pairs a stream with POSTs on HTTP/1.1 connections: with
+/// --http2 it is one line and exit 2, and nothing is called.
+#[test]
+fn the_legacy_transport_over_http2_is_one_line_and_exit_2() {
+    let Some(s) = server_with("h2-legacy", false, &["sse"]) else {
         return;
     };
-    let out = spate(&[
-        "mcp",
-        "--http2",
-        "-n",
-        "4",
-        "--protocol-version",
-        "2025-11-25",
-        "--session",
-        "per-request",
-        "--tool",
-        "add",
-        &s.url,
-    ]);
+    let out = spate(&["mcp", "--http2", "-n", "4", "--tool", "add", &s.url]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("--session per-request ends each call's session with the connection"),
-        "{err}"
-    );
+    assert!(err.contains("legacy HTTP+SSE transport"), "{err}");
     assert_eq!(s.executed().get("add"), None, "nothing was called");
 }
 

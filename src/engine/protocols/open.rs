@@ -158,7 +158,7 @@ impl Shared {
             slot.connect_reached(ConnectPhase::H2Handshake);
             let opened = match self.open_h2(stream).await {
                 Ok(open) => match &open.lane {
-                    H2Handle::Answered(lane) if self.mcp().is_some_and(|m| m.has_sessions()) => {
+                    H2Handle::Answered(lane) if self.sessions_open_with_connections() => {
                         self.open_sessions_h2(lane, slot).await.map(|()| open)
                     }
                     _ => Ok(open),
@@ -316,7 +316,7 @@ impl Shared {
             send,
             quic: opened.conn,
         };
-        if self.mcp().is_some_and(|m| m.has_sessions())
+        if self.sessions_open_with_connections()
             && let Err(fail) = self.open_sessions_h3(&open, slot).await
         {
             self.rec.connect_failed(|| fail.to_string());

@@ -137,6 +137,26 @@ impl Shared {
         }))
     }
 
+    /// One MCP request (HTTP/1.1 bytes spate built) as `--session per-request` sends it over
+    /// HTTP/2 or HTTP/3: in the form the list's requests have.
+    pub(in crate::engine) fn call_form(&self, bytes: &Bytes) -> Result<Listed, Fail> {
+        let Some(first) = self.setup.list.as_ref().and_then(|l| l.requests.first()) else {
+            unreachable!("a session in a run without a list");
+        };
+        let w = self.reframe(bytes)?;
+        Ok(Listed {
+            request: bytes.clone(),
+            request_close: bytes.clone(),
+            head_request: false,
+            retry_safe: false,
+            h2: match first.h2.is_empty() {
+                true => h2::Other::default(),
+                false => h2::Other::new(&w.h2()),
+            },
+            h3: first.h3.as_ref().map(|_| Arc::new(w.h3())),
+        })
+    }
+
     /// An MCP request spate built as HTTP/1.1 bytes, read back into HTTP/2's and HTTP/3's
     /// parts for the run's origin.
     fn reframe(&self, bytes: &[u8]) -> Result<crate::request::written::Written, Fail> {
@@ -200,6 +220,14 @@ impl Shared {
             self.keep_session(s, Some(conversation));
         }
         Ok(())
+    }
+
+    /// Whether an HTTP/2 or HTTP/3 connection opens its slots' sessions as it opens: in a
+    /// revision with sessions or `--session shared`, except with a session per call (each call
+    /// opens its own, `own_session`).
+    pub(in crate::engine) fn sessions_open_with_connections(&self) -> bool {
+        self.mcp()
+            .is_some_and(|m| m.has_sessions() && m.session != crate::mcp::SessionMode::PerRequest)
     }
 
     /// `spate mcp` in sessions on a new HTTP/2 connection: the handshake as streams of it

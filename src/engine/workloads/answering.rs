@@ -113,6 +113,14 @@ impl Answers for Answering {
     fn failed_answer(&self) -> Option<Tick> {
         self.failed_at
     }
+
+    fn capture(&mut self) {
+        self.handshake = Some(crate::mcp::session::Heard::default());
+    }
+
+    fn captured(&mut self) -> Option<crate::mcp::session::Heard> {
+        self.handshake.take()
+    }
 }
 
 impl Answering {

@@ -10,10 +10,11 @@ use std::rc::Rc;
 use std::task::{Context, Poll, ready};
 
 use crate::clock::Tick;
-use crate::engine::protocols::protocol::{Again, Outcome, Protocol, Ready, Sent};
+use crate::engine::protocols::protocol::{Again, Form, Outcome, Protocol, Ready, Sent};
 use crate::engine::protocols::watch::Observe;
 use crate::engine::slots::attempt::Ended;
 use crate::engine::slots::shared::{Admitted, Connected, Conversation, Listed, Shared};
+use crate::engine::workloads::own_session::OwnSession;
 use crate::engine::workloads::workload::Workload;
 use crate::proto::{Cause, Events, Fail, Response, h2};
 use crate::stats::Failure;
@@ -70,6 +71,14 @@ pub trait Answers: Observe + Sized {
     fn failed_answer(&self) -> Option<Tick> {
         None
     }
+    /// The next response is a session's handshake's: kept for `captured`, not judged.
+    #[inline(always)]
+    fn capture(&mut self) {}
+    /// What the handshake's response said, if it was captured.
+    #[inline(always)]
+    fn captured(&mut self) -> Option<crate::mcp::session::Heard> {
+        None
+    }
 }
 
 /// A request list's attempts, over any protocol whose receiver `Answers`.
@@ -95,6 +104,10 @@ pub struct ListWork {
     acked: Option<Response>,
     /// Bytes the session's stream brought for the call.
     streamed: u64,
+    /// The current attempt.
+    adm: Option<Admitted>,
+    /// `--session per-request` over HTTP/2 and HTTP/3: the call's own session.
+    own: Option<OwnSession>,
 }
 
 impl ListWork {
@@ -201,6 +214,10 @@ impl<P: Protocol<Events: Answers>> Workload<P> for ListWork {
         self.acked = None;
         self.streamed = 0;
         self.row = P::Events::row(ctx, self.place);
+        self.adm = Some(*adm);
+        if P::FORM != Form::H1 && per_request(ctx) && ctx.handshake().is_some() {
+            self.own.get_or_insert_with(OwnSession::default).begin();
+        }
         let open = p.begin(ctx, adm, Sent::Listed(self.listed(ctx)));
         if open {
             self.fetch_session(ctx);
@@ -231,6 +248,10 @@ impl<P: Protocol<Events: Answers>> Workload<P> for ListWork {
         ctx: &Shared,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Response, Fail>> {
+        if let (Some(own), Some(adm)) = (&mut self.own, &self.adm) {
+            let call = (self.place, crate::mcp::id_of(self.place));
+            return own.poll(p, ctx, adm, call, cx);
+        }
         let session = self.session.clone();
         let req = sent(ctx, session.as_deref(), self.place);
         let listening = session.as_ref().and_then(|s| s.listening.as_ref());
@@ -299,6 +320,13 @@ impl<P: Protocol<Events: Answers>> Workload<P> for ListWork {
 
     fn answered(&self, p: &P) -> Option<Tick> {
         p.peek_events(Answers::failed_answer).flatten()
+    }
+
+    fn sent_at(&self, p: &P) -> Option<Tick> {
+        self.own
+            .as_ref()
+            .and_then(OwnSession::sent_at)
+            .or_else(|| p.written())
     }
 
     fn bytes_out(&self, p: &P, ctx: &Shared) -> u64 {

@@ -5,7 +5,8 @@
 //! - `workload`: `Workload`, whose every method defaults to the protocol's; `Fixed`, the
 //!   static path; and `Work`, the one choice of workload a thread makes for all its slots.
 //! - `list_lane`: `ListWork`, a request list (several URLs, `--urls-from-file`, MCP's calls);
-//!   `answering`, the receiver that judges MCP's answers.
+//!   `answering`, the receiver that judges MCP's answers; `own_session`, a call in a session
+//!   of its own over HTTP/2 and HTTP/3 (`--session per-request`).
 //! - `script_lane`: `ScriptWork`, a script's `delay()`, `request()` and `response()`.
 //! - `follow`, `away`, `hops`: --redirect, attempts that are redirect chains: on the slot's own
 //!   connection at the run's origin, over HTTP/1.1 connections of their own elsewhere, with the
@@ -16,5 +17,6 @@ pub(super) mod away;
 pub(super) mod follow;
 pub(super) mod hops;
 pub(super) mod list_lane;
+pub(super) mod own_session;
 pub(super) mod script_lane;
 pub(super) mod workload;
