@@ -79,6 +79,15 @@ fn calls_count_exactly(s: &Server, url: &str, more: &[&str], protocol: &str) -> 
     doc
 }
 
+/// The server option that serves the app over TLS (h2 by ALPN, and HTTP/3) with `pki`'s
+/// server certificate.
+fn served_over_tls(pki: &Pki) -> String {
+    let (cert, key) = (pki.dir.join("server.pem"), pki.dir.join("server.key"));
+    std::fs::write(&cert, &pki.server_cert).unwrap();
+    std::fs::write(&key, &pki.server_key).unwrap();
+    format!("hypercorn={},{}", cert.display(), key.display())
+}
+
 #[test]
 fn calls_over_h2c_are_counted_as_hypercorn_executed_them() {
     let Some(s) = server_with("h2c", true, &["hypercorn"]) else {
@@ -112,10 +121,7 @@ fn calls_over_h2c_are_counted_as_hypercorn_executed_them() {
 #[test]
 fn calls_over_h2_with_tls_and_over_http3_are_counted_as_hypercorn_executed_them() {
     let pki = Pki::new("mcp-h2");
-    let (cert, key) = (pki.dir.join("server.pem"), pki.dir.join("server.key"));
-    std::fs::write(&cert, &pki.server_cert).unwrap();
-    std::fs::write(&key, &pki.server_key).unwrap();
-    let served = format!("hypercorn={},{}", cert.display(), key.display());
+    let served = served_over_tls(&pki);
     for (flag, protocol) in [("--http2", "HTTP/2"), ("--http3", "HTTP/3")] {
         let Some(s) = server_with(&format!("tls{flag}"), true, &[served.as_str()]) else {
             return;
@@ -198,10 +204,7 @@ fn calls_in_a_shared_session_and_over_tls_and_http3_count_exactly() {
     assert_eq!(executed.get("rpc initialize"), Some(&2), "{executed:?}");
 
     let pki = Pki::new("mcp-h2-sessions");
-    let (cert, key) = (pki.dir.join("server.pem"), pki.dir.join("server.key"));
-    std::fs::write(&cert, &pki.server_cert).unwrap();
-    std::fs::write(&key, &pki.server_key).unwrap();
-    let served = format!("hypercorn={},{}", cert.display(), key.display());
+    let served = served_over_tls(&pki);
     for (flag, protocol) in [("--http2", "HTTP/2"), ("--http3", "HTTP/3")] {
         let Some(s) = server_with(&format!("sessions{flag}"), true, &[served.as_str()]) else {
             return;
@@ -220,10 +223,7 @@ fn calls_in_a_shared_session_and_over_tls_and_http3_count_exactly() {
 #[test]
 fn a_session_per_call_over_http2_and_http3_is_opened_and_ended_in_streams() {
     let pki = Pki::new("mcp-per-call");
-    let (cert, key) = (pki.dir.join("server.pem"), pki.dir.join("server.key"));
-    std::fs::write(&cert, &pki.server_cert).unwrap();
-    std::fs::write(&key, &pki.server_key).unwrap();
-    let served = format!("hypercorn={},{}", cert.display(), key.display());
+    let served = served_over_tls(&pki);
     let ca = pki.path("ca.pem");
     for (flag, protocol) in [("--http2", "HTTP/2 (h2c)"), ("--http3", "HTTP/3")] {
         let option = match flag {

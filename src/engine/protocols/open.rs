@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use crate::engine::protocols::open_session::NewConn;
 use crate::engine::protocols::watch::Watch;
 use crate::engine::slots::record::Record;
 use crate::engine::slots::shared::{
@@ -158,9 +159,10 @@ impl Shared {
             slot.connect_reached(ConnectPhase::H2Handshake);
             let opened = match self.open_h2(stream).await {
                 Ok(open) => match &open.lane {
-                    H2Handle::Answered(lane) if self.sessions_open_with_connections() => {
-                        self.open_sessions_h2(lane, slot).await.map(|()| open)
-                    }
+                    H2Handle::Answered(lane) if self.sessions_open_with_connections() => self
+                        .open_sessions_on(NewConn::H2(lane), slot)
+                        .await
+                        .map(|()| open),
                     _ => Ok(open),
                 },
                 Err(fail) => Err(fail),
@@ -317,7 +319,7 @@ impl Shared {
             quic: opened.conn,
         };
         if self.sessions_open_with_connections()
-            && let Err(fail) = self.open_sessions_h3(&open, slot).await
+            && let Err(fail) = self.open_sessions_on(NewConn::H3(&open), slot).await
         {
             self.rec.connect_failed(|| fail.to_string());
             return Err(fail);

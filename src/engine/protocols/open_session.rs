@@ -230,11 +230,11 @@ impl Shared {
             .is_some_and(|m| m.has_sessions() && m.session != crate::mcp::SessionMode::PerRequest)
     }
 
-    /// `spate mcp` in sessions on a new HTTP/2 connection: the handshake as streams of it
-    /// (timed), or the run's shared session; each slot's requests kept.
-    pub(in crate::engine) async fn open_sessions_h2(
+    /// `spate mcp` in sessions on the new HTTP/2 or HTTP/3 connection `conn`: the handshake as
+    /// streams of it (timed), or the run's shared session; each slot's requests kept.
+    pub(in crate::engine) async fn open_sessions_on(
         &self,
-        lane: &h2::Lane<Answering>,
+        conn: NewConn<'_>,
         slot: &Slot,
     ) -> Result<(), Fail> {
         let Some(h) = self.handshake() else {
@@ -242,35 +242,24 @@ impl Shared {
         };
         slot.connect_reached(ConnectPhase::Session);
         let t = Instant::now();
-        let init = h2::Other::new(&self.reframe(&h.initialize)?.h2());
-        let (res, mut got) = h2_ask(lane, &init).await;
-        let session = session::opened(res?.status, true, &mut got)?;
+        let (res, mut got) = self.ask(&conn, &h.initialize).await?;
+        let session = session::opened(res.status, true, &mut got)?;
         let ack = with_session(&h.initialized, &session);
-        let ack = h2::Other::new(&self.reframe(&ack)?.h2());
-        let (res, _) = h2_ask(lane, &ack).await;
-        session::acknowledged(res?.status, true)?;
+        let (res, _) = self.ask(&conn, &ack).await?;
+        session::acknowledged(res.status, true)?;
         self.timed_handshake(t);
         self.keep_group_sessions(slot, Some(&session))
     }
 
-    /// As [`Shared::open_sessions_h2`], on a new HTTP/3 connection.
-    pub(in crate::engine) async fn open_sessions_h3(
-        &self,
-        open: &OpenH3,
-        slot: &Slot,
-    ) -> Result<(), Fail> {
-        let Some(h) = self.handshake() else {
-            return self.keep_group_sessions(slot, None);
+    /// One request of a handshake (HTTP/1.1 bytes spate built) on `conn`, and what was heard
+    /// of its answer.
+    async fn ask(&self, conn: &NewConn<'_>, bytes: &[u8]) -> Result<(Response, Heard), Fail> {
+        let w = self.reframe(bytes)?;
+        let (res, heard) = match conn {
+            NewConn::H2(lane) => h2_ask(lane, &h2::Other::new(&w.h2())).await,
+            NewConn::H3(open) => h3_ask(open, w.h3()).await,
         };
-        slot.connect_reached(ConnectPhase::Session);
-        let t = Instant::now();
-        let (res, mut got) = h3_ask(open, self.reframe(&h.initialize)?.h3()).await;
-        let session = session::opened(res?.status, true, &mut got)?;
-        let ack = with_session(&h.initialized, &session);
-        let (res, _) = h3_ask(open, self.reframe(&ack)?.h3()).await;
-        session::acknowledged(res?.status, true)?;
-        self.timed_handshake(t);
-        self.keep_group_sessions(slot, Some(&session))
+        Ok((res?, heard))
     }
 
     /// The session of `slot`'s new connection (dropping the one before).
@@ -286,6 +275,12 @@ impl Shared {
         }
         sessions[index] = conversation;
     }
+}
+
+/// A new HTTP/2 or HTTP/3 connection, whose first streams carry a session's handshake.
+pub(in crate::engine) enum NewConn<'a> {
+    H2(&'a h2::Lane<Answering>),
+    H3(&'a OpenH3),
 }
 
 /// One request of a handshake on stream slot 0 of a new HTTP/2 connection (no call is on it
