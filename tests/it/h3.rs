@@ -97,17 +97,30 @@ impl Caddy {
 
     /// Requests caddy logged, counted by `METHOD URI PROTO`.
     pub(crate) fn logged_by_request(&self) -> std::collections::BTreeMap<String, u64> {
-        let log = std::fs::read_to_string(self.dir.join("access.log")).unwrap_or_default();
+        self.logged_in("access.log", false)
+    }
+
+    /// Requests caddy logged in its log `name`, counted by `METHOD URI PROTO` (and `STATUS`,
+    /// if `status`).
+    pub(crate) fn logged_in(
+        &self,
+        name: &str,
+        status: bool,
+    ) -> std::collections::BTreeMap<String, u64> {
+        let log = std::fs::read_to_string(self.dir.join(name)).unwrap_or_default();
         let mut by = std::collections::BTreeMap::new();
         for l in log.lines() {
             let v: Value = serde_json::from_str(l).unwrap();
             let r = &v["request"];
-            let key = format!(
+            let mut key = format!(
                 "{} {} {}",
                 r["method"].as_str().unwrap(),
                 r["uri"].as_str().unwrap(),
                 r["proto"].as_str().unwrap()
             );
+            if status {
+                key = format!("{key} {}", v["status"]);
+            }
             *by.entry(key).or_default() += 1;
         }
         by

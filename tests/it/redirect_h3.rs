@@ -5,8 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
-
 use crate::h3::Caddy;
 use crate::pki::Pki;
 use crate::support::{free_addr, have, spate_json};
@@ -29,25 +27,6 @@ fn caddy_chain(pki: &Pki) -> (Caddy, u16) {
          \tlog {{\n\t\toutput file {d}/other.log\n\t}}\n}}\n"
     );
     (Caddy::run(dir, addr, &config), other)
-}
-
-/// The requests of caddy's log `name`, counted by `METHOD URI PROTO STATUS`.
-fn logged(caddy: &Caddy, name: &str) -> BTreeMap<String, u64> {
-    let log = std::fs::read_to_string(caddy.dir.join(name)).unwrap_or_default();
-    let mut by = BTreeMap::new();
-    for l in log.lines() {
-        let v: Value = serde_json::from_str(l).unwrap();
-        let r = &v["request"];
-        let key = format!(
-            "{} {} {} {}",
-            r["method"].as_str().unwrap(),
-            r["uri"].as_str().unwrap(),
-            r["proto"].as_str().unwrap(),
-            v["status"],
-        );
-        *by.entry(key).or_default() += 1;
-    }
-    by
 }
 
 #[test]
@@ -92,7 +71,7 @@ fn a_chain_over_http3_and_over_alpn_h2_stays_on_the_connection_at_home() {
         assert_eq!(v["requests"]["redirects_followed"], 600, "{proto}");
         assert_eq!(v["status_codes"][0]["code"], 200, "{proto}");
         assert_eq!(v["config"]["protocol"], said);
-        let home = logged(&caddy, "access.log");
+        let home = caddy.logged_in("access.log", true);
         let want: BTreeMap<String, u64> = [
             (format!("GET /a {proto} 301"), 200),
             (format!("GET /b {proto} 302"), 200),
@@ -101,7 +80,7 @@ fn a_chain_over_http3_and_over_alpn_h2_stays_on_the_connection_at_home() {
         .into_iter()
         .collect();
         assert_eq!(home, want, "{proto}");
-        let away = logged(&caddy, "other.log");
+        let away = caddy.logged_in("other.log", true);
         assert_eq!(
             away,
             [("GET /c HTTP/1.1 308".to_string(), 200)]
