@@ -107,27 +107,7 @@ impl Shared {
             unreachable!("a session in a run without a list");
         };
         let requests = (list.requests.iter().enumerate())
-            .map(|(i, l)| {
-                let request = with(i, &l.request);
-                let (h2, h3) = match (l.h2.is_empty(), &l.h3) {
-                    (true, None) => (h2::Other::default(), None),
-                    (_, h3) => {
-                        let w = self.reframe(&request)?;
-                        let h2 = match l.h2.is_empty() {
-                            true => h2::Other::default(),
-                            false => h2::Other::new(&w.h2()),
-                        };
-                        (h2, h3.as_ref().map(|_| Arc::new(w.h3())))
-                    }
-                };
-                Ok(Listed {
-                    request_close: with(i, &l.request_close),
-                    request,
-                    h2,
-                    h3,
-                    ..l.clone()
-                })
-            })
+            .map(|(i, l)| self.like(l, with(i, &l.request), with(i, &l.request_close)))
             .collect::<Result<_, Fail>>()?;
         Ok(Rc::new(Conversation {
             requests,
@@ -143,17 +123,30 @@ impl Shared {
         let Some(first) = self.setup.list.as_ref().and_then(|l| l.requests.first()) else {
             unreachable!("a session in a run without a list");
         };
-        let w = self.reframe(bytes)?;
+        self.like(first, bytes.clone(), bytes.clone())
+    }
+
+    /// `request` (and `request_close`, its `Connection: close` form), MCP requests spate built,
+    /// as the list's request `like` is: in each protocol's form `like` has, read back from the
+    /// HTTP/1.1 bytes.
+    fn like(&self, like: &Listed, request: Bytes, request_close: Bytes) -> Result<Listed, Fail> {
+        let (h2, h3) = match (like.h2.is_empty(), like.h3.is_some()) {
+            (true, false) => (h2::Other::default(), None),
+            (no_h2, h3) => {
+                let w = self.reframe(&request)?;
+                let h2 = match no_h2 {
+                    true => h2::Other::default(),
+                    false => h2::Other::new(&w.h2()),
+                };
+                (h2, h3.then(|| Arc::new(w.h3())))
+            }
+        };
         Ok(Listed {
-            request: bytes.clone(),
-            request_close: bytes.clone(),
-            head_request: false,
-            retry_safe: false,
-            h2: match first.h2.is_empty() {
-                true => h2::Other::default(),
-                false => h2::Other::new(&w.h2()),
-            },
-            h3: first.h3.as_ref().map(|_| Arc::new(w.h3())),
+            request,
+            request_close,
+            h2,
+            h3,
+            ..like.clone()
         })
     }
 

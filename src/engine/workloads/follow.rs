@@ -234,11 +234,14 @@ impl<P: Protocol<Events = Led>> Workload<P> for FollowWork {
             match &mut self.leg {
                 Leg::Home => {
                     let res = ready!(p.poll_send(ctx, cx, Sent::Listed(&self.hop.listed)))?;
+                    if !redirect::is_followed(res.status) {
+                        return Poll::Ready(Ok(res));
+                    }
                     let mut location = std::mem::take(&mut self.location);
                     location.clear();
                     p.peek_events(|led| location.extend_from_slice(led.location()));
                     self.location = location;
-                    if !redirect::is_followed(res.status) || self.location.is_empty() {
+                    if self.location.is_empty() {
                         return Poll::Ready(Ok(res));
                     }
                     if self.followed == 0 {
