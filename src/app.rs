@@ -32,7 +32,7 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
         }
     };
     match command {
-        Command::Run { plan, show } => load_test(&plan, &show),
+        Command::Run { plan, script, show } => load_test(&plan, script.as_ref(), &show),
         Command::Print(text) => print_bytes(&text),
         Command::Report { summary, output } => show_again(&summary, &output),
         Command::Compare(c) => crate::compare::run(&c),
@@ -107,7 +107,7 @@ fn demo(duration: std::time::Duration, connections: u32, http2: Option<u32>, sho
                 plan.threads,
                 server.url()
             );
-            load_test(&plan, show)
+            load_test(&plan, None, show)
         }
         Err(e) => {
             eprintln!("spate demo: cannot start the built-in target: {e}");
@@ -196,7 +196,7 @@ fn mcp_test(m: &cli::McpRun) -> u8 {
         Ok(s) => s,
         Err(r) => return refuse(r),
     };
-    let code = load_test(&staged.plan, &m.show);
+    let code = load_test(&staged.plan, None, &m.show);
     staged.end();
     code
 }
@@ -238,13 +238,15 @@ fn merge(m: &cli::Merge) -> u8 {
     }
 }
 
-pub fn load_test(plan: &Plan, show: &Show) -> u8 {
+/// Runs `plan` (with `script`, the one it names, loaded) and shows it as `show` says; returns
+/// the exit code.
+pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Show) -> u8 {
     for note in &show.notes {
         say(note);
     }
     // A failed look is shown and the run goes on: its own report says what the load met.
     if show.verbose {
-        match crate::verbose::exchange(plan) {
+        match crate::verbose::exchange(plan, script) {
             Ok(text) | Err(text) => text.lines().for_each(say),
         }
     }
@@ -270,7 +272,6 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
         connections: plan.connections,
         setup_timeout: plan.setup_timeout,
     };
-    let script = plan.script.as_ref();
     if let Some(s) = script {
         // Script output must not mix into a result that programs read from stdout.
         s.echo.set(match show.output.format {
@@ -293,7 +294,7 @@ pub fn load_test(plan: &Plan, show: &Show) -> u8 {
     if let (Some(s), Mode::Terminal) = (script, mode) {
         s.echo.hold();
     }
-    let result = engine::prepare_staged(plan, &control, stage.as_mut()).and_then(|armed| {
+    let result = engine::prepare_staged(plan, script, &control, stage.as_mut()).and_then(|armed| {
         // wrk says what it runs once its threads are set up, before the clock.
         if let report::Format::Wrk { .. } = show.output.format {
             let _ = print_bytes(report::wrk::header(plan).as_bytes());

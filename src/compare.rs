@@ -31,7 +31,7 @@ pub fn run(c: &Compare) -> u8 {
     let mut series = Series::new("spate compare", total, c.save_dir.clone(), c.progress);
     'rounds: for round in 1..=c.rounds {
         for i in order(c.targets.len(), round, c.shuffle) {
-            let (name, plan) = &c.targets[i];
+            let crate::cli::CompareTarget { name, plan, script } = &c.targets[i];
             let (step, file) = (format!("round {round} "), format!("{name}-{round}"));
             let staged = match &mut servers {
                 Some(s) => match s.take(i, name, plan) {
@@ -45,6 +45,7 @@ pub fn run(c: &Compare) -> u8 {
                 name,
                 &file,
                 staged.as_ref().map_or(plan, |s| &s.plan),
+                script.as_ref(),
             );
             if let (Some(s), Some(staged)) = (&mut servers, staged) {
                 s.done(i, staged);
@@ -73,9 +74,9 @@ pub fn run(c: &Compare) -> u8 {
         .targets
         .iter()
         .zip(&rounds)
-        .map(|((name, plan), r)| {
-            let url = crate::redact::url(&plan.target.url).into_owned();
-            (name.clone(), url, r.clone())
+        .map(|(t, r)| {
+            let url = crate::redact::url(&t.plan.target.url).into_owned();
+            (t.name.clone(), url, r.clone())
         })
         .collect();
     let v = crate::analysis::versus(&runs, c.reference, c.alpha, c.noise);

@@ -154,8 +154,8 @@ pub struct Plan {
     /// Poll for events instead of sleeping (`--busy-poll`).
     pub busy_poll: bool,
     /// `-s`: the wrk script the run's states run; `None`: no Lua at all.
-    #[serde(skip)]
-    pub script: Option<crate::script::Loaded>,
+    #[serde(default)]
+    pub script: Option<ScriptPlan>,
     /// Several URLs or `--urls-from-file`: the requests sent in turn or at random instead of
     /// one; the target is the first's. `None`: the one request of the flags.
     #[serde(skip)]
@@ -170,6 +170,39 @@ pub struct Plan {
     /// `--alt-svc`: HTTP/3 where the server's Alt-Svc (read over TCP before the run) points.
     #[serde(default)]
     pub alt_svc: bool,
+}
+
+/// `-s` as a plan names it: the file, the words after `--`, and the functions it defines (what
+/// the plan's checks ask). The script itself, read and run once, is loaded beside the plan
+/// (`script::Loaded`) and handed to what runs it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptPlan {
+    pub file: std::path::PathBuf,
+    pub args: Vec<String>,
+    pub defines: Defines,
+}
+
+/// The functions wrk calls, as a script defines them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Defines {
+    pub setup: bool,
+    pub init: bool,
+    pub delay: bool,
+    pub request: bool,
+    pub response: bool,
+    pub done: bool,
+}
+
+impl Defines {
+    /// Lua runs around requests: the connections go through the scripted lane.
+    pub fn per_request(&self) -> bool {
+        self.request || self.response || self.delay
+    }
+
+    /// Each load thread needs a state of its own (to run `init`, or what `setup` gave it).
+    pub fn per_thread(&self) -> bool {
+        self.per_request() || self.init || self.setup
+    }
 }
 
 /// How responses are cut into the units a stream is timed by (--stream).

@@ -11,6 +11,7 @@ use crate::exit::{EXIT_NO_SUCCESS, EXIT_USAGE};
 use crate::numbers::{millis, per_second};
 use crate::plan::Plan;
 use crate::report::{self, Report, ReportOptions};
+use crate::script::Loaded;
 use crate::stats::Summary;
 use crate::ui;
 
@@ -55,7 +56,7 @@ impl Series {
         }
     }
 
-    /// Runs `plan`: `name` names it in messages ("fast", "c=8"), after `step` in the progress
+    /// Runs `plan` (with `script`, the one it names, loaded): `name` names it in messages ("fast", "c=8"), after `step` in the progress
     /// line ("round 2 "); `file` is the name of its JSON in the --save-dir (without ".json").
     pub fn run(
         &mut self,
@@ -63,10 +64,11 @@ impl Series {
         name: &str,
         file: &str,
         plan: &Plan,
+        script: Option<&Loaded>,
     ) -> Result<Summary, Ended> {
         let who = self.who;
         let control = Control::with_stop(self.stop.clone());
-        let out = match engine::run_with(plan, &control) {
+        let out = match engine::run_with(plan, script, &control) {
             Ok(out) => out,
             Err(_) if control.stop_requested() => return Err(Ended::Interrupted),
             Err(e) => {

@@ -31,12 +31,12 @@ pub fn run(s: &Sweep) -> u8 {
             [false, true]
         };
         for is_reference in sides {
-            let (label, file, plan) = match (is_reference, &s.vs) {
-                (false, _) => (format!("c={c}"), format!("c-{c}"), &s.runs[i]),
-                (true, Some(vs)) => (format!("c={c} vs"), format!("vs-{c}"), &vs[i]),
+            let (label, file, plan, script) = match (is_reference, &s.vs) {
+                (false, _) => (format!("c={c}"), format!("c-{c}"), &s.runs[i], &s.script),
+                (true, Some(vs)) => (format!("c={c} vs"), format!("vs-{c}"), &vs[i], &s.vs_script),
                 (true, None) => continue,
             };
-            match series.run("", &label, &file, plan) {
+            match series.run("", &label, &file, plan, script.as_ref()) {
                 Ok(r) if is_reference => reference = Some(r),
                 Ok(r) => target = Some(r),
                 Err(Ended::Interrupted) => {

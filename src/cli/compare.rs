@@ -192,7 +192,11 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
         if mcp.is_some() {
             super::mcp::http_flags(&load).map_err(|e| Exit::usage(format!("{name}: {e}")))?;
         }
-        let (mut p, notes) = plan(load, &url).map_err(|e| {
+        let super::load::Planned {
+            plan: mut p,
+            script,
+            notes,
+        } = plan(load, &url).map_err(|e| {
             let why = e.message.strip_prefix("spate: ").unwrap_or(&e.message);
             Exit::usage(format!("{name}: {why}"))
         })?;
@@ -202,8 +206,12 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
         for n in notes {
             crate::ui::say(&n);
         }
-        super::load::series_script(&p, "compare")?;
-        targets.push((name, p));
+        super::load::series_script(script.as_ref(), "compare")?;
+        targets.push(super::CompareTarget {
+            name,
+            plan: p,
+            script,
+        });
     }
     if c.seed.is_some() && c.order != CompareOrder::Random {
         return Err(Exit::usage(
@@ -218,8 +226,10 @@ pub fn command(c: CompareArgs, argv: &[OsString]) -> Result<Command, Exit> {
         })
     });
     if c.load.dry_run {
-        let plans: Vec<(String, &crate::plan::Plan)> =
-            targets.iter().map(|(n, p)| (n.clone(), p)).collect();
+        let plans: Vec<_> = targets
+            .iter()
+            .map(|t| (t.name.clone(), &t.plan, t.script.as_ref()))
+            .collect();
         return super::dry_run::dry_runs(
             &format!("spate compare ({} rounds)", c.rounds),
             &plans,
@@ -303,7 +313,7 @@ mod flags {
         assert_eq!((c.rounds, c.reference, c.alpha, c.noise), (7, 1, 0.2, 0.05));
         assert_eq!(c.shuffle, Some(9));
         assert!(
-            c.targets.iter().all(|(_, p)| p.connections == 3),
+            c.targets.iter().all(|t| t.plan.connections == 3),
             "the load flags reach every target"
         );
         assert_eq!(
@@ -328,7 +338,7 @@ mod flags {
         let m = c.mcp.expect("MCP calls");
         assert_eq!(m.calls.len(), 1);
         assert_eq!(m.session, crate::mcp::SessionMode::Shared);
-        for (_, p) in &c.targets {
+        for p in c.targets.iter().map(|t| &t.plan) {
             assert_eq!(p.method, "POST");
             assert!(!p.compression, "answers are read as JSON");
         }
@@ -404,9 +414,9 @@ mod targets_file {
             path.to_str().unwrap(),
         ])
         .unwrap();
-        let names: Vec<&str> = c.targets.iter().map(|(n, _)| n.as_str()).collect();
+        let names: Vec<&str> = c.targets.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["a", "h2"]);
-        let (a, b) = (&c.targets[0].1, &c.targets[1].1);
+        let (a, b) = (&c.targets[0].plan, &c.targets[1].plan);
         assert_eq!((a.connections, b.connections), (3, 7));
         assert!(matches!(a.protocol, Protocol::Http1));
         assert_eq!(a.stop, Stop::Duration(std::time::Duration::from_secs(1)));

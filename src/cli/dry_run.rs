@@ -3,14 +3,20 @@
 
 use super::{Command, Exit};
 use crate::plan::Plan;
+use crate::script::Loaded;
 
-/// `--dry-run` of a command of several runs: `title`, then each run's plan (named) as a run's
+/// `--dry-run` of a command of several runs: `title`, then each run's plan (named, with its
+/// script) as a run's
 /// `--dry-run` shows it. `mcp`: the requests are MCP calls, built from the server's tools when
 /// the run starts, so none is shown.
-pub(super) fn dry_runs(title: &str, plans: &[(String, &Plan)], mcp: bool) -> Result<Command, Exit> {
+pub(super) fn dry_runs(
+    title: &str,
+    plans: &[(String, &Plan, Option<&Loaded>)],
+    mcp: bool,
+) -> Result<Command, Exit> {
     use std::fmt::Write as _;
     let mut out = format!("{title} --dry-run: the command line is valid; nothing was sent\n");
-    for (name, plan) in plans {
+    for &(ref name, plan, script) in plans {
         if !name.is_empty() {
             let _ = writeln!(out, "{}:", crate::escape::term(name));
         }
@@ -23,7 +29,7 @@ pub(super) fn dry_runs(title: &str, plans: &[(String, &Plan)], mcp: bool) -> Res
             }
             false => {
                 // A run's own first line is this command's title.
-                let shown = crate::verbose::dry_run(plan).map_err(Exit::usage)?;
+                let shown = crate::verbose::dry_run(plan, script).map_err(Exit::usage)?;
                 out.push_str(shown.split_once('\n').map_or("", |(_, rest)| rest));
             }
         }

@@ -9,10 +9,18 @@ use super::{DEFAULT_CONNECTIONS, DEFAULT_REQUESTS, Exit};
 use crate::plan::{H2, Plan, Protocol, Rate, Stop, Tls};
 use crate::redact;
 use crate::route::{Family, Route};
+use crate::script::Loaded;
 use crate::target::Target;
 
-/// The plan of a run of `url` with the load flags `a`, and the notes to print before it.
-pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Exit> {
+/// A run's plan, the script loaded beside it (`-s`), and the notes to print before it.
+pub(super) struct Planned {
+    pub plan: Plan,
+    pub script: Option<Loaded>,
+    pub notes: Vec<String>,
+}
+
+/// The plan of a run of `url` with the load flags `a`, with its script and notes.
+pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<Planned, Exit> {
     let stream = stream_plan(&a)?;
     let (a_script, a_script_args) = (a.script.take(), std::mem::take(&mut a.script_args));
     let compile_only = a.compile_script_only;
@@ -139,18 +147,17 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
         start_at: None,
         alt_svc: a.alt_svc,
     };
-    match &a_script {
+    let script = match &a_script {
         Some(file) if compile_only => {
             crate::script::Script::compile(file).map_err(|e| Exit::usage(e.to_string()))?;
+            None
         }
-        Some(file) => {
-            let script = crate::script::Script::load(file, &a_script_args, &plan)
-                .map_err(|e| Exit::usage(e.to_string()))?;
-            script.shaped.apply(&mut plan);
-            plan.script = Some(crate::script::Loaded(std::sync::Arc::new(script)));
-        }
-        None => {}
-    }
+        Some(file) => Some(
+            Loaded::load(file, &a_script_args, &mut plan)
+                .map_err(|e| Exit::usage(e.to_string()))?,
+        ),
+        None => None,
+    };
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     // Checked here, where files are read: a missing socket is a mistake in the command line.
     if let Some(path) = &plan.route.unix_socket
@@ -161,14 +168,18 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<(Plan, Vec<String>), Ex
             path.display()
         )));
     }
-    Ok((plan, notes))
+    Ok(Planned {
+        plan,
+        script,
+        notes,
+    })
 }
 
 /// A script in a series of runs (`compare`, `sweep`): its states run per request as in any
 /// run, but `setup` and `done` belong to one run, so a script that defines them is refused;
 /// what it prints goes to stderr, away from the series' table.
-pub(super) fn series_script(plan: &Plan, command: &str) -> Result<(), Exit> {
-    let Some(s) = &plan.script else {
+pub(super) fn series_script(script: Option<&Loaded>, command: &str) -> Result<(), Exit> {
+    let Some(s) = script else {
         return Ok(());
     };
     if s.defines.setup || s.defines.done {

@@ -70,10 +70,13 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
     }
     let verbose = a.load.verbose;
     let dry_run = a.load.dry_run;
-    let (mut plan, notes) = load::plan(a.load, &url)?;
+    // MCP's runs have no script (`http_flags`).
+    let load::Planned {
+        mut plan, notes, ..
+    } = load::plan(a.load, &url)?;
     spoken(&mut plan);
     if dry_run {
-        return super::dry_run::dry_runs("spate mcp", &[(String::new(), &plan)], true);
+        return super::dry_run::dry_runs("spate mcp", &[(String::new(), &plan, None)], true);
     }
     let mut show = show(a.output)?;
     show.notes = notes;

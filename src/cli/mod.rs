@@ -49,6 +49,8 @@ pub const DEFAULT_CONNECTIONS: u32 = 50;
 pub enum Command {
     Run {
         plan: Box<Plan>,
+        /// `-s`: the script the plan names, loaded.
+        script: Option<crate::script::Loaded>,
         show: Show,
     },
     Serve(ServeConfig),
@@ -83,8 +85,12 @@ pub struct Sweep {
     pub levels: Vec<u32>,
     /// The target's plan at each level.
     pub runs: Vec<Plan>,
+    /// The target's script (`-s`), loaded once for every level.
+    pub script: Option<crate::script::Loaded>,
     /// `--vs`: the reference's plan at each level.
     pub vs: Option<Vec<Plan>>,
+    /// The reference's script.
+    pub vs_script: Option<crate::script::Loaded>,
     pub format: crate::report::versus::CompareForm,
     pub save_dir: Option<PathBuf>,
     /// `--html`: the sweep as a page, written here too.
@@ -92,10 +98,18 @@ pub struct Sweep {
     pub progress: bool,
 }
 
+/// One target of `spate compare`: its name, its plan and the script loaded beside it.
+#[derive(Debug)]
+pub struct CompareTarget {
+    pub name: String,
+    pub plan: Plan,
+    pub script: Option<crate::script::Loaded>,
+}
+
 /// What `spate compare` runs and how it judges and shows the result.
 #[derive(Debug)]
 pub struct Compare {
-    pub targets: Vec<(String, Plan)>,
+    pub targets: Vec<CompareTarget>,
     pub rounds: u16,
     /// `--order random`: the seed of each round's shuffle; `None`: the order given.
     pub shuffle: Option<u64>,
@@ -378,14 +392,18 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
     }
     let mut load = r.load;
     load.script_args = r.script_args;
-    let (mut plan, mut notes) = load::plan(load, &url)?;
+    let load::Planned {
+        mut plan,
+        script,
+        mut notes,
+    } = load::plan(load, &url)?;
     if let Some(l) = list {
         plan.list = Some(std::sync::Arc::new(l));
     }
     shard::apply(&mut plan, &r.shard)?;
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     if dry_run {
-        let text = crate::verbose::dry_run(&plan).map_err(Exit::usage)?;
+        let text = crate::verbose::dry_run(&plan, script.as_ref()).map_err(Exit::usage)?;
         return Ok(Command::Print(text.into_bytes()));
     }
     notes.extend(shard::notes(&plan));
@@ -395,6 +413,7 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
     show.output.log_result = r.shard.log_result;
     Ok(Command::Run {
         plan: Box::new(plan),
+        script,
         show,
     })
 }
@@ -824,7 +843,7 @@ mod tests {
             Ok(other) => panic!("{other:?}"),
         }
         match parse(["spate", "-k", "http://h/"]) {
-            Ok(Command::Run { plan, show }) => {
+            Ok(Command::Run { plan, show, .. }) => {
                 assert!(!plan.tls.insecure);
                 assert_eq!(
                     show.notes,

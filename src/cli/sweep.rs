@@ -66,30 +66,38 @@ pub fn command(s: SweepArgs) -> Result<Command, Exit> {
         load.duration = Some(DEFAULT_LEVEL);
     }
     load.connections.connections = Some(most);
-    let (target, notes) = plan(load.clone(), &s.url)?;
+    let super::load::Planned {
+        plan: target,
+        script,
+        notes,
+    } = plan(load.clone(), &s.url)?;
     let vs = match &s.vs {
         Some(url) => {
             Some(plan(load, url).map_err(|e| Exit::usage(format!("--vs: {}", e.message)))?)
         }
         None => None,
     };
-    for n in notes.into_iter().chain(vs.iter().flat_map(|v| v.1.clone())) {
-        crate::ui::say(&n);
+    for n in notes.iter().chain(vs.iter().flat_map(|v| &v.notes)) {
+        crate::ui::say(n);
     }
-    super::load::series_script(&target, "sweep")?;
-    if let Some((v, _)) = &vs {
-        super::load::series_script(v, "sweep")?;
+    super::load::series_script(script.as_ref(), "sweep")?;
+    if let Some(v) = &vs {
+        super::load::series_script(v.script.as_ref(), "sweep")?;
     }
     if dry_run {
         let at: Vec<String> = levels.iter().map(u32::to_string).collect();
         let first = at_levels(&target, &levels[..1])?;
-        let mut plans = vec![("the first level".to_string(), &first[0])];
+        let mut plans = vec![("the first level".to_string(), &first[0], script.as_ref())];
         let vs_first = match &vs {
-            Some((v, _)) => at_levels(v, &levels[..1])?,
+            Some(v) => at_levels(&v.plan, &levels[..1])?,
             None => Vec::new(),
         };
-        if let Some(v) = vs_first.first() {
-            plans.push(("--vs, at the first level".to_string(), v));
+        if let (Some(v), Some(first)) = (&vs, vs_first.first()) {
+            plans.push((
+                "--vs, at the first level".to_string(),
+                first,
+                v.script.as_ref(),
+            ));
         }
         return super::dry_run::dry_runs(
             &format!("spate sweep (levels {})", at.join(", ")),
@@ -99,10 +107,12 @@ pub fn command(s: SweepArgs) -> Result<Command, Exit> {
     }
     Ok(Command::Sweep(Sweep {
         runs: at_levels(&target, &levels)?,
-        vs: match vs {
-            Some((v, _)) => Some(at_levels(&v, &levels)?),
+        script,
+        vs: match &vs {
+            Some(v) => Some(at_levels(&v.plan, &levels)?),
             None => None,
         },
+        vs_script: vs.and_then(|v| v.script),
         levels,
         format: match s.format {
             CompareFormat::Text => CompareForm::Text,

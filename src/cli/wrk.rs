@@ -56,12 +56,13 @@ pub(super) fn command(a: WrkArgs) -> Result<Command, Exit> {
     plan.headers = a.headers;
     plan.compression = false;
     plan.protocol = Protocol::Http1;
-    if let Some(file) = &a.script {
-        let script = crate::script::Script::load(file, &args, &plan)
-            .map_err(|e| Exit::usage(e.to_string()))?;
-        script.shaped.apply(&mut plan);
-        plan.script = Some(crate::script::Loaded(std::sync::Arc::new(script)));
-    }
+    let script = match &a.script {
+        Some(file) => Some(
+            crate::script::Loaded::load(file, &args, &mut plan)
+                .map_err(|e| Exit::usage(e.to_string()))?,
+        ),
+        None => None,
+    };
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     let mut output = output(a.forms, None)?;
     if output.format == Format::Text {
@@ -69,6 +70,7 @@ pub(super) fn command(a: WrkArgs) -> Result<Command, Exit> {
     }
     Ok(Command::Run {
         plan: Box::new(plan),
+        script,
         show: Show {
             output,
             summary: ReportOptions::default(),

@@ -3,6 +3,7 @@
 //! run's plan staged with the calls. With `--session shared` each run opens its own session and
 //! ends it after, as `spate mcp` does; otherwise a target's plan serves all its rounds.
 
+use crate::cli::CompareTarget;
 use crate::mcp::stage::{self, Calls, Refused, Staged};
 use crate::plan::Plan;
 
@@ -21,13 +22,13 @@ fn refused(name: &str, r: Refused) -> u8 {
 impl<'a> Servers<'a> {
     /// Asks each target for its tools and stages its first run; prints what each speaks. On
     /// the first target that cannot be run: its line printed, the exit code.
-    pub fn ask(targets: &[(String, Plan)], calls: &'a Calls) -> Result<Servers<'a>, u8> {
+    pub fn ask(targets: &[CompareTarget], calls: &'a Calls) -> Result<Servers<'a>, u8> {
         let mut servers = Servers {
             calls,
             listings: Vec::new(),
             ready: Vec::new(),
         };
-        for (name, plan) in targets {
+        for CompareTarget { name, plan, .. } in targets {
             let listing = stage::probe(plan, calls).map_err(|r| refused(name, r))?;
             let staged = stage::stage(plan, &listing, calls).map_err(|r| refused(name, r))?;
             if let Some(m) = staged.plan.list.as_ref().and_then(|l| l.mcp.as_ref()) {

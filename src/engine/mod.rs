@@ -127,12 +127,17 @@ fn follow(plan: &Plan) -> Result<Option<Arc<workloads::hops::Follow>>, String> {
 
 /// Runs `plan` to its end, with no display and no way to stop it early.
 pub fn run(plan: &Plan) -> Result<RunOutput, RunError> {
-    run_with(plan, &Control::new())
+    run_with(plan, None, &Control::new())
 }
 
-/// Runs `plan`; `control` can stop it early and carries the live views for a display.
-pub fn run_with(plan: &Plan, control: &Control) -> Result<RunOutput, RunError> {
-    prepare(plan, control)?.go()
+/// Runs `plan`, with `script` (the one it names, loaded; `None` for a plan without one);
+/// `control` can stop it early and carries the live views for a display.
+pub fn run_with(
+    plan: &Plan,
+    script: Option<&crate::script::Loaded>,
+    control: &Control,
+) -> Result<RunOutput, RunError> {
+    prepare(plan, script, control)?.go()
 }
 
 /// How often the wait for load threads that run a script's Lua looks whether to interrupt it.

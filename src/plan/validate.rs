@@ -89,7 +89,11 @@ impl Plan {
                 }
             }
         }
-        if self.script.as_ref().is_some_and(|s| s.per_request()) {
+        if self
+            .script
+            .as_ref()
+            .is_some_and(|s| s.defines.per_request())
+        {
             for (on, flag) in [
                 (self.redirects > 0, "--redirect"),
                 (self.stream.is_some(), "--stream"),

@@ -8,7 +8,7 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use super::worker::{Made, Seed, Worker};
-use super::{Echo, Script, Sink};
+use super::{Echo, Loaded, Script, Sink};
 use crate::plan::Plan;
 
 /// How often a Lua that did not return is asked again to stop (it may have been in a C call
@@ -16,13 +16,9 @@ use crate::plan::Plan;
 const ASK_EVERY: Duration = Duration::from_millis(100);
 const ASKS: u32 = 20;
 
-/// The first request `request()` makes for `plan` (the run's plan, its script included), its
-/// bytes as the run would send them; or why there is none. `limit`: how long the script may
-/// take.
-pub fn first_request(plan: &Plan, limit: Duration) -> Result<Vec<u8>, String> {
-    let Some(loaded) = plan.script.as_ref() else {
-        return Err("no script".into());
-    };
+/// The first request `request()` of `loaded` makes for `plan` (the run's plan), its bytes as
+/// the run would send them; or why there is none. `limit`: how long the script may take.
+pub fn first_request(plan: &Plan, loaded: &Loaded, limit: Duration) -> Result<Vec<u8>, String> {
     let script: Arc<Script> = loaded.0.clone();
     let plan = plan.clone();
     let (tx, rx) = mpsc::channel();

@@ -22,7 +22,8 @@ use std::sync::Arc;
 
 use mlua::{Function, Lua, Table, Value};
 
-use crate::plan::Plan;
+pub use crate::plan::Defines;
+use crate::plan::{Plan, ScriptPlan};
 pub use batch::{Batch, check_batch};
 pub use echo::{Echo, Sink};
 pub use look::first_request;
@@ -64,31 +65,11 @@ pub enum ScriptError {
     NotText(String, &'static str),
 }
 
-/// The functions wrk calls, as a script defines them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Defines {
-    pub setup: bool,
-    pub init: bool,
-    pub delay: bool,
-    pub request: bool,
-    pub response: bool,
-    pub done: bool,
-}
-
-impl Defines {
-    fn per_request(&self) -> bool {
-        self.request || self.response || self.delay
-    }
-
-    fn per_thread(&self) -> bool {
-        self.per_request() || self.init || self.setup
-    }
-}
-
 /// A script, read and checked, with what a run needs to start its states.
 #[derive(Debug)]
 pub struct Script {
     pub name: String,
+    file: std::path::PathBuf,
     source: Vec<u8>,
     /// The words after `--`: `args[1]` on.
     pub args: Vec<String>,
@@ -151,6 +132,7 @@ impl Script {
         let per_thread = defines.per_thread();
         Ok(Script {
             name,
+            file: file.to_path_buf(),
             source,
             args: args.to_vec(),
             base,
@@ -181,18 +163,39 @@ impl Script {
 
     /// Lua runs around requests: the connections go through the scripted lane.
     pub fn per_request(&self) -> bool {
-        self.defines.request || self.defines.response || self.defines.delay
+        self.defines.per_request()
     }
 
     /// Each load thread needs a state of its own (to run `init`, or what `setup` gave it).
     pub fn per_thread(&self) -> bool {
-        self.per_request() || self.defines.init || self.defines.setup
+        self.defines.per_thread()
+    }
+
+    /// The script as a plan names it.
+    pub fn planned(&self) -> ScriptPlan {
+        ScriptPlan {
+            file: self.file.clone(),
+            args: self.args.clone(),
+            defines: self.defines,
+        }
     }
 }
 
-/// A loaded script as a plan holds it: plans compare equal when they hold the same one.
+/// A loaded script, shared by the run's threads and passed beside the plan that names it
+/// (`Plan::script`): two compare equal when they are the same load.
 #[derive(Debug, Clone)]
 pub struct Loaded(pub Arc<Script>);
+
+impl Loaded {
+    /// Reads and runs `file` once for `plan` (`Script::load`), shapes `plan`'s request as the
+    /// script's `wrk` table leaves it, and names the script in `plan`.
+    pub fn load(file: &Path, args: &[String], plan: &mut Plan) -> Result<Loaded, ScriptError> {
+        let script = Script::load(file, args, plan)?;
+        script.shaped.apply(plan);
+        plan.script = Some(script.planned());
+        Ok(Loaded(Arc::new(script)))
+    }
+}
 
 impl PartialEq for Loaded {
     fn eq(&self, other: &Loaded) -> bool {

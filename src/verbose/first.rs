@@ -9,6 +9,7 @@ use super::{head_lines, shown_body};
 use crate::escape::term;
 use crate::plan::Plan;
 use crate::request;
+use crate::script::Loaded;
 
 /// What the run sends first, as far as it is known before connecting.
 pub(super) enum First {
@@ -24,7 +25,7 @@ pub(super) enum First {
 }
 
 impl First {
-    pub(super) fn of(plan: &Plan) -> Result<First, String> {
+    pub(super) fn of(plan: &Plan, script: Option<&Loaded>) -> Result<First, String> {
         if let Some(l) = &plan.list {
             let i = l.first();
             let entry = plan.for_entry(l, i);
@@ -40,9 +41,9 @@ impl First {
                 ),
             });
         }
-        match &plan.script {
+        match script {
             Some(s) if s.defines.request => {
-                let bytes = crate::script::first_request(plan, plan.timeout)
+                let bytes = crate::script::first_request(plan, s, plan.timeout)
                     .map_err(|e| format!("--script {}: {e}", s.name))?;
                 Ok(First::Bytes(
                     bytes,
@@ -94,12 +95,12 @@ impl Sent {
 /// `--dry-run`: what `plan` would run, in the report header's words, and the first request it
 /// would send as `-v` shows it (secrets masked), with no connection made. `Err`: why there is
 /// none (a script's `request()` failed).
-pub fn dry_run(plan: &Plan) -> Result<String, String> {
+pub fn dry_run(plan: &Plan, script: Option<&Loaded>) -> Result<String, String> {
     let mut out = String::from("spate --dry-run: the command line is valid; nothing was sent\n");
     for line in crate::report::plan_words(plan) {
         let _ = writeln!(out, "  {}", term(&line));
     }
-    let bytes = match First::of(plan)? {
+    let bytes = match First::of(plan, script)? {
         First::Plan => {
             let _ = writeln!(out, "The request, as HTTP/1.1 writes it:");
             request::h1_bytes(plan).to_vec()

@@ -19,6 +19,7 @@ use crate::reach::{LaneChoice, lane_choice, quic_client, tls_client};
 use crate::redact::{MASK, is_sensitive};
 use crate::request;
 use crate::route::Endpoint;
+use crate::script::Loaded;
 
 mod first;
 mod mcp;
@@ -34,13 +35,13 @@ const BODY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The exchange as text, what the server sent escaped (each line prefixed as curl does: `*` spate, `>` sent, `<` received), or
 /// why it failed, as far as it came.
-pub fn exchange(plan: &Plan) -> Result<String, String> {
+pub fn exchange(plan: &Plan, script: Option<&Loaded>) -> Result<String, String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
     let mut out = String::new();
-    let first = First::of(plan).map_err(|e| format!("* {}\n", term(&e)))?;
+    let first = First::of(plan, script).map_err(|e| format!("* {}\n", term(&e)))?;
     // Each step of an MCP handshake within the limit of one request.
     let steps = match &first {
         First::Mcp(..) => 4,

@@ -649,7 +649,7 @@ fn a_prepared_run_sends_nothing_until_go_and_ends_its_threads_when_dropped() {
     let mut p = plan(&server.url(), 6, requests(300));
     p.threads = 2;
     let control = engine::Control::new();
-    let armed = engine::prepare(&p, &control).unwrap();
+    let armed = engine::prepare(&p, None, &control).unwrap();
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(server.requests(), 0, "connected, and nothing sent");
     drop(armed);
@@ -659,7 +659,7 @@ fn a_prepared_run_sends_nothing_until_go_and_ends_its_threads_when_dropped() {
         "dropped: the threads ended without a request"
     );
     let control = engine::Control::new();
-    let out = engine::prepare(&p, &control).unwrap().go().unwrap();
+    let out = engine::prepare(&p, None, &control).unwrap().go().unwrap();
     assert_eq!((out.stats.completed, server.requests()), (300, 300));
     assert_eq!(out.stats.conns.established, 6);
 }

@@ -19,7 +19,7 @@ use crate::plan::{Plan, Stop};
 use crate::proto::h2 as lane_h2;
 use crate::request;
 use crate::route::Endpoint;
-use crate::script::{Seed, ThreadEnd};
+use crate::script::{Loaded, Seed, ThreadEnd};
 use crate::stats::{Failure, NotOpened, RunOutput};
 
 /// How long after the drain's end a script's Lua may still run before it is interrupted: a
@@ -47,18 +47,30 @@ pub struct Armed<'a> {
 /// Prepares `plan`: resolves the target, starts the load threads and waits until each has
 /// opened its connections (or given up). `control` can stop it early and carries the live
 /// views for a display. Nothing is measured until [`Armed::go`].
-pub fn prepare<'a>(plan: &'a Plan, control: &'a Control) -> Result<Armed<'a>, RunError> {
-    prepare_staged(plan, control, None)
+pub fn prepare<'a>(
+    plan: &'a Plan,
+    script: Option<&Loaded>,
+    control: &'a Control,
+) -> Result<Armed<'a>, RunError> {
+    prepare_staged(plan, script, control, None)
 }
 
 /// As [`prepare`], with the script's setup state `stage`, whose `setup(thread)` is called for
-/// each load thread once the target is resolved and before the thread starts.
+/// each load thread once the target is resolved and before the thread starts. `script` is the
+/// one `plan` names, loaded.
 pub fn prepare_staged<'a>(
     plan: &'a Plan,
+    script: Option<&Loaded>,
     control: &'a Control,
     stage: Option<&mut crate::script::Stage>,
 ) -> Result<Armed<'a>, RunError> {
     plan.validate()?;
+    if script.map(|s| s.planned()) != plan.script {
+        return Err(RunError::Script(match &plan.script {
+            Some(s) => format!("--script {}: not loaded", s.file.display()),
+            None => "a script was given to a plan that names none".into(),
+        }));
+    }
     // Late before connecting: as late after, nothing is sent (exit 4), and nothing opened.
     if let Some(at) = plan.start_at {
         crate::engine::run::start::too_late(at)?;
@@ -150,7 +162,7 @@ pub fn prepare_staged<'a>(
             .map_err(RunError::Request)?,
         thread: 0,
     };
-    let seeds = match (&plan.script, stage) {
+    let seeds = match (script, stage) {
         (Some(s), _) if !s.per_thread() => None,
         (Some(_), Some(stage)) => {
             let first = match &*endpoint {
@@ -185,7 +197,7 @@ pub fn prepare_staged<'a>(
                 Some(addr) => Arc::new(Endpoint::Tcp(vec![addr])),
                 None => setup.endpoint.clone(),
             },
-            script: match (&plan.script, seed) {
+            script: match (script, seed) {
                 (Some(s), Some(seed)) => Some(ScriptSetup {
                     script: s.0.clone(),
                     plan: plan_arc.clone(),
@@ -219,7 +231,7 @@ pub fn prepare_staged<'a>(
     let mut first_error = None;
     let mut script_error = None;
     let mut not_opened = NotOpened::default();
-    let lua = plan.script.as_ref().is_some_and(|s| s.per_thread());
+    let lua = script.is_some_and(|s| s.per_thread());
     for r in ready(&ready_rx, threads, lua.then_some((&handles, control))) {
         established[r.thread] = r.established;
         not_opened += r.not_opened;
@@ -356,7 +368,7 @@ impl Armed<'_> {
         self.go_txs.clear();
 
         let handles = std::mem::take(&mut self.handles);
-        let finished = match plan.script.as_ref().is_some_and(|s| s.per_thread()) {
+        let finished = match plan.script.as_ref().is_some_and(|s| s.defines.per_thread()) {
             // Lua that still runs when the drain is over, or after Ctrl-C, is interrupted.
             true => join_watched(handles, || {
                 control.stop_requested()
