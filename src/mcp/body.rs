@@ -72,6 +72,9 @@ impl Reader {
                     self.notifications += 1;
                     self.progress += u32::from(progress);
                 }
+                Said::OtherId => {
+                    self.fault.get_or_insert(OTHER_ID);
+                }
                 Said::Fault(why) => {
                     self.fault.get_or_insert(why);
                 }
@@ -128,34 +131,47 @@ pub(super) enum Said<'a> {
     /// client things on the stream; a load test does not answer, and the server answers the
     /// call without); `progress`: a progress notification.
     Notice { progress: bool },
-    /// Not a valid message for the call: another id, not JSON-RPC, longer than kept.
+    /// A response to a call not awaited.
+    OtherId,
+    /// Not a valid message for the call: not JSON-RPC, longer than kept.
     Fault(&'static str),
 }
 
+/// What a call hears of a response to another id.
+pub(super) const OTHER_ID: &str = "a response on the stream with another id";
+
 /// Reads one item of an event stream (`proto::sse`) as the call with id `id` sees it.
 pub(super) fn said(item: Item<'_>, id: u64) -> Said<'_> {
+    said_among(item, &[id]).0
+}
+
+/// Reads one item of an event stream as the calls `ids` awaited at once (oldest first) see it:
+/// what it says, and for an answer the place in `ids` of the call it answers (0 otherwise).
+pub(super) fn said_among<'a>(item: Item<'a>, ids: &[u64]) -> (Said<'a>, usize) {
     let Item::Event {
         kind, data, cut, ..
     } = item
     else {
-        return Said::Nothing;
+        return (Said::Nothing, 0);
     };
     if kind == b"endpoint" {
-        return Said::Endpoint(data);
+        return (Said::Endpoint(data), 0);
     }
     if !(kind.is_empty() || kind == b"message") || data.is_empty() {
-        return Said::Nothing;
+        return (Said::Nothing, 0);
     }
     if cut {
-        return Said::Fault("an event longer than spate keeps (1 MiB)");
+        return (Said::Fault("an event longer than spate keeps (1 MiB)"), 0);
     }
-    match rpc::judge(data, id) {
+    let (judged, at) = rpc::judge_among(data, ids);
+    let said = match judged {
         Judged::Answer(a) => Said::Answer(a),
         Judged::Notification { progress } => Said::Notice { progress },
         Judged::ServerRequest => Said::Notice { progress: false },
-        Judged::OtherId => Said::Fault("a response on the stream with another id"),
+        Judged::OtherId => Said::OtherId,
         Judged::Invalid(why) => Said::Fault(why),
-    }
+    };
+    (said, at)
 }
 
 /// The fuzz property: whatever the bytes and however they are split, reading them never panics,
@@ -287,10 +303,10 @@ mod tests {
             matches!(said(event(b"", answer, true), 7), Said::Fault(_)),
             "cut"
         );
-        assert!(
-            matches!(said(event(b"", answer, false), 8), Said::Fault(_)),
-            "another id"
-        );
+        assert_eq!(said(event(b"", answer, false), 8), Said::OtherId);
+        // Among several calls, the answer says which it answers.
+        let (a, at) = said_among(event(b"", answer, false), &[3, 7, 9]);
+        assert!(matches!(a, Said::Answer(_)) && at == 1, "{a:?} {at}");
         let progress = br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#;
         assert_eq!(
             said(event(b"", progress, false), 7),

@@ -194,15 +194,15 @@ pub async fn ask(
     id: u64,
     space: &mut ReadSpace,
 ) -> Result<Box<serde_json::value::RawValue>, Fail> {
-    listening.inbox.borrow_mut().expect(id, true);
+    listening.inbox.borrow_mut().expect(0, id, true);
     post(conn, request, space).await?;
-    let heard = poll_fn(|cx| listening.inbox.borrow_mut().poll_answer(cx)).await;
+    let heard = poll_fn(|cx| listening.inbox.borrow_mut().poll_answer(0, cx)).await;
     match heard.verdict {
         Ok(_) => {}
         Err(why) => return Err(refused(why.into())),
     }
     let inbox = listening.inbox.borrow();
-    let reply = super::client::reply_in(inbox.raw(), id)
+    let reply = super::client::reply_in(inbox.raw(0), id)
         .ok_or_else(|| refused("the answer on the stream is not JSON-RPC".into()))?;
     match reply.result {
         Some(r) if r.get().starts_with('{') => Ok(r),

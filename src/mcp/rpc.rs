@@ -75,6 +75,18 @@ struct ResultHead {
 /// Judges the JSON text `bytes` against the call `id`. A batch (an array) is not a message an
 /// MCP server sends.
 pub fn judge(bytes: &[u8], id: u64) -> Judged {
+    judge_among(bytes, &[id]).0
+}
+
+/// Judges the JSON text `bytes` against the calls `ids` awaited at once (oldest first): the
+/// verdict, and for a response the place in `ids` of the call it answers. An error the server
+/// could not tie to a request answers the oldest.
+pub fn judge_among(bytes: &[u8], ids: &[u64]) -> (Judged, usize) {
+    let mut at = 0;
+    (judge_in(bytes, ids, &mut at), at)
+}
+
+fn judge_in(bytes: &[u8], ids: &[u64], at: &mut usize) -> Judged {
     let Ok(v) = serde_json::from_slice::<&RawValue>(bytes) else {
         return Judged::Invalid("a message that is not JSON");
     };
@@ -99,18 +111,20 @@ pub fn judge(bytes: &[u8], id: u64) -> Judged {
             },
         };
     }
+    let place = |id: Option<u64>| id.and_then(|id| ids.iter().position(|&i| i == id));
     let ours = match m.id.0.map(|i| serde_json::from_str::<Value>(i.get())) {
-        Some(Ok(Value::Number(n))) => n.as_u64() == Some(id),
+        Some(Ok(Value::Number(n))) => place(n.as_u64()),
         // A string id that spells the number is the same id to a lenient server.
-        Some(Ok(Value::String(s))) => s.parse::<u64>().ok() == Some(id),
-        // An error the server could not tie to a request (a parse error) answers the one
-        // request in flight on the connection.
-        Some(Ok(Value::Null)) | None => m.error.0.is_some(),
+        Some(Ok(Value::String(s))) => place(s.parse::<u64>().ok()),
+        // An error the server could not tie to a request (a parse error) answers the oldest
+        // request in flight.
+        Some(Ok(Value::Null)) | None => (m.error.0.is_some() && !ids.is_empty()).then_some(0),
         Some(_) => return Judged::Invalid("a response whose id is neither a number nor a string"),
     };
-    if !ours {
+    let Some(place) = ours else {
         return Judged::OtherId;
-    }
+    };
+    *at = place;
     match (m.result.0, m.error.0) {
         // A result is an object (JSON-RPC 2.0 leaves it open; MCP's results are all objects).
         (Some(r), None) if r.get().starts_with('{') => match serde_json::from_str(r.get()) {

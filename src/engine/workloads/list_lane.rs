@@ -119,6 +119,11 @@ impl ListWork {
         }
     }
 
+    /// The slot's place among the slots that share its connection (and its session).
+    fn in_session(&self, ctx: &Shared) -> usize {
+        self.index % ctx.setup.streams.max(1)
+    }
+
     /// The session the slot's connection opened, if it has one.
     fn fetch_session(&mut self, ctx: &Shared) {
         self.session = ctx.sessions.borrow().get(self.index).cloned().flatten();
@@ -258,7 +263,9 @@ impl<P: Protocol<Events: Answers>> Workload<P> for ListWork {
         if let Some(l) = listening
             && !self.awaiting
         {
-            l.inbox.borrow_mut().expect(self.id(), false);
+            l.inbox
+                .borrow_mut()
+                .expect(self.in_session(ctx), self.id(), false);
             self.awaiting = true;
         }
         let res = match self.acked {
@@ -282,7 +289,7 @@ impl<P: Protocol<Events: Answers>> Workload<P> for ListWork {
             && (200..300).contains(&res.status)
         {
             self.acked = Some(res);
-            let heard = ready!(l.inbox.borrow_mut().poll_answer(cx));
+            let heard = ready!(l.inbox.borrow_mut().poll_answer(self.in_session(ctx), cx));
             // An answer that came before the stream ended still counts; the next call finds
             // the stream over.
             let over = heard.verdict.is_err() && l.inbox.borrow().is_over();
