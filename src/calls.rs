@@ -42,11 +42,12 @@ impl Prepared {
         self.handshake.is_some() || self.shared_handshake_ns.is_some()
     }
 
-    /// Whether the calls need HTTP/1.1 connections: the legacy HTTP+SSE transport, whose
-    /// session's stream and POSTs are a pair of connections. Streamable HTTP goes over any
-    /// version.
+    /// Whether the calls need HTTP/1.1 connections: a session per call over the legacy
+    /// HTTP+SSE transport, whose stream and POSTs are then a pair of connections of the call's
+    /// own.
     pub fn needs_http1(&self) -> bool {
-        self.handshake.as_ref().is_some_and(|h| h.listen.is_some())
+        self.session == SessionMode::PerRequest
+            && self.handshake.as_ref().is_some_and(|h| h.listen.is_some())
     }
 }
 

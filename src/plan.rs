@@ -305,8 +305,8 @@ impl Plan {
         self.protocol == Protocol::Http3 || self.may_use_h2()
     }
 
-    /// Whether the run calls an MCP server in a way that needs HTTP/1.1 connections (the
-    /// legacy HTTP+SSE transport, `--session per-request`).
+    /// Whether the run calls an MCP server in a way that needs HTTP/1.1 connections (a session
+    /// per call over the legacy HTTP+SSE transport).
     pub fn mcp_needs_http1(&self) -> bool {
         self.list
             .as_ref()

@@ -23,7 +23,7 @@ pub enum LaneChoice {
 pub fn lane_choice(plan: &Plan) -> LaneChoice {
     match (plan.protocol, plan.target.tls) {
         (Protocol::Http3, _) => LaneChoice::Http3,
-        // The legacy HTTP+SSE transport and sessions per request go over HTTP/1.1 only.
+        // A session per call over the legacy HTTP+SSE transport goes over HTTP/1.1 only.
         _ if plan.mcp_needs_http1() => LaneChoice::Http1,
         (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
         (Protocol::Http2, _) => LaneChoice::Http2,

@@ -222,8 +222,10 @@ fn settle(
     }
 }
 
-/// What the stream's exchange tells the inbox.
-pub(super) struct Tap(pub(super) Rc<RefCell<Inbox>>);
+/// What the stream's exchange tells the inbox: the receiver of the stream's GET, in any
+/// protocol.
+#[derive(Debug)]
+pub struct Tap(pub(super) Rc<RefCell<Inbox>>);
 
 impl Events for Tap {
     fn read_at(&mut self, at: Tick) {

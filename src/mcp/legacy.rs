@@ -7,7 +7,7 @@
 //! engine's connections alike; must not count anything of a run.
 
 use std::cell::{Cell, RefCell};
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::rc::Rc;
 use std::task::Poll;
@@ -15,13 +15,12 @@ use std::task::Poll;
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::inbox::Tap;
-pub use super::inbox::{Heard, Inbox};
+pub use super::inbox::{Heard, Inbox, Tap};
 use crate::plan::Plan;
 use crate::proto::Failure;
 use crate::proto::h1::slow_lane::{self, Reached};
 use crate::proto::h1::{Conn, ReadSpace};
-use crate::proto::{Cause, Fail};
+use crate::proto::{Cause, Fail, Response};
 
 /// The name of the transport, as the report gives it.
 pub const TRANSPORT: &str = "sse";
@@ -135,25 +134,32 @@ impl Drop for Listening {
     }
 }
 
-/// Opens the stream on `conn` with `request` ([`listen_request`]): the handle, and the task
-/// that reads the stream until it ends or the handle is dropped (the caller runs it).
-pub fn listen(
-    mut conn: Conn,
-    request: Bytes,
-) -> (Listening, impl std::future::Future<Output = ()>) {
-    let inbox = Rc::new(RefCell::new(Inbox::default()));
-    let tap_inbox = inbox.clone();
-    let task = async move {
+/// Opens the stream on `conn` with `request` ([`listen_request`]) over HTTP/1.1: the handle,
+/// and the task that reads the stream until it ends or the handle is dropped (the caller runs
+/// it).
+pub fn listen(mut conn: Conn, request: Bytes) -> (Listening, impl Future<Output = ()>) {
+    listen_with(move |mut tap| async move {
         let mut space = ReadSpace::new(16 << 10);
         let (written, bytes_in) = (Cell::new(None), Cell::new(0));
         let reached = Reached {
             written: &written,
             bytes_in: &bytes_in,
         };
-        let mut tap = Tap(tap_inbox.clone());
-        let mut exchange = pin!(slow_lane::exchange(
-            &mut conn, &request, false, &mut space, reached, &mut tap
-        ));
+        slow_lane::exchange(&mut conn, &request, false, &mut space, reached, &mut tap).await
+    })
+}
+
+/// Opens the stream with `exchange`, the GET in any protocol, which tells the `Tap` it is given
+/// what arrives: the handle, and the task that runs it until the stream ends or the handle is
+/// dropped (the caller runs it; dropping `exchange` closes the stream).
+pub fn listen_with<F: Future<Output = Result<Response, Fail>>>(
+    exchange: impl FnOnce(Tap) -> F,
+) -> (Listening, impl Future<Output = ()>) {
+    let inbox = Rc::new(RefCell::new(Inbox::default()));
+    let tap_inbox = inbox.clone();
+    let exchange = exchange(Tap(inbox.clone()));
+    let task = async move {
+        let mut exchange = pin!(exchange);
         let ended = poll_fn(|cx| {
             if tap_inbox.borrow().dropped {
                 return Poll::Ready(None);
@@ -196,10 +202,18 @@ pub async fn ask(
 ) -> Result<Box<serde_json::value::RawValue>, Fail> {
     listening.inbox.borrow_mut().expect(0, id, true);
     post(conn, request, space).await?;
+    answer(listening, id).await
+}
+
+/// The result the stream brings for the call with id `id`, awaited as slot 0's with its bytes
+/// kept (`Inbox::expect(0, id, true)`), once it came; or why there is none.
+pub async fn answer(
+    listening: &Listening,
+    id: u64,
+) -> Result<Box<serde_json::value::RawValue>, Fail> {
     let heard = poll_fn(|cx| listening.inbox.borrow_mut().poll_answer(0, cx)).await;
-    match heard.verdict {
-        Ok(_) => {}
-        Err(why) => return Err(refused(why.into())),
+    if let Err(why) = heard.verdict {
+        return Err(refused(why.into()));
     }
     let inbox = listening.inbox.borrow();
     let reply = super::client::reply_in(inbox.raw(0), id)
@@ -214,6 +228,29 @@ pub async fn ask(
     }
 }
 
+/// Whether the server took a POST to the session's endpoint, answered `status`.
+pub fn taken(status: u16) -> Result<(), Fail> {
+    match (200..300).contains(&status) {
+        true => Ok(()),
+        false => Err(refused(format!(
+            "the server answered a POST to the session's endpoint with HTTP {status}"
+        ))),
+    }
+}
+
+/// The session `initialize`'s `result` opened: the revision the server settled on.
+pub fn opened(result: &serde_json::value::RawValue) -> Result<super::session::Session, Fail> {
+    let result = serde_json::from_str(result.get()).map_err(|_| {
+        refused("its result to initialize is not a JSON object spate can read".into())
+    })?;
+    let (version, server) = super::session::settle(&result).map_err(refused)?;
+    Ok(super::session::Session {
+        id: None,
+        version,
+        server,
+    })
+}
+
 /// POSTs `request` on `conn`: the server must take it (2xx) and keep the connection open.
 pub async fn post(conn: &mut Conn, request: &[u8], space: &mut ReadSpace) -> Result<(), Fail> {
     let (written, bytes_in) = (Cell::new(None), Cell::new(0));
@@ -222,12 +259,7 @@ pub async fn post(conn: &mut Conn, request: &[u8], space: &mut ReadSpace) -> Res
         bytes_in: &bytes_in,
     };
     let res = slow_lane::exchange(conn, request, false, space, reached, &mut ()).await?;
-    if !(200..300).contains(&res.status) {
-        return Err(refused(format!(
-            "the server answered a POST to the session's endpoint with HTTP {}",
-            res.status
-        )));
-    }
+    taken(res.status)?;
     if !res.keep_alive {
         return Err(refused(
             "the server closed the connection after a POST to the session's endpoint".into(),
@@ -245,18 +277,14 @@ pub async fn handshake(
     initialized: &[u8],
     space: &mut ReadSpace,
 ) -> Result<super::session::Session, Fail> {
-    let result = ask(conn, listening, initialize, 0, space).await?;
-    let result = serde_json::from_str(result.get()).map_err(|_| {
-        refused("its result to initialize is not a JSON object spate can read".into())
-    })?;
-    let (version, server) = super::session::settle(&result).map_err(refused)?;
+    let result = ask(conn, listening, initialize, INITIALIZE_ID, space).await?;
+    let session = opened(&result)?;
     post(conn, initialized, space).await?;
-    Ok(super::session::Session {
-        id: None,
-        version,
-        server,
-    })
+    Ok(session)
 }
+
+/// The JSON-RPC id of a session's `initialize`.
+pub const INITIALIZE_ID: u64 = 0;
 
 fn refused(why: String) -> Fail {
     Fail {

@@ -36,10 +36,8 @@ pub fn list(
 ) -> Result<RequestList, String> {
     super::shared::check(sessions.mode, listing)?;
     // Several slots' calls in one session need ids of their own.
-    let multiplexed = listing.sessions
-        && listing.transport != Transport::Sse
-        && sessions.mode == SessionMode::PerConnection
-        && plan.multiplexes();
+    let multiplexed =
+        listing.sessions && sessions.mode == SessionMode::PerConnection && plan.multiplexes();
     let slot_ids = sessions.shared.is_some() || multiplexed;
     let target = &plan.target;
     let mut entries = Vec::with_capacity(calls.len());

@@ -70,7 +70,7 @@ impl Plan {
                 (self.h2.streams > 1, "--streams"),
             ] {
                 if on {
-                    let why = "the server speaks MCP's legacy HTTP+SSE transport, whose stream and POSTs are a pair of connections";
+                    let why = "a session per call over MCP's legacy HTTP+SSE transport (its stream and POSTs a pair of connections of the call's own)";
                     return Err(PlanError::McpHttp1With { flag, why });
                 }
             }

@@ -6,6 +6,7 @@
 
 use std::fmt::Write as _;
 
+use bytes::Buf as _;
 use tokio::io::AsyncReadExt;
 
 use super::{Heard, Payload, connect, h1, printable};
@@ -87,26 +88,45 @@ async fn ask(
     })
 }
 
-/// One request on an HTTP/1.1 connection of its own, kept for what the server sends next on it
-/// (the legacy transport's stream).
-async fn ask_h1(
+/// The legacy transport's stream: its GET (as HTTP/1.1 writes it) on a connection of its own in
+/// the version the run speaks, answered 2xx, its body kept to read.
+async fn open_stream(
     plan: &Plan,
     endpoint: &Endpoint,
     bytes: &[u8],
     out: &mut String,
-) -> Result<Heard, String> {
-    let (stream, _) = connect(plan, endpoint, out).await?;
-    h1(stream, bytes, out).await
-}
-
-fn success_h1(heard: &Heard, what: &str) -> Result<(), String> {
-    success(
-        &Asked {
-            status: heard.status(),
-            session: None,
-        },
-        what,
-    )
+) -> Result<Source, String> {
+    let what = "the stream's GET";
+    let t = &plan.target;
+    let written = || {
+        crate::request::written::read(bytes, t.scheme(), &t.authority())
+            .map_err(|e| format!("an MCP request HTTP/2 and HTTP/3 cannot carry: {e}"))
+    };
+    let ok = |status| {
+        success(
+            &Asked {
+                status,
+                session: None,
+            },
+            what,
+        )
+    };
+    if lane_choice(plan) == LaneChoice::Http3 {
+        let (fields, stream) = super::h3_open(plan, endpoint, written()?.h3(), out).await?;
+        ok(Some(fields.status))?;
+        return Ok(Source::H3(Box::new(stream)));
+    }
+    let choice = lane_choice(plan);
+    let (stream, alpn_h2) = connect(plan, endpoint, out).await?;
+    if choice == LaneChoice::Http2 || (choice == LaneChoice::Alpn && alpn_h2) {
+        let (fields, body) = super::h2_open(plan, written()?.h2(), stream, out).await?;
+        ok(Some(fields.status))?;
+        return Ok(Source::H2(body));
+    }
+    let heard = h1(stream, bytes, out).await?;
+    ok(heard.status())?;
+    let chunked = heard.chunked().then(Chunked::new);
+    Ok(Source::H1(heard, chunked))
 }
 
 fn success(asked: &Asked, what: &str) -> Result<(), String> {
@@ -164,9 +184,7 @@ async fn sse(
         "* MCP over the legacy HTTP+SSE transport ({}): the session's stream",
         legacy::VERSION
     );
-    let heard = ask_h1(plan, endpoint, listen, out).await?;
-    success_h1(&heard, "the stream's GET")?;
-    let mut stream = Events::new(heard);
+    let mut stream = Events::new(open_stream(plan, endpoint, listen, out).await?);
     // The GET's exchange showed the stream's first bytes, this event's among them.
     let named = stream.next(out, false).await?;
     let data = data_of(&named).ok_or("the stream's first event has no data")?;
@@ -182,8 +200,8 @@ async fn sse(
         ("the first call", call, true),
     ] {
         let _ = writeln!(out, "* {what}");
-        let posted = ask_h1(plan, endpoint, &legacy::retarget(bytes, &target), out).await?;
-        success_h1(&posted, what)?;
+        let posted = ask(plan, endpoint, &legacy::retarget(bytes, &target), out).await?;
+        success(&posted, what)?;
         if answered {
             let _ = writeln!(out, "* its answer, on the stream");
             stream.next(out, true).await?;
@@ -202,25 +220,32 @@ fn data_of(event: &str) -> Option<String> {
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
-/// A response body read as an event stream: chunked framing undone, events split at blank
-/// lines.
+/// A response body read as an event stream: the protocol's framing undone, events split at
+/// blank lines.
 struct Events {
-    heard: Heard,
-    /// The body's chunked framing, when it has one.
-    chunked: Option<Chunked>,
-    /// Bytes read, not yet unframed.
+    source: Source,
+    /// Bytes read, not yet unframed (HTTP/1.1).
     raw: Vec<u8>,
     /// The body, not yet split into events.
     body: Vec<u8>,
 }
 
+/// Where the stream's body comes from.
+enum Source {
+    /// An HTTP/1.1 connection, and the body's chunked framing when it has one.
+    H1(Heard, Option<Chunked>),
+    H2(h2::RecvStream),
+    H3(Box<super::H3Stream>),
+}
+
 impl Events {
-    fn new(heard: Heard) -> Events {
-        let chunked = heard.chunked().then(Chunked::new);
-        let raw = heard.rest().to_vec();
+    fn new(source: Source) -> Events {
+        let raw = match &source {
+            Source::H1(heard, _) => heard.rest().to_vec(),
+            _ => Vec::new(),
+        };
         Events {
-            heard,
-            chunked,
+            source,
             raw,
             body: Vec::new(),
         }
@@ -228,7 +253,7 @@ impl Events {
 
     /// Moves what has come of the body from `raw` to `body`, chunked framing undone.
     fn unframe(&mut self) -> Result<(), String> {
-        let Some(chunked) = self.chunked.as_mut() else {
+        let Source::H1(_, Some(chunked)) = &mut self.source else {
             self.body.append(&mut self.raw);
             return Ok(());
         };
@@ -239,6 +264,46 @@ impl Events {
         self.raw.drain(..used);
         self.body.extend_from_slice(&payload.0);
         Ok(())
+    }
+
+    /// Reads more of the stream into `raw`.
+    async fn read(&mut self) -> Result<(), String> {
+        let ended = || Err("the server ended the stream".to_string());
+        match &mut self.source {
+            Source::H1(_, Some(c)) if c.is_done() => ended(),
+            Source::H1(heard, _) => {
+                let mut buf = [0u8; 4096];
+                match heard.stream.read(&mut buf).await {
+                    Ok(0) => Err("the server closed the stream".into()),
+                    Ok(n) => {
+                        self.raw.extend_from_slice(&buf[..n]);
+                        Ok(())
+                    }
+                    Err(e) => Err(format!("reading the stream: {e}")),
+                }
+            }
+            Source::H2(body) => match body.data().await {
+                Some(Ok(data)) => {
+                    let _ = body.flow_control().release_capacity(data.len());
+                    self.raw.extend_from_slice(&data);
+                    Ok(())
+                }
+                Some(Err(e)) => Err(format!("reading the stream: {e}")),
+                None => ended(),
+            },
+            Source::H3(h3) => match h3.stream.recv_data().await {
+                Ok(Some(mut data)) => {
+                    while data.has_remaining() {
+                        let n = data.chunk().len();
+                        self.raw.extend_from_slice(data.chunk());
+                        data.advance(n);
+                    }
+                    Ok(())
+                }
+                Ok(None) => ended(),
+                Err(e) => Err(format!("reading the stream: HTTP/3: {e}")),
+            },
+        }
     }
 
     /// The next event (shown, if `show`), skipping comments and events without data.
@@ -263,18 +328,10 @@ impl Events {
                 }
                 continue;
             }
-            if self.chunked.is_some_and(|c| c.is_done()) {
-                return Err("the server ended the stream".into());
-            }
             if self.body.len() + self.raw.len() > EVENT_MAX {
                 return Err("an event of the stream is over 64 KiB".into());
             }
-            let mut buf = [0u8; 4096];
-            match self.heard.stream.read(&mut buf).await {
-                Ok(0) => return Err("the server closed the stream".into()),
-                Ok(n) => self.raw.extend_from_slice(&buf[..n]),
-                Err(e) => return Err(format!("reading the stream: {e}")),
-            }
+            self.read().await?;
         }
     }
 }

@@ -197,6 +197,33 @@ async fn h3(
     r: crate::proto::h3::Request,
     out: &mut String,
 ) -> Result<Fields, String> {
+    let (fields, mut body) = h3_open(plan, endpoint, r, out).await?;
+    let data = body
+        .stream
+        .recv_data()
+        .await
+        .map_err(|e| format!("HTTP/3: {e}"))?;
+    if let Some(data) = data {
+        let _ = writeln!(out, "< {}", printable(data.chunk()));
+    }
+    Ok(fields)
+}
+
+/// A request stream of an HTTP/3 connection, its response's body still to read, and the
+/// connection's sender (dropping the last sender closes the connection).
+struct H3Stream {
+    stream: h3::client::RequestStream<h3_quinn::BidiStream<bytes::Bytes>, bytes::Bytes>,
+    _send: crate::proto::h3::Sender,
+}
+
+/// The request over HTTP/3 on a QUIC connection of its own, shown, and its response's head: its
+/// fields, and the stream with its body still to read.
+async fn h3_open(
+    plan: &Plan,
+    endpoint: &Endpoint,
+    r: crate::proto::h3::Request,
+    out: &mut String,
+) -> Result<(Fields, H3Stream), String> {
     let Some(client) = quic_client(plan).map_err(|e| e.to_string())? else {
         unreachable!("an HTTP/3 plan without a QUIC client");
     };
@@ -256,10 +283,13 @@ async fn h3(
         );
     }
     let fields = Fields::of(response.status().as_u16(), response.headers());
-    if let Some(data) = stream.recv_data().await.map_err(failed)? {
-        let _ = writeln!(out, "< {}", printable(data.chunk()));
-    }
-    Ok(fields)
+    Ok((
+        fields,
+        H3Stream {
+            stream,
+            _send: send,
+        },
+    ))
 }
 
 /// A received body's first bytes, as `shown_body` shows them.
@@ -408,6 +438,23 @@ async fn h2(
     stream: Stream,
     out: &mut String,
 ) -> Result<Fields, String> {
+    let (fields, mut body) = h2_open(plan, prepared, stream, out).await?;
+    if let Some(Ok(data)) = body.data().await {
+        let _ = body.flow_control().release_capacity(data.len());
+        let _ = writeln!(out, "< {}", printable(&data));
+    }
+    // The connection task ends with the runtime; the server sees the close.
+    Ok(fields)
+}
+
+/// The request over HTTP/2 on `stream`, shown, and its response's head: its fields, and its
+/// body still to read.
+async fn h2_open(
+    plan: &Plan,
+    prepared: crate::proto::h2::Prepared,
+    stream: Stream,
+    out: &mut String,
+) -> Result<(Fields, h2::RecvStream), String> {
     let (mut client, connection) = h2::client::handshake(stream)
         .await
         .map_err(|e| format!("the HTTP/2 handshake failed: {e}"))?;
@@ -456,13 +503,7 @@ async fn h2(
         );
     }
     let fields = Fields::of(response.status().as_u16(), response.headers());
-    let mut body = response.into_body();
-    if let Some(Ok(data)) = body.data().await {
-        let _ = body.flow_control().release_capacity(data.len());
-        let _ = writeln!(out, "< {}", printable(&data));
-    }
-    // The connection task ends with the runtime; the server sees the close.
-    Ok(fields)
+    Ok((fields, response.into_body()))
 }
 
 #[cfg(test)]

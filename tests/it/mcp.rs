@@ -599,6 +599,10 @@ fn the_legacy_sse_transport_times_each_call_to_its_answer_on_the_stream() {
         doc["status_codes"],
         serde_json::json!([{"code": 202, "count": 12}])
     );
+    // What the streams brought each call is data received too: its answer and the steps'
+    // notifications, three events of over 100 bytes each, beside a 202 of about 100.
+    let bytes_in = doc["totals"]["bytes_in"].as_u64().unwrap();
+    assert!(bytes_in > 12 * 200 + 4 * 300, "{bytes_in}");
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! served by PyPI's hypercorn, which no one here wrote: h2c with prior knowledge, h2 over TLS
 //! and HTTP/3 over QUIC. Calls of the stateless revision, and calls in sessions (one a
 //! connection, opened as streams of it; the run's shared one; one per call), are counted
-//! exactly as the server executed them; the legacy transport, which needs HTTP/1.1, is refused
-//! with one line; a spoilt handshake fails each connection with its reason. The SDK and
+//! exactly as the server executed them, over the legacy HTTP+SSE transport too (its session's
+//! stream a stream of the connection); a spoilt handshake fails each connection with its
+//! reason. The SDK and
 //! hypercorn live in target/test-venv.
 
 use serde_json::Value;
@@ -50,10 +51,12 @@ fn calls_count_exactly(s: &Server, url: &str, more: &[&str], protocol: &str) -> 
     // A tool's error is a failure, and the run, with successes, exits 0.
     let doc = run(&args);
     assert_eq!(doc["config"]["protocol"], protocol, "{}", doc["config"]);
-    let sessions = more.contains(&"2025-11-25");
-    let version = match sessions {
-        true => "2025-11-25",
-        false => "2026-07-28",
+    let legacy = url.ends_with("/sse");
+    let sessions = legacy || more.contains(&"2025-11-25");
+    let version = match (legacy, sessions) {
+        (true, _) => "2024-11-05",
+        (false, true) => "2025-11-25",
+        (false, false) => "2026-07-28",
     };
     assert_eq!(doc["mcp"]["protocol_version"], version, "{}", doc["mcp"]);
     assert_eq!(doc["mcp"]["sessions"], sessions);
@@ -284,19 +287,96 @@ fn a_session_per_call_over_http2_and_http3_is_opened_and_ended_in_streams() {
     }
 }
 
-/// The legacy HTTP+SSE transport pairs a stream with POSTs on HTTP/1.1 connections: with
-/// --http2 it is one line and exit 2, and nothing is called.
+/// The legacy HTTP+SSE transport over HTTP/2 and HTTP/3: each connection's session stream is
+/// a stream of it beside the calls' (the slots share the session, with ids of their own), the
+/// POSTs are streams too, and each answer, on the session's stream, ends its call: counted
+/// exactly, one handshake a connection.
 #[test]
-fn the_legacy_transport_over_http2_is_one_line_and_exit_2() {
-    let Some(s) = server_with("h2-legacy", false, &["sse"]) else {
+fn the_legacy_transport_over_h2c_h2_and_http3_counts_exactly() {
+    let check = |s: &Server, url: &str, more: &[&str], protocol: &str| {
+        let doc = calls_count_exactly(s, url, more, protocol);
+        // The probe's stream over HTTP/1.1; each connection's, one of its streams.
+        let version = if more.contains(&"--http3") { "3" } else { "2" };
+        let executed = s.executed();
+        assert_eq!(executed.get("GET /sse HTTP/1.1"), Some(&1), "{executed:?}");
+        assert_eq!(
+            executed.get(&format!("GET /sse HTTP/{version}")),
+            Some(&2),
+            "{executed:?}"
+        );
+        assert_eq!(doc["mcp"]["transport"], "sse", "{}", doc["mcp"]);
+        assert_eq!(doc["mcp"]["handshakes"], 2, "{}", doc["mcp"]);
+        let executed = s.executed();
+        // The probe's POST that found no Streamable HTTP, the probe's session, then one a
+        // connection.
+        assert_eq!(executed.get("rpc initialize"), Some(&4), "{executed:?}");
+        assert_eq!(
+            executed.get("rpc notifications/initialized"),
+            Some(&3),
+            "{executed:?}"
+        );
+    };
+    let Some(s) = server_with("h2c-legacy", false, &["sse", "hypercorn"]) else {
         return;
     };
-    let out = spate(&["mcp", "--http2", "-n", "4", "--tool", "add", &s.url]);
+    check(&s, &s.url, &["--http2"], "HTTP/2 (h2c)");
+    // -v opens the stream and POSTs as the run does: streams, the answers read from it.
+    let out = spate(&[
+        "mcp",
+        "--no-progress",
+        "--http2",
+        "-v",
+        "-n",
+        "1",
+        "--tool",
+        "add",
+        "--args",
+        r#"add={"a":1,"b":1}"#,
+        &s.url,
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("legacy HTTP+SSE transport"), "{err}");
-    assert_eq!(s.executed().get("add"), None, "nothing was called");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    for line in [
+        "> :method: GET",
+        "> :path: /sse",
+        "< :status: 202",
+        "* its answer, on the stream",
+    ] {
+        assert!(err.lines().any(|l| l == line), "{line}: {err}");
+    }
+    assert!(!err.contains("HTTP/1.1"), "{err}");
+    let pki = Pki::new("mcp-h2-legacy");
+    let served = served_over_tls(&pki);
+    for (flag, protocol) in [("--http2", "HTTP/2"), ("--http3", "HTTP/3")] {
+        let Some(s) = server_with(&format!("tls-legacy{flag}"), false, &["sse", &served]) else {
+            return;
+        };
+        let url = s.url.replace("http://127.0.0.1", "https://localhost");
+        let ca = pki.path("ca.pem");
+        check(&s, &url, &[flag, "--cacert", &ca], protocol);
+        let out = spate(&[
+            "mcp",
+            "--no-progress",
+            flag,
+            "--cacert",
+            &ca,
+            "-v",
+            "-n",
+            "1",
+            "--tool",
+            "add",
+            "--args",
+            r#"add={"a":1,"b":1}"#,
+            &url,
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{flag}: {err}");
+        assert!(err.lines().any(|l| l == "> :path: /sse"), "{flag}: {err}");
+        assert!(
+            err.contains("* its answer, on the stream\n< event: message"),
+            "{flag}: {err}"
+        );
+    }
 }
 
 /// A session the server forgot, over h2c: the call that finds it is counted as
@@ -390,4 +470,47 @@ fn a_spoilt_handshake_over_http2_fails_each_connection_with_its_reason() {
         assert_eq!(err.lines().count(), 1, "{kind}: {err}");
         assert_eq!(s.executed().get("add"), None, "{kind}: nothing was called");
     }
+}
+
+/// A legacy session's stream that the server ends, over h2c: the calls that waited on it fail
+/// as `session_expired`, the connection takes no new calls, and the next one opens another
+/// session on a stream of its own; nothing hangs.
+#[test]
+fn a_legacy_session_stream_that_ends_over_http2_expires_its_calls_and_opens_another() {
+    let Some(s) = server_with("h2c-legacy-end", false, &["sse", "hypercorn", "sse-end=5"]) else {
+        return;
+    };
+    let doc = run(&[
+        "--http2",
+        "-n",
+        "12",
+        "-c",
+        "1",
+        "-p",
+        "2",
+        "--tool",
+        "add",
+        "--args",
+        r#"add={"a":1,"b":1}"#,
+        &s.url,
+    ]);
+    let r = &doc["requests"];
+    let (ok, failed) = (
+        r["successful"].as_u64().unwrap(),
+        r["failed"].as_u64().unwrap(),
+    );
+    assert_eq!(ok + failed, 12, "{r}");
+    // Each session's stream brings its handshake's answer and four calls' before it ends.
+    assert!((4..12).contains(&ok) && failed >= 1, "{r}");
+    let errors = doc["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["class"], "session_expired");
+    assert_eq!(errors[0]["count"], failed);
+    let handshakes = doc["mcp"]["handshakes"].as_u64().unwrap();
+    assert!(handshakes >= 2, "{}", doc["mcp"]);
+    assert_eq!(
+        s.executed().get("GET /sse HTTP/2"),
+        Some(&handshakes),
+        "one stream a session"
+    );
 }

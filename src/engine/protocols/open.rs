@@ -247,7 +247,8 @@ impl Shared {
         make: impl FnMut() -> S,
     ) -> Result<(lane_h2::Lane<S>, usize), Fail> {
         let io = Counted::new(stream, self.rec.h2_bytes.clone());
-        let slots = self.setup.streams.max(1);
+        // The legacy MCP transport's session stream takes a slot after the calls'.
+        let slots = self.setup.streams.max(1) + usize::from(self.listens_on_connections());
         let (lane, driver) = lane_h2::connect(
             io,
             self.setup.h2,

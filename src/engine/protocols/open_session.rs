@@ -1,7 +1,8 @@
 //! `spate mcp`'s sessions as connections open: the handshake of the revisions with sessions
 //! (over HTTP/1.1 on the connection; over HTTP/2 and HTTP/3 as streams of the connection, whose
 //! slots then share its session with ids of their own), the legacy HTTP+SSE transport's stream
-//! (a second connection, read by a side task) and handshake, `--session shared`'s
+//! (over HTTP/1.1 a second connection, over HTTP/2 and HTTP/3 a stream of the connection, read
+//! by a task of its own) and handshake, `--session shared`'s
 //! per-connection ids, and each session's requests kept at the slot's place, in the run's
 //! protocol's form. Called from `open` while a connection opens; must not be on the request
 //! path.
@@ -42,7 +43,7 @@ impl Shared {
                     .mcp()
                     .is_some_and(|m| m.session == crate::mcp::SessionMode::PerRequest);
                 let delete = per_request.then(|| with_session(&h.delete, &session));
-                Some(self.slot_conversation(slot, Some(&session), delete)?)
+                Some(self.slot_conversation(slot, &Joined::Session(&session), delete)?)
             }
             false => None,
         };
@@ -84,7 +85,8 @@ impl Shared {
         .await?;
         self.timed_handshake(t);
         let first_id = crate::mcp::id_of(0);
-        let conversation = self.conversation(|_, b| to(b), Some(listening), None, first_id)?;
+        let conversation =
+            self.conversation(|_, b| to(b), Some(Rc::new(listening)), None, first_id)?;
         self.keep_session(slot, Some(conversation));
         Ok(())
     }
@@ -99,7 +101,7 @@ impl Shared {
     fn conversation(
         &self,
         with: impl Fn(usize, &Bytes) -> Bytes,
-        listening: Option<crate::mcp::legacy::Listening>,
+        listening: Option<Rc<crate::mcp::legacy::Listening>>,
         delete: Option<Bytes>,
         first_id: u64,
     ) -> Result<Rc<Conversation>, Fail> {
@@ -164,13 +166,13 @@ impl Shared {
         })
     }
 
-    /// The requests `slot` sends in `session` (`None`: the calls as the list has them, as in
-    /// `--session shared`), with ids of the slot's own when several slots share the session
-    /// (`Prepared::slot_ids`), and the DELETE that ends it if it ends with its call.
+    /// The requests `slot` sends in the session it `joined`, with ids of the slot's own when
+    /// several slots share the session (`Prepared::slot_ids`), and the DELETE that ends it if it
+    /// ends with its call.
     fn slot_conversation(
         &self,
         slot: &Slot,
-        session: Option<&Session>,
+        joined: &Joined<'_>,
         delete: Option<Bytes>,
     ) -> Result<Rc<Conversation>, Fail> {
         let slot_ids = self.mcp().is_some_and(|m| m.slot_ids);
@@ -180,9 +182,10 @@ impl Shared {
             false => crate::mcp::id_of(0),
         };
         let with = |i: usize, b: &Bytes| {
-            let b = match session {
-                Some(s) => with_session(b, s),
-                None => b.clone(),
+            let b = match joined {
+                Joined::Run => b.clone(),
+                Joined::Session(s) => with_session(b, s),
+                Joined::Listening { target, .. } => crate::mcp::legacy::retarget(b, target),
             };
             match slot_ids {
                 true => {
@@ -192,7 +195,11 @@ impl Shared {
                 false => b,
             }
         };
-        self.conversation(with, None, delete, first_id)
+        let listening = match joined {
+            Joined::Listening { stream, .. } => Some(stream.clone()),
+            _ => None,
+        };
+        self.conversation(with, listening, delete, first_id)
     }
 
     /// `--session shared`: the run's session as `slot`'s connections send it, with ids of the
@@ -201,15 +208,15 @@ impl Shared {
         &self,
         slot: &Slot,
     ) -> Result<Rc<Conversation>, Fail> {
-        self.slot_conversation(slot, None, None)
+        self.slot_conversation(slot, &Joined::Run, None)
     }
 
-    /// The sessions of the slots of `slot`'s HTTP/2 or HTTP/3 connection, which share one
-    /// (`session`; `None`: the run's, `--session shared`).
-    fn keep_group_sessions(&self, slot: &Slot, session: Option<&Session>) -> Result<(), Fail> {
+    /// The sessions of the slots of `slot`'s HTTP/2 or HTTP/3 connection, which share the one
+    /// they `joined`.
+    fn keep_group_sessions(&self, slot: &Slot, joined: &Joined<'_>) -> Result<(), Fail> {
         let group = self.slot_index(slot) / self.setup.streams.max(1);
         for s in self.group_slots(group) {
-            let conversation = self.slot_conversation(s, session, None)?;
+            let conversation = self.slot_conversation(s, joined, None)?;
             self.keep_session(s, Some(conversation));
         }
         Ok(())
@@ -223,6 +230,13 @@ impl Shared {
             .is_some_and(|m| m.has_sessions() && m.session != crate::mcp::SessionMode::PerRequest)
     }
 
+    /// Whether each HTTP/2 or HTTP/3 connection holds a legacy MCP session's stream beside its
+    /// calls.
+    pub(in crate::engine) fn listens_on_connections(&self) -> bool {
+        self.sessions_open_with_connections()
+            && self.handshake().is_some_and(|h| h.listen.is_some())
+    }
+
     /// `spate mcp` in sessions on the new HTTP/2 or HTTP/3 connection `conn`: the handshake as
     /// streams of it (timed), or the run's shared session; each slot's requests kept.
     pub(in crate::engine) async fn open_sessions_on(
@@ -231,9 +245,12 @@ impl Shared {
         slot: &Slot,
     ) -> Result<(), Fail> {
         let Some(h) = self.handshake() else {
-            return self.keep_group_sessions(slot, None);
+            return self.keep_group_sessions(slot, &Joined::Run);
         };
         slot.connect_reached(ConnectPhase::Session);
+        if let Some(listen) = &h.listen {
+            return self.open_listening_on(conn, h, listen, slot).await;
+        }
         let t = Instant::now();
         let (res, mut got) = self.ask(&conn, &h.initialize).await?;
         let session = session::opened(res.status, true, &mut got)?;
@@ -241,7 +258,64 @@ impl Shared {
         let (res, _) = self.ask(&conn, &ack).await?;
         session::acknowledged(res.status, true)?;
         self.timed_handshake(t);
-        self.keep_group_sessions(slot, Some(&session))
+        self.keep_group_sessions(slot, &Joined::Session(&session))
+    }
+
+    /// The legacy HTTP+SSE transport on the new HTTP/2 or HTTP/3 connection `conn`: the
+    /// session's stream opened as a stream of it (on HTTP/2 the slot after the calls', read by
+    /// a task of its own), then the handshake POSTed as streams to the endpoint it named, timed
+    /// as one; the slots' calls go there too, with ids of their own, their answers on the
+    /// stream.
+    async fn open_listening_on(
+        &self,
+        conn: NewConn<'_>,
+        h: &crate::mcp::Handshake,
+        listen: &Bytes,
+        slot: &Slot,
+    ) -> Result<(), Fail> {
+        use crate::mcp::legacy;
+        let t = Instant::now();
+        let get = self.reframe(listen)?;
+        let listening = match &conn {
+            NewConn::H2(lane) => {
+                let side = lane.side(self.setup.streams.max(1));
+                let get = h2::Other::new(&get.h2());
+                let (listening, reading) = legacy::listen_with(move |tap| async move {
+                    side.events().tap = Some(tap);
+                    std::future::poll_fn(|cx| side.poll_open(cx, &get)).await?;
+                    std::future::poll_fn(|cx| side.poll_response(cx)).await
+                });
+                self.tasks.spawn(reading);
+                listening
+            }
+            NewConn::H3(open) => {
+                let (send, quic) = (open.send.clone(), open.quic.clone());
+                let get = Arc::new(get.h3());
+                let (listening, reading) = legacy::listen_with(move |tap| {
+                    let tap = Rc::new(RefCell::new(tap));
+                    h3::exchange(send, quic, get, Rc::new(Cell::new(None)), tap)
+                });
+                self.tasks.spawn(reading);
+                listening
+            }
+        };
+        let target = legacy::endpoint(&listening, &h.url).await?;
+        let to = |b: &Bytes| legacy::retarget(b, &target);
+        listening
+            .inbox
+            .borrow_mut()
+            .expect(0, legacy::INITIALIZE_ID, true);
+        let (res, _) = self.ask(&conn, &to(&h.initialize)).await?;
+        legacy::taken(res.status)?;
+        legacy::opened(&legacy::answer(&listening, legacy::INITIALIZE_ID).await?)?;
+        let (res, _) = self.ask(&conn, &to(&h.initialized)).await?;
+        legacy::taken(res.status)?;
+        self.timed_handshake(t);
+        let joined = Joined::Listening {
+            target: &target,
+            stream: Rc::new(listening),
+        };
+        self.keep_group_sessions(slot, &joined)
     }
 
     /// One request of a handshake (HTTP/1.1 bytes spate built) on `conn`, and what was heard
@@ -268,6 +342,19 @@ impl Shared {
         }
         sessions[index] = conversation;
     }
+}
+
+/// The session a slot's requests are sent in.
+enum Joined<'a> {
+    /// The run's (`--session shared`): the calls as the list has them.
+    Run,
+    /// A Streamable HTTP session: its id in each request.
+    Session(&'a Session),
+    /// The legacy transport's: each request to the endpoint `target` its `stream` named.
+    Listening {
+        target: &'a str,
+        stream: Rc<crate::mcp::legacy::Listening>,
+    },
 }
 
 /// A new HTTP/2 or HTTP/3 connection, whose first streams carry a session's handshake.

@@ -227,9 +227,9 @@ pub struct Shared {
 #[derive(Debug)]
 pub struct Conversation {
     pub requests: Vec<Listed>,
-    /// The legacy HTTP+SSE transport: the session's stream, where the answers arrive (dropping
-    /// it closes the stream).
-    pub listening: Option<crate::mcp::legacy::Listening>,
+    /// The legacy HTTP+SSE transport: the session's stream, where the answers arrive, shared
+    /// by the slots of the session (dropping the last closes the stream).
+    pub listening: Option<Rc<crate::mcp::legacy::Listening>>,
     /// `--session per-request`: the DELETE that ends the session after its call.
     pub delete: Option<Bytes>,
     /// The JSON-RPC id of the list's first request (`mcp::id_of(0)`, or the slot's own with

@@ -31,6 +31,9 @@ pub struct Answering {
     row: usize,
     /// A session's handshake on this stream (HTTP/2): what its answers say, instead of a call.
     pub handshake: Option<crate::mcp::session::Heard>,
+    /// The legacy transport's session stream on this stream slot (HTTP/2): what arrives goes
+    /// to the session's inbox.
+    pub tap: Option<crate::mcp::legacy::Tap>,
 }
 
 impl Events for Answering {
@@ -38,6 +41,9 @@ impl Events for Answering {
     const HEADS: bool = true;
 
     fn read_at(&mut self, at: Tick) {
+        if let Some(t) = &mut self.tap {
+            return t.read_at(at);
+        }
         self.last_read = Some(at);
     }
 
@@ -48,6 +54,9 @@ impl Events for Answering {
     }
 
     fn head(&mut self, status: u16, media: Media) {
+        if let Some(t) = &mut self.tap {
+            return t.head(status, media);
+        }
         if let Some(h) = &mut self.handshake {
             return h.head(status, media);
         }
@@ -56,6 +65,9 @@ impl Events for Answering {
     }
 
     fn data(&mut self, bytes: &[u8]) {
+        if let Some(t) = &mut self.tap {
+            return t.data(bytes);
+        }
         if let Some(h) = &mut self.handshake {
             return h.data(bytes);
         }

@@ -293,11 +293,19 @@ impl<P: Protocol<Events: Answers>> Workload<P> for ListWork {
             // An answer that came before the stream ended still counts; the next call finds
             // the stream over.
             let over = heard.verdict.is_err() && l.inbox.borrow().is_over();
+            // Over HTTP/1.1 the stream is a connection of its own, which only the calls count;
+            // HTTP/2 and HTTP/3 count it with the connection it is a stream of.
+            let mut res = res;
+            if P::FORM == Form::H1 {
+                self.streamed = heard.bytes;
+                res.bytes_in += heard.bytes;
+            }
             self.acked = None;
             self.awaiting = false;
             if over {
                 // The stream ended: so did the session, and the connection goes with it.
                 self.forget_session(ctx);
+                p.retire();
             }
             if over {
                 return Poll::Ready(Err(Fail {

@@ -210,6 +210,48 @@ impl<S: Events> Lane<S> {
     }
 }
 
+impl<S: Events> Lane<S> {
+    /// Stream slot `k` held apart from the lane's own (a stream that lasts as long as what
+    /// holds it, such as a session's event stream): it does not keep the connection for new
+    /// streams, and dropping it cancels its stream.
+    pub fn side(&self, k: usize) -> Side<S> {
+        Side {
+            conn: self.conn.clone(),
+            k,
+        }
+    }
+}
+
+/// One stream slot of a connection, held apart from its `Lane` (`Lane::side`).
+#[derive(Debug)]
+pub struct Side<S: Events = ()> {
+    conn: Rc<RefCell<conn::Conn<S>>>,
+    k: usize,
+}
+
+impl<S: Events> Side<S> {
+    /// Opens the slot's stream with `other`, once the server's limit allows.
+    pub fn poll_open(&self, cx: &mut Context<'_>, other: &Other) -> Poll<Result<(), Fail>> {
+        self.conn.borrow_mut().poll_open(self.k, cx, Some(other))
+    }
+
+    /// The stream's response, once it ended.
+    pub fn poll_response(&self, cx: &mut Context<'_>) -> Poll<Result<Response, Fail>> {
+        self.conn.borrow_mut().poll_response(self.k, cx)
+    }
+
+    /// The slot's receiver. Not to be held across an await.
+    pub fn events(&self) -> RefMut<'_, S> {
+        RefMut::map(self.conn.borrow_mut(), |c| c.events(self.k))
+    }
+}
+
+impl<S: Events> Drop for Side<S> {
+    fn drop(&mut self) {
+        self.conn.borrow_mut().cancel(self.k);
+    }
+}
+
 /// The thread's read buffer, shared by its HTTP/2 connections (each reads, parses and is done
 /// before the next): room for several frames at the default size. A connection keeps only the
 /// start of a frame that a read cut (`Driver::carry`), so 10,000 connections do not hold 10,000

@@ -2,9 +2,10 @@
 
 python mcp_server.py PORT LOG [OPTION...]: Streamable HTTP on 127.0.0.1:PORT. Each tool call
 the server executes appends the tool's name to LOG, and each JSON-RPC method posted appends
-"rpc METHOD", so the test can count them. `json`: answers in JSON where the SDK may;
+"rpc METHOD", and each GET "GET PATH HTTP/VERSION", so the test can count them. `json`: answers in JSON where the SDK may;
 `idle=S`: sessions idle for S seconds are forgotten (the SDK's session_idle_timeout).
-`sse`: the legacy HTTP+SSE transport instead (GET /sse, then POST to the endpoint it names).
+`sse`: the legacy HTTP+SSE transport instead (GET /sse, then POST to the endpoint it names);
+`sse-end=N`: each session's stream then ends after its N-th message event.
 `refuse-stateless`: a request of the 2026-07-28 revision gets 400 with no body, as from a
 server of an earlier revision. `lag=MS`: the slow tool sleeps MS milliseconds more than asked,
 as a slower build of the same server would. `hypercorn`: served by hypercorn instead of
@@ -111,10 +112,38 @@ def greet(name: str) -> str:
     return f"Hello, {name}"
 
 
-def logged(inner):
-    """ASGI middleware: logs the JSON-RPC method of each POST, then passes the request on."""
+def stream_ends(inner, n):
+    """ASGI middleware: each session's stream ends after its n-th message event (the session
+    lives on, its answers to no one)."""
 
     async def app(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "GET":
+            return await inner(scope, receive, send)
+        seen, ended = 0, False
+
+        async def cut(message):
+            nonlocal seen, ended
+            if ended:
+                return
+            if message["type"] == "http.response.body":
+                seen += message.get("body", b"").count(b"event: message")
+                if seen >= n:
+                    ended = True
+                    message = dict(message, more_body=False)
+            await send(message)
+
+        return await inner(scope, receive, cut)
+
+    return app
+
+
+def logged(inner):
+    """ASGI middleware: logs the JSON-RPC method of each POST, and each GET with the HTTP
+    version it came in, then passes the request on."""
+
+    async def app(scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "GET":
+            executed(f"GET {scope['path']} HTTP/{scope.get('http_version', '?')}")
         if scope["type"] != "http" or scope["method"] != "POST":
             return await inner(scope, receive, send)
         version = dict(scope["headers"]).get(b"mcp-protocol-version", b"")
@@ -175,6 +204,9 @@ if idle:
 if "sse" in options:
     # The legacy HTTP+SSE transport of 2024-11-05: GET /sse, POST /messages/?session_id=...
     served = app.sse_app()
+    ends = [int(o.split("=", 1)[1]) for o in options if o.startswith("sse-end=")]
+    if ends:
+        served = stream_ends(served, ends[0])
 else:
     served = app.streamable_http_app(**kw)
 hyper = [o for o in options if o == "hypercorn" or o.startswith("hypercorn=")]
