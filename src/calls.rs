@@ -41,14 +41,6 @@ impl Prepared {
     pub fn has_sessions(&self) -> bool {
         self.handshake.is_some() || self.shared_handshake_ns.is_some()
     }
-
-    /// Whether the calls need HTTP/1.1 connections: a session per call over the legacy
-    /// HTTP+SSE transport, whose stream and POSTs are then a pair of connections of the call's
-    /// own.
-    pub fn needs_http1(&self) -> bool {
-        self.session == SessionMode::PerRequest
-            && self.handshake.as_ref().is_some_and(|h| h.listen.is_some())
-    }
 }
 
 /// How calls and sessions go together (`--session`), in the revisions with sessions.

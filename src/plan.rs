@@ -305,21 +305,8 @@ impl Plan {
         self.protocol == Protocol::Http3 || self.may_use_h2()
     }
 
-    /// Whether the run calls an MCP server in a way that needs HTTP/1.1 connections (a session
-    /// per call over the legacy HTTP+SSE transport).
-    pub fn mcp_needs_http1(&self) -> bool {
-        self.list
-            .as_ref()
-            .and_then(|l| l.mcp.as_ref())
-            .is_some_and(|m| m.needs_http1())
-    }
-
-    /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https; never while
-    /// calling an MCP server in a way that needs HTTP/1.1.
+    /// Whether connections may speak HTTP/2: forced, or offered with ALPN on https.
     pub fn may_use_h2(&self) -> bool {
-        if self.mcp_needs_http1() {
-            return false;
-        }
         match self.protocol {
             Protocol::Http2 => true,
             Protocol::Http1 | Protocol::Http3 => false,

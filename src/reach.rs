@@ -23,8 +23,6 @@ pub enum LaneChoice {
 pub fn lane_choice(plan: &Plan) -> LaneChoice {
     match (plan.protocol, plan.target.tls) {
         (Protocol::Http3, _) => LaneChoice::Http3,
-        // A session per call over the legacy HTTP+SSE transport goes over HTTP/1.1 only.
-        _ if plan.mcp_needs_http1() => LaneChoice::Http1,
         (Protocol::Http1, _) | (Protocol::Auto, false) => LaneChoice::Http1,
         (Protocol::Http2, _) => LaneChoice::Http2,
         (Protocol::Auto, true) => LaneChoice::Alpn,

@@ -185,10 +185,23 @@ pub fn listen_with<F: Future<Output = Result<Response, Fail>>>(
 
 /// The endpoint the stream named, as a request target resolved against `base`.
 pub async fn endpoint(listening: &Listening, base: &str) -> Result<String, Fail> {
-    let data = poll_fn(|cx| listening.inbox.borrow_mut().poll_endpoint(cx))
-        .await
-        .map_err(refused)?;
-    endpoint_target(base, &data).map_err(refused)
+    poll_fn(|cx| poll_endpoint(listening, base, cx)).await
+}
+
+/// [`endpoint`], polled.
+pub fn poll_endpoint(
+    listening: &Listening,
+    base: &str,
+    cx: &mut std::task::Context<'_>,
+) -> Poll<Result<String, Fail>> {
+    let data = match listening.inbox.borrow_mut().poll_endpoint(cx) {
+        Poll::Ready(d) => d,
+        Poll::Pending => return Poll::Pending,
+    };
+    Poll::Ready(
+        data.and_then(|d| endpoint_target(base, &d))
+            .map_err(refused),
+    )
 }
 
 /// Sends `request` on `conn` expecting the answer with id `id` on the stream: the answer's
@@ -211,21 +224,36 @@ pub async fn answer(
     listening: &Listening,
     id: u64,
 ) -> Result<Box<serde_json::value::RawValue>, Fail> {
-    let heard = poll_fn(|cx| listening.inbox.borrow_mut().poll_answer(0, cx)).await;
+    poll_fn(|cx| poll_answer(listening, id, cx)).await
+}
+
+/// [`answer`], polled.
+pub fn poll_answer(
+    listening: &Listening,
+    id: u64,
+    cx: &mut std::task::Context<'_>,
+) -> Poll<Result<Box<serde_json::value::RawValue>, Fail>> {
+    let heard = match listening.inbox.borrow_mut().poll_answer(0, cx) {
+        Poll::Ready(h) => h,
+        Poll::Pending => return Poll::Pending,
+    };
     if let Err(why) = heard.verdict {
-        return Err(refused(why.into()));
+        return Poll::Ready(Err(refused(why.into())));
     }
     let inbox = listening.inbox.borrow();
-    let reply = super::client::reply_in(inbox.raw(0), id)
-        .ok_or_else(|| refused("the answer on the stream is not JSON-RPC".into()))?;
-    match reply.result {
+    let Some(reply) = super::client::reply_in(inbox.raw(0), id) else {
+        return Poll::Ready(Err(refused(
+            "the answer on the stream is not JSON-RPC".into(),
+        )));
+    };
+    Poll::Ready(match reply.result {
         Some(r) if r.get().starts_with('{') => Ok(r),
         _ => Err(refused(
             super::session::result_of(reply)
                 .err()
                 .unwrap_or_else(|| "its result is not an object".into()),
         )),
-    }
+    })
 }
 
 /// Whether the server took a POST to the session's endpoint, answered `status`.

@@ -88,11 +88,6 @@ pub enum PlanError {
     ScriptWith(&'static str),
     #[error("a request list (several URLs, --urls-from-file) cannot be combined with {0}")]
     ListWith(&'static str),
-    #[error("{flag}: {why}, which spate sends over HTTP/1.1 connections only; run without {flag}")]
-    McpHttp1With {
-        flag: &'static str,
-        why: &'static str,
-    },
     #[error("--http3 needs an https:// URL: HTTP/3 runs over QUIC, which is always encrypted")]
     Http3NeedsHttps,
     #[error("--http3 cannot be combined with {0}")]

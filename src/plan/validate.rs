@@ -61,20 +61,6 @@ impl Plan {
         if self.h2.streams == 0 {
             return Err(PlanError::NoStreams);
         }
-        if let Some(m) = self.list.as_ref().and_then(|l| l.mcp.as_ref())
-            && m.needs_http1()
-        {
-            for (on, flag) in [
-                (self.protocol == Protocol::Http2, "--http2"),
-                (self.protocol == Protocol::Http3, "--http3"),
-                (self.h2.streams > 1, "--streams"),
-            ] {
-                if on {
-                    let why = "a session per call over MCP's legacy HTTP+SSE transport (its stream and POSTs a pair of connections of the call's own)";
-                    return Err(PlanError::McpHttp1With { flag, why });
-                }
-            }
-        }
         if self.list.is_some() {
             for (on, flag) in [
                 (

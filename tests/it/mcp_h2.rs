@@ -472,6 +472,57 @@ fn a_spoilt_handshake_over_http2_fails_each_connection_with_its_reason() {
     }
 }
 
+/// `--session per-request` over the legacy transport on HTTP/2 and HTTP/3: each call opens its
+/// session's stream as a stream of the slot's connection (no connection of its own), POSTs its
+/// handshake and itself, reads their answers from it, and closes it.
+#[test]
+fn a_legacy_session_per_call_over_http2_and_http3_is_a_stream_of_the_slots_connection() {
+    let pki = Pki::new("mcp-legacy-per-call");
+    let served = served_over_tls(&pki);
+    let ca = pki.path("ca.pem");
+    for (flag, version) in [("--http2", "2"), ("--http3", "3")] {
+        let Some(s) = server_with(&format!("legacy-per-call{flag}"), false, &["sse", &served])
+        else {
+            return;
+        };
+        let url = s.url.replace("http://127.0.0.1", "https://localhost");
+        let doc = run(&[
+            flag,
+            "--cacert",
+            &ca,
+            "--session",
+            "per-request",
+            "-n",
+            "12",
+            "-c",
+            "1",
+            "-p",
+            "2",
+            "--tool",
+            "add",
+            "--args",
+            r#"add={"a":1,"b":1}"#,
+            &url,
+        ]);
+        assert_eq!(
+            doc["requests"]["successful"], 12,
+            "{flag}: {}",
+            doc["requests"]
+        );
+        assert_eq!(doc["mcp"]["handshakes"], 12, "{flag}: {}", doc["mcp"]);
+        assert_eq!(doc["connections"]["reconnects"], 0, "{flag}");
+        let ran = s.executed();
+        assert_eq!(
+            ran.get(&format!("GET /sse HTTP/{version}")),
+            Some(&12),
+            "{flag}: {ran:?}"
+        );
+        assert_eq!(ran.get("add"), Some(&12), "{flag}: {ran:?}");
+        // The probe's two, then one a call.
+        assert_eq!(ran.get("rpc initialize"), Some(&14), "{flag}: {ran:?}");
+    }
+}
+
 /// A legacy session's stream that the server ends, over h2c: the calls that waited on it fail
 /// as `session_expired`, the connection takes no new calls, and the next one opens another
 /// session on a stream of its own; nothing hangs.

@@ -16,7 +16,7 @@ use crate::engine::protocols::crew::Crew;
 use crate::engine::protocols::protocol::{Again, Form, Outcome, Protocol, Ready, Sent};
 use crate::engine::protocols::watch::{Observe, Streamed};
 use crate::engine::slots::attempt::Ended;
-use crate::engine::slots::shared::{Admitted, Connected, OpenH2, Shared};
+use crate::engine::slots::shared::{Admitted, Connected, Listed, OpenH2, Shared};
 use crate::engine::slots::slot::Slot;
 use crate::proto::{Cause, Fail, Response, h2};
 
@@ -111,7 +111,7 @@ impl<E: Observe> H2Lane<E> {
     }
 }
 
-impl<E: Observe> Protocol for H2Lane<E> {
+impl<E: Observe + 'static> Protocol for H2Lane<E> {
     const STREAMS: bool = E::WATCHES;
     const FORM: Form = Form::H2;
 
@@ -293,6 +293,32 @@ impl<E: Observe> Protocol for H2Lane<E> {
 
     fn retire(&mut self) {
         self.group.crew.mark_gone(false);
+    }
+
+    /// The stream goes on the slot's own side slot, after the group's `-p` call slots.
+    fn listen(&mut self, ctx: &Shared, get: &Listed) -> Option<crate::mcp::legacy::Listening> {
+        let side = {
+            let lane = self.group.lane.borrow();
+            lane.as_ref()?.side(ctx.setup.streams.max(1) + self.k)
+        };
+        let get = get.h2.clone();
+        let (listening, reading) = crate::mcp::legacy::listen_with(move |tap| {
+            let tapped = side.events().tap(tap);
+            async move {
+                if !tapped {
+                    return Err(Fail {
+                        class: crate::proto::Failure::Protocol,
+                        cause: Cause::Other(
+                            "a session stream on a connection without MCP's receiver",
+                        ),
+                    });
+                }
+                std::future::poll_fn(|cx| side.poll_open(cx, &get)).await?;
+                std::future::poll_fn(|cx| side.poll_response(cx)).await
+            }
+        });
+        ctx.tasks.spawn(reading);
+        Some(listening)
     }
 
     fn with_events<R>(&mut self, f: impl FnOnce(&mut E) -> R) -> Option<R> {

@@ -18,7 +18,7 @@ use crate::engine::protocols::crew::Crew;
 use crate::engine::protocols::protocol::{Again, Form, Outcome, Protocol, Ready, Sent};
 use crate::engine::protocols::watch::Observe;
 use crate::engine::slots::attempt::Ended;
-use crate::engine::slots::shared::{Admitted, Connected, OpenH3, Shared};
+use crate::engine::slots::shared::{Admitted, Connected, Listed, OpenH3, Shared};
 use crate::net::quic::H3_NO_ERROR;
 use crate::proto::{Cause, Fail, Response, h3};
 
@@ -247,6 +247,21 @@ impl<E: Observe + 'static> Protocol for H3Lane<E> {
 
     fn retire(&mut self) {
         self.group.crew.mark_gone(false);
+    }
+
+    fn listen(&mut self, ctx: &Shared, get: &Listed) -> Option<crate::mcp::legacy::Listening> {
+        let (send, quic) = {
+            let conn = self.group.conn.borrow();
+            let open = conn.as_ref()?;
+            (open.send.clone(), open.quic.clone())
+        };
+        let get = get.h3.clone()?;
+        let (listening, reading) = crate::mcp::legacy::listen_with(move |tap| {
+            let tap = Rc::new(RefCell::new(tap));
+            h3::exchange(send, quic, get, Rc::new(Cell::new(None)), tap)
+        });
+        ctx.tasks.spawn(reading);
+        Some(listening)
     }
 
     fn with_events<R>(&mut self, f: impl FnOnce(&mut E) -> R) -> Option<R> {

@@ -247,8 +247,7 @@ impl Shared {
         make: impl FnMut() -> S,
     ) -> Result<(lane_h2::Lane<S>, usize), Fail> {
         let io = Counted::new(stream, self.rec.h2_bytes.clone());
-        // The legacy MCP transport's session stream takes a slot after the calls'.
-        let slots = self.setup.streams.max(1) + usize::from(self.listens_on_connections());
+        let slots = self.setup.streams.max(1) + self.side_slots();
         let (lane, driver) = lane_h2::connect(
             io,
             self.setup.h2,

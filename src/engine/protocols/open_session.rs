@@ -230,11 +230,15 @@ impl Shared {
             .is_some_and(|m| m.has_sessions() && m.session != crate::mcp::SessionMode::PerRequest)
     }
 
-    /// Whether each HTTP/2 or HTTP/3 connection holds a legacy MCP session's stream beside its
-    /// calls.
-    pub(in crate::engine) fn listens_on_connections(&self) -> bool {
-        self.sessions_open_with_connections()
-            && self.handshake().is_some_and(|h| h.listen.is_some())
+    /// The stream slots an HTTP/2 connection has after its calls' for the legacy MCP
+    /// transport's session streams: one for the connection's session, or one a call slot when
+    /// each call opens a session of its own.
+    pub(in crate::engine) fn side_slots(&self) -> usize {
+        match self.handshake().is_some_and(|h| h.listen.is_some()) {
+            false => 0,
+            true if self.sessions_open_with_connections() => 1,
+            true => self.setup.streams.max(1),
+        }
     }
 
     /// `spate mcp` in sessions on the new HTTP/2 or HTTP/3 connection `conn`: the handshake as

@@ -156,6 +156,14 @@ pub trait Protocol {
     #[inline(always)]
     fn retire(&mut self) {}
 
+    /// Opens, on the slot's connection and beside its attempts, a stream with `get` that lasts
+    /// while the handle is held: the legacy MCP transport's session stream of a call in a
+    /// session of its own. `None` from a protocol whose connection is the slot's alone (HTTP/1.1
+    /// opens the stream on a connection of its own as it connects).
+    fn listen(&mut self, _ctx: &Shared, _get: &Listed) -> Option<crate::mcp::legacy::Listening> {
+        None
+    }
+
     /// Hands over the slot's HTTP/1.1 connection whole, counting what it carried (MCP's
     /// session end asks its server over it); `None` from a protocol whose connection its
     /// slots share.

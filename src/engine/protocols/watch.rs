@@ -62,6 +62,11 @@ pub trait Observe: Events {
     fn settle(&mut self) -> Option<Streamed> {
         None
     }
+    /// Whether this stream slot's responses go to `tap` from now on (the legacy MCP transport's
+    /// session stream, opened beside a call): only MCP's receiver takes one.
+    fn tap(&mut self, _tap: crate::mcp::legacy::Tap) -> bool {
+        false
+    }
 }
 
 impl Observe for () {

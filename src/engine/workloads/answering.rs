@@ -84,6 +84,11 @@ impl Observe for Answering {
 
     const BEGINS: bool = true;
 
+    fn tap(&mut self, tap: crate::mcp::legacy::Tap) -> bool {
+        self.tap = Some(tap);
+        true
+    }
+
     fn h2_lane(h: H2Handle) -> Option<h2::Lane<Answering>> {
         match h {
             H2Handle::Answered(lane) => Some(lane),
