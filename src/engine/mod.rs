@@ -107,19 +107,29 @@ fn follow(plan: &Plan) -> Result<Option<Arc<workloads::hops::Follow>>, String> {
         },
         ..plan.clone()
     };
-    let (h2, h3) = (
-        plan.may_use_h2(),
-        crate::reach::lane_choice(plan) == crate::reach::LaneChoice::Http3,
-    );
+    use crate::reach::LaneChoice;
+    let lane = crate::reach::lane_choice(plan);
+    let (h2, h3) = (plan.may_use_h2(), lane == LaneChoice::Http3);
+    let away = match lane {
+        LaneChoice::Http2 => LaneChoice::Http2,
+        LaneChoice::Alpn => LaneChoice::Alpn,
+        LaneChoice::Http1 | LaneChoice::Http3 => LaneChoice::Http1,
+    };
+    // ALPN for other origins: the run's (`https` keeps its protocol), or http/1.1 alone.
+    let tls = match away {
+        LaneChoice::Http1 => crate::reach::look_tls_client(&https),
+        _ => crate::reach::tls_client(&https),
+    };
     Ok(Some(Arc::new(workloads::hops::Follow {
         first: run::requests::listed(plan, h2, h3)?,
         plan: plan.clone(),
         limit: plan.redirects,
-        tls: match crate::reach::look_tls_client(&https) {
+        tls: match tls {
             Ok(Some(tls)) => Ok(tls),
             Ok(None) => Err("no TLS".into()),
             Err(e) => Err(e.to_string()),
         },
+        away,
         h2,
         h3,
     })))

@@ -193,7 +193,7 @@ fn protocol(plan: &Plan, s: &Stats) -> String {
         "HTTP/2 (h2c)"
     };
     if s.conns.h3 > 0 || (plan.protocol == Protocol::Http3 && s.conns.h1 + s.conns.h2 == 0) {
-        // --redirect's hops to other origins go over HTTP/1.1.
+        // --redirect's hops to other origins go over TCP: HTTP/1.1 in a run over HTTP/3.
         return match s.conns.h1 > 0 {
             true => "HTTP/1.1 and HTTP/3".into(),
             false => "HTTP/3".into(),

@@ -1,21 +1,22 @@
-//! --redirect: the hops of a chain at origins other than the run's, each over HTTP/1.1 on a
-//! connection of its own to that origin (a few kept for the next chain), until the chain comes
-//! back to the run's origin or ends. Off the static path: a boxed future per leg away, and a
-//! read space of its own, made when a slot's chain first leaves. Must not touch the slot's own
-//! connection (the protocol's) or account for the attempt (the loop does).
+//! --redirect: the hops of a chain at origins other than the run's, each on a connection of its
+//! own to that origin (a few kept for the next chain): HTTP/2 where the run speaks it and the
+//! origin agrees (one stream at a time), HTTP/1.1 otherwise; until the chain comes back to the
+//! run's origin or ends. Off the static path: a boxed future per leg away, and a read space of
+//! its own, made when a slot's chain first leaves. Must not touch the slot's own connection
+//! (the protocol's) or account for the attempt (the loop does).
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use crate::clock::Tick;
 use crate::engine::slots::attempt::MAX_RETRIES;
-use crate::engine::slots::shared::{Admitted, Connected, OpenConn, Shared};
+use crate::engine::slots::shared::{Admitted, Connected, H2Handle, OpenConn, Shared};
 use crate::engine::slots::slot::Slot;
 use crate::engine::workloads::follow::{Led, next_hop};
 use crate::engine::workloads::hops::{Dest, Hop};
 use crate::proto::h1::ReadSpace;
 use crate::proto::h1::slow_lane::{self, Reached};
-use crate::proto::{Cause, Fail, Response};
+use crate::proto::{Cause, Fail, Response, h2};
 use crate::redirect;
 use crate::stats::Failure;
 
@@ -28,9 +29,16 @@ const MAX_SIDE: usize = 4;
 
 /// An open connection and the responses it carried, counted when it closes, whatever closes it.
 struct Open {
-    conn: OpenConn,
+    conn: Away,
     served: u64,
     ctx: Rc<Shared>,
+}
+
+/// A connection to another origin, in the protocol it agreed to.
+enum Away {
+    H1(OpenConn),
+    /// Its hops go one at a time on stream slot 0; the connection counts its own bytes.
+    H2(h2::Lane<Led>),
 }
 
 impl Drop for Open {
@@ -140,33 +148,46 @@ async fn chain(
             false => &hop.listed.request,
         };
         side.led.forget();
-        in_flight.len.set(Some(request.len() as u64));
         let reached = Reached {
             written: &in_flight.written,
             bytes_in: &in_flight.bytes_in,
         };
-        let outcome = slow_lane::exchange(
-            &mut open.conn.conn,
-            request,
-            hop.listed.head_request,
-            &mut side.space,
-            reached,
-            &mut side.led,
-        )
-        .await;
+        let h1 = matches!(open.conn, Away::H1(_));
+        let outcome = match &mut open.conn {
+            Away::H1(c) => {
+                in_flight.len.set(Some(request.len() as u64));
+                slow_lane::exchange(
+                    &mut c.conn,
+                    request,
+                    hop.listed.head_request,
+                    &mut side.space,
+                    reached,
+                    &mut side.led,
+                )
+                .await
+            }
+            Away::H2(lane) => {
+                let r = h2_exchange(lane, &hop.listed.h2, &in_flight.written).await;
+                // Its Location, where the HTTP/1.1 exchange leaves it.
+                std::mem::swap(&mut side.led, &mut lane.events(0));
+                r
+            }
+        };
         let res = match outcome {
             Ok(res) => res,
-            // A keep-alive close crossed the request: the same hop again, on a new connection.
+            // A keep-alive close crossed the request, or the server refused it unprocessed (a
+            // GOAWAY, REFUSED_STREAM): the same hop again, on a new connection.
             Err(f)
-                if f.class == Failure::Closed
-                    && !fresh
-                    && reached.bytes_in.get() == 0
-                    && hop.listed.retry_safe
-                    && retries < MAX_RETRIES =>
+                if !fresh
+                    && retries < MAX_RETRIES
+                    && (matches!(f.cause, Cause::Refused(_))
+                        || (f.class == Failure::Closed
+                            && reached.bytes_in.get() == 0
+                            && hop.listed.retry_safe)) =>
             {
                 retries += 1;
                 in_flight.len.set(None);
-                if recorded {
+                if recorded && h1 {
                     let out = match reached.written.get() {
                         Some(_) => request.len() as u64,
                         None => 0,
@@ -179,7 +200,7 @@ async fn chain(
         };
         in_flight.len.set(None);
         open.served += 1;
-        if recorded {
+        if recorded && h1 {
             ctx.rec.bytes(request.len() as u64, 0);
         }
         match res.keep_alive && !last {
@@ -191,7 +212,7 @@ async fn chain(
             // The answer: its bytes are recorded with it.
             return Ok(Back::Answer(res));
         }
-        if recorded {
+        if recorded && h1 {
             ctx.rec.bytes(0, res.bytes_in);
         }
         *hop = next_hop(ctx, hop, *followed, res.status, location, recorded)?;
@@ -205,8 +226,21 @@ async fn chain(
     }
 }
 
+/// One hop on stream slot 0 of an HTTP/2 connection to another origin: `written` once its
+/// request was handed over.
+async fn h2_exchange(
+    lane: &h2::Lane<Led>,
+    request: &h2::Other,
+    written: &Cell<Option<Tick>>,
+) -> Result<Response, Fail> {
+    lane.events(0).forget();
+    std::future::poll_fn(|cx| lane.poll_open(0, cx, Some(request))).await?;
+    written.set(Some(Tick::now()));
+    std::future::poll_fn(|cx| lane.poll_response(0, cx)).await
+}
+
 /// Opens a connection for a hop to `dest`, inside the attempt (a reconnect, timed as one).
-async fn connect(ctx: &Shared, slot: &Slot, dest: &Dest) -> Result<OpenConn, Fail> {
+async fn connect(ctx: &Shared, slot: &Slot, dest: &Dest) -> Result<Away, Fail> {
     slot.begin_connect(Tick::now());
     let opened = match dest.via() {
         Ok(via) => Box::pin(ctx.open_via(via, true, slot)).await,
@@ -220,8 +254,12 @@ async fn connect(ctx: &Shared, slot: &Slot, dest: &Dest) -> Result<OpenConn, Fai
     };
     slot.end_connect();
     match opened? {
-        Connected::H1(conn) => Ok(conn),
-        // Connections to other origins offer only HTTP/1.1.
-        Connected::H2(_) | Connected::H3(_) => Err(crate::engine::slots::drive::switched()),
+        Connected::H1(conn) => Ok(Away::H1(conn)),
+        Connected::H2(open) => match open.lane {
+            H2Handle::Followed(lane) => Ok(Away::H2(lane)),
+            _ => Err(crate::engine::slots::drive::switched()),
+        },
+        // Connections to other origins go over TCP.
+        Connected::H3(_) => Err(crate::engine::slots::drive::switched()),
     }
 }

@@ -1,7 +1,8 @@
 //! --redirect as a workload over any `Protocol`: an attempt is a chain, the run's request, then
 //! the request each redirect asks for. Hops to the run's origin go on the slot's own connection
 //! (an HTTP/1.1 connection, or a new stream on the HTTP/2 or HTTP/3 connection the slot holds a
-//! place on); hops to other origins go over HTTP/1.1 on connections of their own (`away`). The
+//! place on); hops to other origins go on connections of their own (`away`: HTTP/2 where the
+//! run speaks it and the origin agrees by ALPN, HTTP/1.1 otherwise). The
 //! attempt's latency covers the whole chain, its status is the last response's, and the loop
 //! accounts for it once. The Location of each response reaches the workload through `Led`,
 //! the receiver of the slot's responses. Off the static path (boxed); nothing is built per

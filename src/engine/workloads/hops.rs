@@ -31,9 +31,13 @@ pub struct Follow {
     pub plan: Plan,
     /// Redirects followed per request at most.
     pub limit: u32,
-    /// TLS for origins a redirect leads to (ALPN http/1.1), named per origin; why not, if it
-    /// could not be set up (only a hop to https:// needs it).
+    /// TLS for origins a redirect leads to (ALPN as `away` says), named per origin; why not, if
+    /// it could not be set up (only a hop to https:// needs it).
     pub tls: Result<TlsClient, String>,
+    /// How connections to other https:// origins choose their protocol: with ALPN as the run's
+    /// do over TCP (h2 alone with --http2, h2 or http/1.1 otherwise), HTTP/1.1 in a run of
+    /// HTTP/1.1 or HTTP/3. Other http:// origins are spoken to in HTTP/1.1.
+    pub away: LaneChoice,
     /// The first request of every chain, in every form the run sends.
     pub first: Listed,
     /// The forms a hop to the run's own origin takes beside HTTP/1.1's: the run's protocol.
@@ -56,6 +60,8 @@ pub struct Hop {
 pub struct Dest {
     /// The run's own origin: its hops go on the connection's own, opened as the run's are.
     pub home: bool,
+    /// How a connection here chooses its protocol (`Follow::away`).
+    lane: LaneChoice,
     /// Resolved for this origin, or why not (the hop fails as a connect would).
     endpoint: Result<Endpoint, String>,
     tls: Option<Result<TlsClient, String>>,
@@ -76,7 +82,7 @@ impl Dest {
             preferred: &self.preferred,
             tunnel: self.tunnel.as_ref(),
             tls,
-            lane: LaneChoice::Http1,
+            lane: self.lane,
         })
     }
 }
@@ -99,6 +105,7 @@ impl Hops {
     pub fn new(follow: Arc<Follow>) -> Hops {
         let home = Rc::new(Dest {
             home: true,
+            lane: LaneChoice::Http1,
             endpoint: Err(String::new()),
             tls: None,
             tunnel: None,
@@ -171,6 +178,11 @@ impl Hops {
         });
         let dest = Rc::new(Dest {
             home: false,
+            // Without TLS nothing negotiates: prior knowledge is for the run's own origin.
+            lane: match plan.target.tls {
+                true => self.follow.away,
+                false => LaneChoice::Http1,
+            },
             endpoint,
             tls,
             tunnel: request::tunnel_bytes(plan),
@@ -182,13 +194,17 @@ impl Hops {
 }
 
 /// The hop `id` to `plan`'s URL: in the run's protocol's form too when it goes to the run's
-/// origin (on the slot's own connection), in HTTP/1.1's only elsewhere (a connection of its
-/// own).
+/// origin (on the slot's own connection), in HTTP/1.1's and, where the connection may speak
+/// it, HTTP/2's elsewhere (a connection of its own).
 fn hop(follow: &Follow, id: u32, plan: Plan, dest: Rc<Dest>) -> Result<Hop, String> {
     let home = dest.home;
+    let h2 = match home {
+        true => follow.h2,
+        false => dest.lane != LaneChoice::Http1,
+    };
     Ok(Hop {
         id,
-        listed: listed(&plan, home && follow.h2, home && follow.h3)?,
+        listed: listed(&plan, h2, home && follow.h3)?,
         plan,
         dest,
     })

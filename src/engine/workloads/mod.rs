@@ -9,7 +9,7 @@
 //!   of its own over HTTP/2 and HTTP/3 (`--session per-request`).
 //! - `script_lane`: `ScriptWork`, a script's `delay()`, `request()` and `response()`.
 //! - `follow`, `away`, `hops`: --redirect, attempts that are redirect chains: on the slot's own
-//!   connection at the run's origin, over HTTP/1.1 connections of their own elsewhere, with the
+//!   connection at the run's origin, on connections of their own elsewhere, with the
 //!   thread's hops built once.
 
 pub(super) mod answering;
