@@ -233,10 +233,26 @@ async fn h2_exchange(
     request: &h2::Other,
     written: &Cell<Option<Tick>>,
 ) -> Result<Response, Fail> {
+    /// A hop abandoned with its stream open (a timeout, the end of the run) cancels it, so
+    /// that the connection, once dropped, does not wait for it.
+    struct Abandoned<'a>(&'a h2::Lane<Led>, bool);
+    impl Drop for Abandoned<'_> {
+        fn drop(&mut self) {
+            if !self.1 {
+                self.0.cancel(0);
+            }
+        }
+    }
     lane.events(0).forget();
-    std::future::poll_fn(|cx| lane.poll_open(0, cx, Some(request))).await?;
-    written.set(Some(Tick::now()));
-    std::future::poll_fn(|cx| lane.poll_response(0, cx)).await
+    let mut guard = Abandoned(lane, false);
+    let res = async {
+        std::future::poll_fn(|cx| lane.poll_open(0, cx, Some(request))).await?;
+        written.set(Some(Tick::now()));
+        std::future::poll_fn(|cx| lane.poll_response(0, cx)).await
+    }
+    .await;
+    guard.1 = true;
+    res
 }
 
 /// Opens a connection for a hop to `dest`, inside the attempt (a reconnect, timed as one).
