@@ -212,7 +212,7 @@ impl Shared {
                 (H2Handle::Plain(lane), n)
             }
             Work::Watched => {
-                let (Some(plan), Some(gaps)) = (&self.setup.stream, &self.rec.gaps) else {
+                let (Some(plan), Some(gaps)) = (self.setup.feature.stream(), &self.rec.gaps) else {
                     unreachable!("a watched connection in a run that does not stream");
                 };
                 let make = || Watch::new(plan.clone(), gaps.clone());

@@ -105,7 +105,7 @@ impl Shared {
         delete: Option<Bytes>,
         first_id: u64,
     ) -> Result<Rc<Conversation>, Fail> {
-        let Some(list) = &self.setup.list else {
+        let Some(list) = self.setup.feature.list() else {
             unreachable!("a session in a run without a list");
         };
         let requests = (list.requests.iter().enumerate())
@@ -122,7 +122,7 @@ impl Shared {
     /// One MCP request (HTTP/1.1 bytes spate built) as `--session per-request` sends it over
     /// HTTP/2 or HTTP/3: in the form the list's requests have.
     pub(in crate::engine) fn call_form(&self, bytes: &Bytes) -> Result<Listed, Fail> {
-        let Some(first) = self.setup.list.as_ref().and_then(|l| l.requests.first()) else {
+        let Some(first) = self.setup.feature.list().and_then(|l| l.requests.first()) else {
             unreachable!("a session in a run without a list");
         };
         self.like(first, bytes.clone(), bytes.clone())
@@ -155,7 +155,7 @@ impl Shared {
     /// An MCP request spate built as HTTP/1.1 bytes, read back into HTTP/2's and HTTP/3's
     /// parts for the run's origin.
     fn reframe(&self, bytes: &[u8]) -> Result<crate::request::written::Written, Fail> {
-        let Some(list) = &self.setup.list else {
+        let Some(list) = self.setup.feature.list() else {
             unreachable!("a session in a run without a list");
         };
         crate::request::written::read(bytes, list.scheme, &list.authority).map_err(|e| Fail {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::run::thread::{self, Finished, Go, Ready};
 use crate::engine::run::{limits, split};
-use crate::engine::slots::shared::{H3Setup, LaneChoice, Limit, ScriptSetup, Setup};
+use crate::engine::slots::shared::{Feature, H3Setup, LaneChoice, Limit, ScriptSetup, Setup};
 use crate::engine::{
     CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, follow, join, join_watched,
     lane_choice,
@@ -25,6 +25,21 @@ use crate::stats::{Failure, NotOpened, RunOutput};
 /// How long after the drain's end a script's Lua may still run before it is interrupted: a
 /// thread ends its loop at the drain's end, a few milliseconds after at most.
 const LUA_GRACE: Duration = Duration::from_millis(100);
+
+/// The one feature `plan`'s slots have (the plan refuses two together), built for its threads.
+fn feature(plan: &Plan) -> Result<Feature, RunError> {
+    if let Some(l) = &plan.list {
+        let list = crate::engine::run::requests::list_setup(plan, l).map_err(RunError::Request)?;
+        return Ok(Feature::List(Arc::new(list)));
+    }
+    if let Some(f) = follow(plan).map_err(RunError::Request)? {
+        return Ok(Feature::Follow(f));
+    }
+    Ok(match &plan.stream {
+        Some(s) => Feature::Stream(Arc::new(s.clone())),
+        None => Feature::None,
+    })
+}
 
 /// A prepared run: its threads connected and waiting for the start. Dropped without `go`, the
 /// threads end and nothing is measured.
@@ -143,7 +158,7 @@ pub fn prepare_staged<'a>(
         timeout: plan.timeout,
         connect_timeout: plan.connect_timeout,
         idle: plan.stream.as_ref().and_then(|s| s.idle),
-        stream: plan.stream.clone().map(Arc::new),
+        feature: feature(plan)?,
         endpoint: endpoint.clone(),
         connections: 0,
         drain: plan.timeout.min(MAX_DRAIN),
@@ -152,14 +167,7 @@ pub fn prepare_staged<'a>(
         stop: control.stop_flag(),
         script_halt: Arc::default(),
         live: None,
-        follow: follow(plan).map_err(RunError::Request)?,
         script: None,
-        list: plan
-            .list
-            .as_ref()
-            .map(|l| crate::engine::run::requests::list_setup(plan, l).map(Arc::new))
-            .transpose()
-            .map_err(RunError::Request)?,
         thread: 0,
     };
     let seeds = match (script, stage) {

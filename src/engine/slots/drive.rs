@@ -105,7 +105,7 @@ fn h3_link(ctx: &Rc<Shared>, g: Rc<h3_lane::Group>, k: usize) -> Drive {
 
 /// A slot's --stream receiver.
 fn watch(ctx: &Shared) -> Watch {
-    let (Some(plan), Some(gaps)) = (&ctx.setup.stream, &ctx.rec.gaps) else {
+    let (Some(plan), Some(gaps)) = (ctx.setup.feature.stream(), &ctx.rec.gaps) else {
         unreachable!("a watched connection in a run that does not stream");
     };
     Watch::new(plan.clone(), gaps.clone())

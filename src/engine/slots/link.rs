@@ -260,7 +260,7 @@ impl<P: Protocol, W: Workload<P>> State<P, W> {
         let sent_at = self.work.sent_at(&self.proto);
         let ended = account(ctx, slot, self.adm, self.connected, sent_at, outcome);
         if P::STREAMS
-            && ctx.setup.stream.is_some()
+            && ctx.setup.feature.stream().is_some()
             && let (Ended::Completed { .. }, Some(res), false) = (ended, res, self.adm.warmup)
         {
             ctx.rec.stream(self.adm, &res, streamed.as_ref());

@@ -384,7 +384,7 @@ impl Record {
             last_done: Cell::new(None),
             timeline: RefCell::new(None),
             timeout_ns: u64::try_from(setup.timeout.as_nanos()).unwrap_or(u64::MAX),
-            gaps: setup.stream.as_ref().map(|_| Gaps::default()),
+            gaps: setup.feature.stream().map(|_| Gaps::default()),
         }
     }
 }

@@ -57,8 +57,8 @@ pub struct Setup {
     /// --idle-timeout: once a streamed response's first byte arrived, the longest wait for
     /// the next, instead of the request timeout.
     pub idle: Option<Duration>,
-    /// --stream: how responses are watched; `None`: not at all (the static path).
-    pub stream: Option<Arc<crate::plan::StreamPlan>>,
+    /// What the slots send and watch besides the run's own request, if anything.
+    pub feature: Feature,
     pub endpoint: Arc<Endpoint>,
     /// Connections of this thread.
     pub connections: usize,
@@ -83,14 +83,49 @@ pub struct Setup {
     pub script_halt: Arc<AtomicBool>,
     /// Where the thread publishes its progress, when a display wants it.
     pub live: Option<Arc<Live>>,
-    /// --redirect: what following needs; `None` when redirects are answers.
-    pub follow: Option<Arc<Follow>>,
-    /// -s: the script, when the thread needs a state of its own for it.
+    /// -s: the script, when the thread needs a state of its own for it (with any feature: one
+    /// that only shapes the request, or runs per request with none).
     pub script: Option<ScriptSetup>,
-    /// A request list's requests, built once; `None`: the one request above.
-    pub list: Option<Arc<ListSetup>>,
     /// The thread's index among the run's load threads.
     pub thread: usize,
+}
+
+/// The one feature a run's slots have beside a script's state: the plan refuses a request list
+/// with --stream, --redirect or a script, and --stream with --redirect.
+#[derive(Debug, Clone, Default)]
+pub enum Feature {
+    /// The run's own request, its responses read whole (or a script's, per request).
+    #[default]
+    None,
+    /// --stream: how responses are watched.
+    Stream(Arc<crate::plan::StreamPlan>),
+    /// A request list's requests (MCP's calls among them), built once.
+    List(Arc<ListSetup>),
+    /// --redirect: what following needs.
+    Follow(Arc<Follow>),
+}
+
+impl Feature {
+    pub fn stream(&self) -> Option<&Arc<crate::plan::StreamPlan>> {
+        match self {
+            Feature::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn list(&self) -> Option<&Arc<ListSetup>> {
+        match self {
+            Feature::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    pub fn follow(&self) -> Option<&Arc<Follow>> {
+        match self {
+            Feature::Follow(f) => Some(f),
+            _ => None,
+        }
+    }
 }
 
 /// What --http3's connections need: the QUIC client and the request.
@@ -268,8 +303,12 @@ impl Shared {
             dial: Dial::default(),
             tasks: Spawner::default(),
             work: Work::of(&setup, script.as_deref()),
-            hops: setup.follow.clone().map(|f| RefCell::new(Hops::new(f))),
-            picker: setup.list.as_ref().map(|l| {
+            hops: setup
+                .feature
+                .follow()
+                .cloned()
+                .map(|f| RefCell::new(Hops::new(f))),
+            picker: setup.feature.list().map(|l| {
                 RefCell::new(match &l.mcp {
                     Some(m) => crate::request_list::Picker::scheduled(
                         m.schedule.clone(),
@@ -295,12 +334,12 @@ impl Shared {
 
     /// `spate mcp`: what the probe and the plan prepared.
     pub fn mcp(&self) -> Option<&crate::mcp::Prepared> {
-        self.setup.list.as_ref()?.mcp.as_deref()
+        self.setup.feature.list()?.mcp.as_deref()
     }
 
     /// `spate mcp` with sessions: the requests of a handshake each connection makes.
     pub fn handshake(&self) -> Option<&crate::mcp::Handshake> {
-        self.setup.list.as_ref()?.mcp.as_ref()?.handshake.as_ref()
+        self.setup.feature.list()?.mcp.as_ref()?.handshake.as_ref()
     }
 
     /// The slots of connection `group`: one per stream.

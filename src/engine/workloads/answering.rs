@@ -121,7 +121,7 @@ impl Answers for Answering {
     }
 
     fn row(ctx: &Shared, i: usize) -> usize {
-        match ctx.setup.list.as_ref().and_then(|l| l.mcp.as_ref()) {
+        match ctx.setup.feature.list().and_then(|l| l.mcp.as_ref()) {
             Some(m) => usize::from(m.rows[i]),
             None => i,
         }

@@ -160,7 +160,7 @@ impl ListWork {
 
     /// The current attempt's request as the list has it.
     fn listed<'c>(&self, ctx: &'c Shared) -> &'c Listed {
-        let Some(list) = &ctx.setup.list else {
+        let Some(list) = ctx.setup.feature.list() else {
             unreachable!("a list's workload in a run without a list");
         };
         &list.requests[self.place]
@@ -172,7 +172,7 @@ impl ListWork {
 fn sent<'a>(ctx: &'a Shared, session: Option<&'a Conversation>, place: usize) -> &'a Listed {
     match session {
         Some(s) => &s.requests[place],
-        None => match &ctx.setup.list {
+        None => match ctx.setup.feature.list() {
             Some(list) => &list.requests[place],
             None => unreachable!("a list's workload in a run without a list"),
         },
@@ -182,8 +182,8 @@ fn sent<'a>(ctx: &'a Shared, session: Option<&'a Conversation>, place: usize) ->
 /// Whether each call has a session of its own (`--session per-request`).
 fn per_request(ctx: &Shared) -> bool {
     ctx.setup
-        .list
-        .as_ref()
+        .feature
+        .list()
         .and_then(|l| l.mcp.as_ref())
         .is_some_and(|m| m.session == crate::mcp::SessionMode::PerRequest)
 }

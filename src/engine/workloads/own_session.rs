@@ -124,7 +124,7 @@ impl OwnSession {
                     let Some(session) = &self.session else {
                         unreachable!("a call without its session");
                     };
-                    let Some(list) = &ctx.setup.list else {
+                    let Some(list) = ctx.setup.feature.list() else {
                         unreachable!("a call in a run without a list");
                     };
                     let call = with_session(&list.requests[place].request, session);
@@ -229,7 +229,7 @@ impl OwnSession {
                     if let Some(t) = self.handshake_from {
                         ctx.rec.handshake(t.elapsed().as_nanos() as u64);
                     }
-                    let Some(list) = &ctx.setup.list else {
+                    let Some(list) = ctx.setup.feature.list() else {
                         unreachable!("a call in a run without a list");
                     };
                     let call = legacy::retarget(&list.requests[place].request, target);

@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use crate::clock::Tick;
 use crate::engine::protocols::protocol::{Again, Outcome, Protocol, Ready, Sent};
 use crate::engine::slots::attempt::Ended;
-use crate::engine::slots::shared::{Admitted, Connected, Setup, Shared};
+use crate::engine::slots::shared::{Admitted, Connected, Feature, Setup, Shared};
 use crate::proto::{Fail, Response};
 
 /// What a slot's attempts send and how they end, over the protocol `P`.
@@ -154,21 +154,16 @@ pub enum Work {
 }
 
 impl Work {
-    /// The workload of a thread with `setup` whose script state is `script`. The plan lets at
-    /// most one of them be on (a list with a script, --redirect or --stream is refused).
+    /// The workload of a thread with `setup` whose script state is `script` (a script per
+    /// request comes with no feature: the plan refuses it with --stream and --redirect).
     pub fn of(setup: &Setup, script: Option<&crate::script::Worker>) -> Work {
-        if setup.follow.is_some() {
-            Work::Followed
-        } else if setup.list.as_ref().is_some_and(|l| l.mcp.is_some()) {
-            Work::Answered
-        } else if setup.list.is_some() {
-            Work::Listed
-        } else if script.is_some_and(crate::script::Worker::runs_per_request) {
-            Work::Scripted
-        } else if setup.stream.is_some() {
-            Work::Watched
-        } else {
-            Work::Fixed
+        match &setup.feature {
+            Feature::Follow(_) => Work::Followed,
+            Feature::List(l) if l.mcp.is_some() => Work::Answered,
+            Feature::List(_) => Work::Listed,
+            _ if script.is_some_and(crate::script::Worker::runs_per_request) => Work::Scripted,
+            Feature::Stream(_) => Work::Watched,
+            Feature::None => Work::Fixed,
         }
     }
 }
