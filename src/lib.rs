@@ -1,7 +1,7 @@
 //! spate: an HTTP load generator that must never be the bottleneck of the test it runs.
 //!
 //! ```text
-//! argv --cli--> Plan --engine--> threads (current-thread tokio runtime each)
+//! argv --cli--> Plan (+ its script, loaded) --engine--> threads (current-thread tokio runtime each)
 //!   --> one task set of connections per thread --> proto::h1 / proto::h2 lanes (write
 //!   prepared bytes, parse the response sans-IO) --> per-thread Stats (HDR histograms, counters)
 //! Stats merged once at the end --> stats::Summary --> analysis (typed findings)
@@ -11,17 +11,20 @@
 //! Module map. The run: [`app`] (the command line's application: parse, signals, display,
 //! engine, report, exit code), [`cli`] (the only module that knows clap), [`plan`] (validated
 //! plain data), [`target`] (the URL), [`route`] (where connections go, resolved once),
-//! [`request`] (bytes built once), [`script`] (wrk's Lua, run before the run), [`redirect`]
+//! [`request`] (bytes built once), [`request_list`] (several URLs, `--urls-from-file`),
+//! [`script`] (wrk's Lua, loaded before the run and passed beside the plan), [`redirect`]
 //! (--redirect's rules), [`mcp`] (MCP's calls, requests and answers; [`calls`] holds what a request list carries of them), [`shard`] (a run as one
-//! part of a job over several machines), [`reach`] (how a plan's connections reach its target: protocol choice, TLS and QUIC clients), [`net`] (TCP and Unix connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
+//! part of a job over several machines; [`merge`] adds the shards' results, [`k8s_job`] runs
+//! them as a Kubernetes Job), [`alt_svc`] (--alt-svc: where a server says its HTTP/3 is),
+//! [`reach`] (how a plan's connections reach its target: protocol choice, TLS and QUIC clients), [`net`] (TCP and Unix connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
 //! lanes), [`engine`] (threads, their task sets, pacing, stopping), [`clock`] and [`timer`] (the
 //! request path's time), [`stats`] (histograms, counters, `Summary`), [`analysis`] (typed
 //! findings), [`report`] (every form of the result), [`ui`] (the live display, the terminal,
 //! signals), [`verbose`] (-v). Commands of many runs: [`series`], [`compare`], [`sweep`].
 //! Around them: [`serve`] (the built-in loopback target), [`demo`], [`redact`] (secrets masked), [`syntax`] (HTTP's tokens, targets and field values), [`escape`] (text from outside made safe
 //! for a terminal), [`files`] (the files flags name, read with a limit),
-//! [`units`] and [`numbers`] (numbers as people type and read them), [`exit`] (the exit codes). See docs/ARCHITECTURE.md
-//! for the invariants.
+//! [`units`] and [`numbers`] (numbers as people type and read them), [`exit`] (the exit codes),
+//! and `scratch` (tests' temporary files). See docs/ARCHITECTURE.md for the invariants.
 
 pub mod alt_svc;
 pub mod analysis;

@@ -218,3 +218,23 @@ fn a_circle_is_found_where_there_is_one() {
     .collect();
     assert_eq!(circles(&g), [["a", "b", "c"]]);
 }
+
+/// src/lib.rs's module map names every top-level module, so a newcomer finds each from it.
+#[test]
+fn the_module_map_names_every_top_level_module() {
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let map: String = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let missing: Vec<String> = module_graph()
+        .into_keys()
+        .filter(|m| !map.contains(&format!("`{m}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not in src/lib.rs's module map: {missing:?}"
+    );
+}
