@@ -9,8 +9,10 @@ use crate::route::Route;
 use crate::target::Target;
 
 mod error;
+mod stages;
 mod validate;
 pub use error::PlanError;
+pub use stages::{Curve, Stage, StageKind, Stages};
 
 /// Which part of the job this run is, and the job as a whole. The open model's schedule is the
 /// job's, striped: shard `index` sends the job's requests `k` with `k mod count = index`.
@@ -138,6 +140,10 @@ pub struct Plan {
     pub h2: H2,
     /// Open model (`-q`): this many requests per second in total, at intended times.
     pub rate: Option<Rate>,
+    /// `--stages`: a profile of rates the open model follows instead of one rate (the run lasts
+    /// its stages).
+    #[serde(default)]
+    pub stages: Option<Stages>,
     /// Open model: requests later than this are dropped and counted (`--max-lag`).
     pub max_lag: Option<Duration>,
     /// Requests per connection before it is closed and re-opened (`--rpc`).
@@ -279,6 +285,7 @@ impl Plan {
             tls: Tls::default(),
             h2: H2::default(),
             rate: None,
+            stages: None,
             max_lag: None,
             rpc: None,
             redirects: 0,
@@ -293,10 +300,26 @@ impl Plan {
         }
     }
 
-    /// Open model: the requests per second this run sends, a shard's part of the job's.
+    /// Open model: the requests per second this run sends, a shard's part of the job's (under
+    /// --stages, the profile's mean).
     pub fn own_rate(&self) -> Option<f64> {
         let shards = self.shard.map_or(1, |s| s.count);
-        self.rate.map(|r| r.per_second() / f64::from(shards))
+        self.job_rate().map(|r| r / f64::from(shards))
+    }
+
+    /// Open model: the job's requests per second (under --stages, the profile's mean).
+    pub fn job_rate(&self) -> Option<f64> {
+        match &self.stages {
+            Some(s) if s.kind == StageKind::Rate => {
+                Some(Curve::of(s, 1.0).total() / s.duration().as_secs_f64())
+            }
+            _ => self.rate.map(Rate::per_second),
+        }
+    }
+
+    /// Whether requests go at intended times (`-q`, or --stages of rates): the open model.
+    pub fn is_open(&self) -> bool {
+        self.job_rate().is_some()
     }
 
     /// Whether connections carry several requests at once (-p): HTTP/3, and HTTP/2 where it

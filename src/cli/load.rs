@@ -56,6 +56,7 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<Planned, Exit> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
     };
     let stop = match (a.duration, a.requests) {
+        _ if let Some(s) = &a.stages => Stop::Duration(s.duration()),
         (Some(d), _) => Stop::Duration(d),
         (None, Some(n)) => Stop::Requests(n),
         (None, None) => Stop::Requests(DEFAULT_REQUESTS),
@@ -135,6 +136,7 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<Planned, Exit> {
         tls,
         h2,
         rate: a.rate.map(|(num, den)| Rate { num, den }),
+        stages: a.stages.clone(),
         max_lag: a.max_lag,
         rpc: a.rpc,
         redirects: a.redirect.unwrap_or(0),

@@ -35,6 +35,18 @@ pub struct LoadArgs {
     #[arg(short = 'q', long = "rate", value_name = "R", value_parser = values::rate)]
     pub rate: Option<(u64, u64)>,
 
+    /// Load that moves during the run, in k6's sense: DUR:TARGET,... (30s:100/s,1m:500/s,30s:0/s).
+    /// Each stage moves linearly from the previous target to its own over its duration (the
+    /// first from 0; a 0s stage jumps). Targets with /s are request rates: the open model, its
+    /// intended times following the curve. The run lasts the stages.
+    #[arg(
+        long = "stages",
+        value_name = "DUR:TARGET,...",
+        value_parser = values::stages,
+        conflicts_with_all = ["duration", "requests", "rate"]
+    )]
+    pub stages: Option<crate::plan::Stages>,
+
     /// Open model: drop (and count) requests that could not be sent within this of their
     /// intended time.
     #[arg(long = "max-lag", value_name = "TIME", value_parser = values::duration)]

@@ -58,6 +58,7 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
             (a.load.connections.connections.is_some(), "-c"),
             (a.load.duration.is_some(), "-z"),
             (a.load.rate.is_some(), "-q"),
+            (a.load.stages.is_some(), "--stages"),
             (a.calls.progress, "--progress"),
             (a.calls.session != "per-connection", "--session"),
         ] {

@@ -5,6 +5,11 @@
 use crate::plan::is_token;
 pub use crate::units::{count, duration, rate};
 
+/// `--stages`: a load profile (`plan::Stages::parse`).
+pub fn stages(s: &str) -> Result<crate::plan::Stages, String> {
+    crate::plan::Stages::parse(s)
+}
+
 /// `-t`: a duration, but not a bare whole number, which is what wrk's `-t4` (threads) looks like.
 pub fn timeout(s: &str) -> Result<std::time::Duration, String> {
     let t = s.trim();

@@ -60,8 +60,10 @@ pub enum PlanError {
     ZeroRpc,
     #[error("--disable-keepalive means --rpc 1; give one or the other")]
     RpcWithoutKeepAlive,
-    #[error("--max-lag needs the open model (-q RATE)")]
+    #[error("--max-lag needs the open model (-q RATE, or --stages of rates)")]
     MaxLagWithoutRate,
+    #[error("--stages: {0}")]
+    StagesOf(&'static str),
     #[error("--max-lag must be longer than zero")]
     ZeroMaxLag,
     #[error("-q must be above zero")]

@@ -119,8 +119,26 @@ impl Plan {
         {
             return Err(PlanError::StreamsWithoutKeepAlive);
         }
-        if self.max_lag.is_some() && self.rate.is_none() {
+        if self.max_lag.is_some() && !self.is_open() {
             return Err(PlanError::MaxLagWithoutRate);
+        }
+        if let Some(s) = &self.stages {
+            if s.kind == super::StageKind::Connections {
+                return Err(PlanError::StagesOf(
+                    "connections (plain numbers) are not followed yet: give request rates (100/s)",
+                ));
+            }
+            if self.rate.is_some() {
+                return Err(PlanError::StagesOf("-q: the stages give the rates"));
+            }
+            if !self.warmup.is_zero() {
+                return Err(PlanError::StagesOf(
+                    "--warmup before the first stage is not made yet: run without --warmup",
+                ));
+            }
+            if self.stop != Stop::Duration(s.duration()) {
+                return Err(PlanError::StagesOf("-n and -z: the run lasts its stages"));
+            }
         }
         if self.max_lag.is_some_and(|d| d.is_zero()) {
             return Err(PlanError::ZeroMaxLag);

@@ -54,9 +54,13 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
         Some(alt) => format!("{protocol} (Alt-Svc {alt})"),
         None => protocol,
     };
-    let model = match c.rate {
-        Some(r) => format!("open model at {} requests/s", rate(r)),
-        None => "closed model".into(),
+    let model = match (c.rate, &c.stages) {
+        (Some(r), Some(stages)) => format!(
+            "open model following --stages {stages} (mean {} requests/s)",
+            rate(r)
+        ),
+        (Some(r), None) => format!("open model at {} requests/s", rate(r)),
+        (None, _) => "closed model".into(),
     };
     let mut extras = Vec::new();
     match c.rpc {

@@ -13,7 +13,14 @@ pub(super) fn schedule(o: &mut String, s: &Summary) -> std::fmt::Result {
         return Ok(());
     };
     writeln!(o, "\nSchedule (open model)")?;
-    writeln!(o, "  Target rate     {} requests/s", rate(m.rate_target))?;
+    match &s.config.stages {
+        Some(_) => writeln!(
+            o,
+            "  Target rate     {} requests/s (the mean of --stages)",
+            rate(m.rate_target)
+        )?,
+        None => writeln!(o, "  Target rate     {} requests/s", rate(m.rate_target))?,
+    }
     writeln!(o, "  Achieved rate   {} requests/s", rate(m.rate_achieved))?;
     writeln!(
         o,

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{RunOutput, Stats};
-use crate::plan::{Plan, Protocol, Stop};
+use crate::plan::{Plan, Protocol, Stages, Stop};
 use crate::route::Family;
 
 /// What the latency of one request measures in the closed model.
@@ -39,8 +39,12 @@ pub struct Config {
     pub tls: Option<String>,
     /// HTTP/2 or HTTP/3 streams per connection asked for with -p (1 for HTTP/1.1).
     pub streams: u32,
-    /// Open model: requests per second (-q); null in the closed model.
+    /// Open model: requests per second (-q; under --stages, the profile's mean); null in the
+    /// closed model.
     pub rate: Option<f64>,
+    /// --stages: the profile, as `DUR:TARGET,...`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<String>,
     /// Requests per connection before it is re-opened (--rpc, 1 without keep-alive).
     pub rpc: Option<u64>,
     /// Redirects followed per request at most (--redirect); 0: not followed.
@@ -95,13 +99,8 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
         method: plan.method.clone(),
         protocol: protocol(plan, s),
         alt_svc: run.alt_svc.clone(),
-        model: if plan.rate.is_some() {
-            "open"
-        } else {
-            "closed"
-        }
-        .into(),
-        latency_definition: if plan.rate.is_some() {
+        model: if plan.is_open() { "open" } else { "closed" }.into(),
+        latency_definition: if plan.is_open() {
             OPEN_LATENCY_DEFINITION
         } else {
             LATENCY_DEFINITION
@@ -136,6 +135,7 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
             1
         },
         rate: plan.own_rate(),
+        stages: plan.stages.as_ref().map(Stages::written),
         rpc: plan.requests_per_connection(),
         redirects: plan.redirects,
         warmup_s: plan.warmup.as_secs_f64(),
@@ -164,7 +164,7 @@ pub(super) fn config(plan: &Plan, run: &RunOutput) -> Config {
                 Stop::Requests(n) => Some(n),
                 Stop::Duration(_) => None,
             },
-            job_rate: plan.rate.map(|r| r.per_second()),
+            job_rate: plan.job_rate(),
             slo: None,
         }),
         start_at_unix_us: plan.start_at.map(|s| super::unix_us(s.at)),

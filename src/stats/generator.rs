@@ -61,7 +61,7 @@ fn busy_connections(plan: &Plan, run: &RunOutput, mean_s: f64) -> Option<f64> {
     let s = &run.stats;
     let elapsed = run.elapsed.as_secs_f64();
     // The open model leaves connections idle by design: Little's law says nothing about spate.
-    let usable = plan.rate.is_none()
+    let usable = !plan.is_open()
         && matches!(plan.stop, Stop::Duration(_))
         && s.failed() == 0
         && s.completed >= 1000

@@ -411,7 +411,7 @@ impl Summary {
             timeline: s
                 .seconds
                 .iter()
-                .map(|sec| Entry::of(sec, plan.rate.is_some()))
+                .map(|sec| Entry::of(sec, plan.is_open()))
                 .collect(),
             second_latencies: s.seconds.iter().map(|sec| sec.latency.clone()).collect(),
             error: None,

@@ -49,6 +49,7 @@ mod setup;
 mod shard;
 mod shard_nginx;
 mod signals;
+mod stages;
 mod stream;
 mod support;
 mod sweep;

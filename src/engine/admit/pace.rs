@@ -10,18 +10,25 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
-/// Intended send times: the run's global schedule t_i = start + i x 1e9 / rate ns, of which a
-/// thread takes every `stride`-th index from `offset` (so that the threads together send exactly
-/// the global schedule, with no request sent twice and none rounded away).
-#[derive(Debug, Clone, Copy)]
+use crate::plan::Curve;
+use crate::units::MAX_DURATION;
+
+/// Intended send times: the run's global schedule t_i = start + i x 1e9 / rate ns (or, under
+/// --stages, the time the rate curve's area reaches i), of which a thread takes every
+/// `stride`-th index from `offset` (so that the threads together send exactly the global
+/// schedule, with no request sent twice and none rounded away).
+#[derive(Debug, Clone)]
 pub struct Schedule {
     start: Instant,
     /// Interval in ns as a fraction: `ns_num / ns_den`.
     ns_num: u128,
     ns_den: u128,
+    /// --stages: the rate curve, instead of the fixed interval.
+    curve: Option<Arc<Curve>>,
     offset: u64,
     stride: u64,
 }
@@ -33,25 +40,42 @@ impl Schedule {
             start,
             ns_num: 1_000_000_000u128.saturating_mul(den),
             ns_den: num.max(1),
+            curve: None,
             offset: 0,
             stride: 1,
+        }
+    }
+
+    /// The whole schedule of a --stages rate curve from `start`: request i at the time the
+    /// curve's area reaches i; none after the curve's end.
+    pub fn curve(start: Instant, curve: Arc<Curve>) -> Schedule {
+        Schedule {
+            curve: Some(curve),
+            ..Schedule::new(start, 1, 1)
         }
     }
 
     /// Part `index` of `parts` of this schedule's requests: its `index`-th, then every
     /// `parts`-th after it. A share of a share is one too: a shard's schedule, split over its
     /// threads, takes global indices `shard + shards * (thread + threads * j)`.
-    pub fn share(self, index: u64, parts: u64) -> Schedule {
+    pub fn share(&self, index: u64, parts: u64) -> Schedule {
         Schedule {
             offset: self.offset + self.stride * index,
             stride: self.stride * parts.max(1),
-            ..self
+            ..self.clone()
         }
     }
 
     /// The intended time of this share's request `j`.
     pub fn at(&self, j: u64) -> Instant {
         let i = u128::from(self.offset) + u128::from(j) * u128::from(self.stride);
+        if let Some(c) = &self.curve {
+            // Past the curve's end: later than any run's end.
+            let secs = c
+                .time_of(i as f64)
+                .unwrap_or(2.0 * MAX_DURATION.as_secs_f64());
+            return self.start + Duration::from_secs_f64(secs);
+        }
         let ns = (i.saturating_mul(self.ns_num) / self.ns_den).min(u128::from(u64::MAX));
         self.start + Duration::from_nanos(ns as u64)
     }
@@ -66,6 +90,11 @@ impl Schedule {
         let Some(span) = end.checked_duration_since(self.start) else {
             return 0;
         };
+        if let Some(c) = &self.curve {
+            // The requests whose time is before `end`: those below the area there.
+            let n = c.count_before(span.as_secs_f64());
+            return (n - 1e-9).ceil().max(0.0) as u64;
+        }
         // Smallest i with i * ns_num / ns_den >= span, i.e. ceil(span * ns_den / ns_num).
         let i = span
             .as_nanos()

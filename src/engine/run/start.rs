@@ -4,6 +4,7 @@
 //! signal: its budget, its deadline, or its share of the open model's schedule (the job's,
 //! striped, for a shard). Sends nothing.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::clock::Tick;
@@ -12,7 +13,7 @@ use crate::engine::run::split;
 use crate::engine::run::thread::{Go, Paced};
 use crate::engine::slots::shared::Limit;
 use crate::engine::{Control, RunError};
-use crate::plan::{Plan, Stop};
+use crate::plan::{Curve, Plan, StageKind, Stop};
 use crate::shard::StartAt;
 
 /// The longest sleep between looks at Ctrl-C.
@@ -60,19 +61,23 @@ pub(in crate::engine) fn orders(
         .filter(|&k| established[k] > 0)
         .collect();
     // A shard's is the job's schedule, striped: every shard-th request from its index.
-    let whole = plan.rate.map(|r| {
-        let job = Schedule::new(start, u128::from(r.num), u128::from(r.den));
-        match plan.shard {
-            Some(s) => job.share(u64::from(s.index), u64::from(s.count)),
-            None => job,
+    let job = match (&plan.stages, plan.rate) {
+        (Some(s), _) if s.kind == StageKind::Rate => {
+            Some(Schedule::curve(start, Arc::new(Curve::of(s, 1.0))))
         }
+        (_, Some(r)) => Some(Schedule::new(start, u128::from(r.num), u128::from(r.den))),
+        _ => None,
+    };
+    let whole = job.map(|job| match plan.shard {
+        Some(s) => job.share(u64::from(s.index), u64::from(s.count)),
+        None => job,
     });
     // The open model counts -n in the job's requests, of which the striped part is ours.
     let paced_stop = plan.shard.map_or(plan.stop, |s| s.job_stop);
     (0..established.len())
         .map(|k| {
             let rank = active.iter().position(|&a| a == k);
-            let (limit, paced) = match (whole, rank, paced_stop) {
+            let (limit, paced) = match (&whole, rank, paced_stop) {
                 // Stopped while connecting: run nothing, report what there is.
                 _ if stopped => (Limit::Closed, None),
                 (None, _, Stop::Requests(_)) => (Limit::Budget(budgets[k]), None),
@@ -82,12 +87,12 @@ pub(in crate::engine) fn orders(
                     let schedule = whole.share(rank as u64, active.len() as u64);
                     let first = whole.global_count_before(window_start);
                     let paced = Paced {
-                        schedule,
                         recorded_from: schedule.count_below(first),
                         end: match stop {
                             Stop::Requests(n) => schedule.count_below(first + n),
                             Stop::Duration(d) => schedule.count_before(window_start + d),
                         },
+                        schedule,
                         max_lag: plan.max_lag,
                     };
                     (Limit::Paced, Some(paced))
@@ -96,7 +101,7 @@ pub(in crate::engine) fn orders(
             Go {
                 limit,
                 paced,
-                ..base
+                ..base.clone()
             }
         })
         .collect()

@@ -41,7 +41,7 @@ pub struct Ready {
 }
 
 /// The start signal: how this thread's run ends.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Go {
     pub limit: Limit,
     /// The start of the measured window (the start signal, plus --warmup).
@@ -56,7 +56,7 @@ pub struct Go {
 }
 
 /// The open-model part of the start signal.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Paced {
     pub schedule: Schedule,
     /// Requests before this index are the warm-up.

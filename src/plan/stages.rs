@@ -1,0 +1,387 @@
+//! `--stages`: load that moves during a run, in k6's sense. Each stage goes linearly from the
+//! previous target to its own over its duration (a `0s` stage is a jump; the first stage starts
+//! from 0). Targets with `/s` are request rates, plain numbers connections. Here: the flag's
+//! parser with its bounds, and the rate curve's arithmetic (the requests a profile schedules
+//! before a time, and its inverse, the time of each request), as plain data. Must not know the
+//! engine: the pacer asks `Curve` for intended times.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::MAX_DURATION;
+
+/// Most requests per second a stage may ask for: far above what one machine sends, low enough
+/// that a profile's counts stay exact in an f64.
+pub const MAX_STAGE_RATE: f64 = 10_000_000.0;
+
+/// Most connections a stage may ask for.
+pub const MAX_STAGE_CONNECTIONS: u64 = 1_000_000;
+
+/// Most stages in a profile.
+pub const MAX_STAGES: usize = 1_000;
+
+/// A load profile: its kind and its stages, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stages {
+    pub kind: StageKind,
+    pub stages: Vec<Stage>,
+}
+
+/// What the targets of a profile are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StageKind {
+    /// Requests per second: the open model.
+    Rate,
+    /// Connections: the closed model.
+    Connections,
+}
+
+/// One stage: where the load is at its end, reached linearly over `duration`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stage {
+    pub duration: Duration,
+    /// Requests per 1,000 s (a rate, exact to 0.001/s), or connections.
+    pub target: u64,
+}
+
+impl Stage {
+    /// The target as the profile's unit: requests per second, or connections.
+    pub fn value(&self, kind: StageKind) -> f64 {
+        match kind {
+            StageKind::Rate => self.target as f64 / 1000.0,
+            StageKind::Connections => self.target as f64,
+        }
+    }
+}
+
+impl Stages {
+    /// Parses `DUR:TARGET,...` (`30s:100/s,1m:500/s,30s:0/s`, or `30s:10,1m:50`).
+    pub fn parse(s: &str) -> Result<Stages, String> {
+        let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+        if parts.iter().all(|p| p.is_empty()) {
+            return Err("--stages: no stage; give DUR:TARGET,... (e.g. 30s:100/s,1m:500/s)".into());
+        }
+        if parts.len() > MAX_STAGES {
+            return Err(format!(
+                "--stages: {} stages, at most {MAX_STAGES}",
+                parts.len()
+            ));
+        }
+        let mut kind = None;
+        let mut stages = Vec::with_capacity(parts.len());
+        for (i, part) in parts.iter().enumerate() {
+            let n = i + 1;
+            let Some((dur, target)) = part.split_once(':') else {
+                return Err(format!(
+                    "--stages: stage {n} ({part:?}) is not DUR:TARGET (e.g. 30s:100/s for a rate, 30s:10 for connections)"
+                ));
+            };
+            let duration =
+                crate::units::duration(dur).map_err(|e| format!("--stages: stage {n}: {e}"))?;
+            let (this, target) = match target.trim().strip_suffix("/s") {
+                Some(rate) => (StageKind::Rate, milli_rate(rate, n)?),
+                None => (StageKind::Connections, connections(target, n)?),
+            };
+            if *kind.get_or_insert(this) != this {
+                return Err(format!(
+                    "--stages: stage {n} ({part:?}) mixes kinds: every target is a rate (100/s) or every target is connections (10)"
+                ));
+            }
+            stages.push(Stage { duration, target });
+        }
+        let stages = Stages {
+            kind: kind.unwrap_or(StageKind::Rate),
+            stages,
+        };
+        let total = stages.duration();
+        if total.is_zero() {
+            return Err("--stages: the stages last 0s: give at least one a duration".into());
+        }
+        if total > MAX_DURATION {
+            return Err(format!("--stages: the stages last {total:?}, at most 365d"));
+        }
+        if stages.stages.iter().all(|s| s.target == 0) {
+            return Err("--stages: every target is 0: the profile sends nothing".into());
+        }
+        Ok(stages)
+    }
+
+    /// The profile as the flag writes it: `30s:100/s,1m:500/s`.
+    pub fn written(&self) -> String {
+        let unit = match self.kind {
+            StageKind::Rate => "/s",
+            StageKind::Connections => "",
+        };
+        let stage = |s: &Stage| {
+            let value = s.value(self.kind);
+            let d = humantime::format_duration(s.duration);
+            format!("{d}:{value}{unit}")
+        };
+        self.stages.iter().map(stage).collect::<Vec<_>>().join(",")
+    }
+
+    /// How long the profile lasts: the run's duration.
+    pub fn duration(&self) -> Duration {
+        self.stages
+            .iter()
+            .fold(Duration::ZERO, |a, s| a.saturating_add(s.duration))
+    }
+
+    /// The highest target: the connections a connection profile needs at most.
+    pub fn peak(&self) -> u64 {
+        self.stages.iter().map(|s| s.target).max().unwrap_or(0)
+    }
+
+    /// The target `at` into the profile (linear within a stage; after a jump, the new level),
+    /// in the profile's unit; 0 after its end.
+    pub fn target_at(&self, at: Duration) -> f64 {
+        let (mut from, mut level) = (Duration::ZERO, 0.0);
+        for s in &self.stages {
+            let to = s.value(self.kind);
+            let end = from + s.duration;
+            if at < end {
+                let f = (at - from).as_secs_f64() / s.duration.as_secs_f64();
+                return level + (to - level) * f;
+            }
+            (from, level) = (end, to);
+        }
+        0.0
+    }
+}
+
+/// A stage's rate (the part before `/s`) in requests per 1,000 s: 0 allowed (a ramp down).
+fn milli_rate(s: &str, n: usize) -> Result<u64, String> {
+    let t = s.trim();
+    if t.chars().all(|c| c == '0' || c == '.') && t.contains('0') {
+        return Ok(0);
+    }
+    let (num, den) = crate::units::rate(t).map_err(|e| format!("--stages: stage {n}: {e}"))?;
+    let milli = u128::from(num) * 1000;
+    if milli % u128::from(den) != 0 {
+        return Err(format!(
+            "--stages: stage {n}: {t}/s is finer than 0.001 requests per second"
+        ));
+    }
+    let milli = milli / u128::from(den);
+    if milli as f64 / 1000.0 > MAX_STAGE_RATE {
+        return Err(format!(
+            "--stages: stage {n}: {t}/s is more than {MAX_STAGE_RATE} requests per second"
+        ));
+    }
+    Ok(milli as u64)
+}
+
+fn connections(s: &str, n: usize) -> Result<u64, String> {
+    let c = crate::units::count(s).map_err(|e| format!("--stages: stage {n}: {e}"))?;
+    if c > MAX_STAGE_CONNECTIONS {
+        return Err(format!(
+            "--stages: stage {n}: {c} connections, at most {MAX_STAGE_CONNECTIONS}"
+        ));
+    }
+    Ok(c)
+}
+
+/// A rate profile's curve, in seconds from its start: each stage's start, length, rates at its
+/// two ends, and the requests scheduled before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    segments: Vec<Segment>,
+    /// The requests the whole profile schedules (its area), and its length.
+    total: f64,
+    end: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Segment {
+    start: f64,
+    len: f64,
+    r0: f64,
+    r1: f64,
+    before: f64,
+}
+
+impl Segment {
+    /// Requests scheduled in its first `tau` seconds.
+    fn area(&self, tau: f64) -> f64 {
+        let tau = tau.clamp(0.0, self.len);
+        let a = (self.r1 - self.r0) / self.len;
+        self.r0 * tau + a * tau * tau / 2.0
+    }
+}
+
+impl Curve {
+    /// The curve of a rate profile (`kind` must be `Rate`), scaled by `share` (a shard's part
+    /// of the job's rate: 1/N).
+    pub fn of(stages: &Stages, share: f64) -> Curve {
+        let (mut t, mut level, mut before) = (0.0, 0.0, 0.0);
+        let mut segments = Vec::with_capacity(stages.stages.len());
+        for s in &stages.stages {
+            let to = s.value(stages.kind) * share;
+            let len = s.duration.as_secs_f64();
+            if len > 0.0 {
+                let seg = Segment {
+                    start: t,
+                    len,
+                    r0: level,
+                    r1: to,
+                    before,
+                };
+                before += seg.area(len);
+                t += len;
+                segments.push(seg);
+            }
+            level = to;
+        }
+        Curve {
+            segments,
+            total: before,
+            end: t,
+        }
+    }
+
+    /// Requests the curve schedules in its first `t` seconds (its area so far).
+    pub fn count_before(&self, t: f64) -> f64 {
+        if t >= self.end {
+            return self.total;
+        }
+        // Few stages: a scan costs less than a search's branches.
+        match self.segments.iter().rev().find(|s| s.start <= t) {
+            Some(s) => s.before + s.area(t - s.start),
+            None => 0.0,
+        }
+    }
+
+    /// The time, in seconds from the start, at which the curve has scheduled `n` requests:
+    /// request `n`'s intended time. `None` if the profile schedules fewer.
+    pub fn time_of(&self, n: f64) -> Option<f64> {
+        if n >= self.total {
+            return None;
+        }
+        let s = self
+            .segments
+            .iter()
+            .rev()
+            .find(|s| s.before <= n && s.r0 + s.r1 > 0.0)?;
+        let d = n - s.before;
+        let a = (s.r1 - s.r0) / s.len;
+        // The root of r0 tau + a tau^2 / 2 = d, written so that it does not cancel.
+        let disc = (s.r0 * s.r0 + 2.0 * a * d).max(0.0);
+        let tau = match s.r0 + disc.sqrt() {
+            q if q > 0.0 => 2.0 * d / q,
+            _ => 0.0,
+        };
+        Some(s.start + tau.min(s.len))
+    }
+
+    /// The requests the whole profile schedules.
+    pub fn total(&self) -> f64 {
+        self.total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(s: &str) -> Stages {
+        Stages::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn profiles_of_rates_and_of_connections_parse() {
+        let p = parsed("30s:100/s, 1m:500/s,30s:0/s");
+        assert_eq!(p.kind, StageKind::Rate);
+        assert_eq!(p.duration(), Duration::from_secs(120));
+        assert_eq!(p.stages[1].target, 500_000);
+        assert_eq!(p.stages[2].target, 0);
+        let c = parsed("10s:4,0s:32,10s:32,10s:8");
+        assert_eq!(c.kind, StageKind::Connections);
+        assert_eq!(c.peak(), 32);
+        assert_eq!(parsed("1s:0.5/s").stages[0].target, 500);
+    }
+
+    #[test]
+    fn bad_profiles_are_one_line_each() {
+        for (bad, says) in [
+            ("", "no stage"),
+            ("30s", "not DUR:TARGET"),
+            ("30s:100/s,30s:10", "mixes kinds"),
+            ("30s:-5/s", "stage 1"),
+            ("-1s:5/s", "stage 1"),
+            ("0s:100/s", "last 0s"),
+            ("10s:0/s,5s:0/s", "sends nothing"),
+            ("10s:20000000/s", "more than"),
+            ("10s:0.0001/s", "finer than"),
+            ("10s:2000000", "at most"),
+            ("400d:5/s", "too long"),
+            ("200d:5/s,200d:5/s", "at most 365d"),
+            ("10s:ten", "stage 1"),
+        ] {
+            let e = Stages::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+            assert!(e.starts_with("--stages"), "{e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        let many = vec!["1s:1/s"; MAX_STAGES + 1].join(",");
+        assert!(Stages::parse(&many).unwrap_err().contains("at most"));
+    }
+
+    #[test]
+    fn the_target_moves_linearly_and_jumps() {
+        let p = parsed("10s:100/s,0s:300/s,10s:300/s,10s:0/s");
+        let at = |s: f64| p.target_at(Duration::from_secs_f64(s));
+        assert_eq!(at(0.0), 0.0);
+        assert!((at(5.0) - 50.0).abs() < 1e-9);
+        assert!((at(10.0) - 300.0).abs() < 1e-9, "the jump");
+        assert!((at(25.0) - 150.0).abs() < 1e-9);
+        assert_eq!(at(31.0), 0.0, "after the end");
+    }
+
+    /// Each second's scheduled requests are the curve's area over that second, within 1 % plus
+    /// one request, for ramps up and down, plateaus and jumps, at µs and at second scales.
+    #[test]
+    fn each_seconds_requests_are_the_area_under_the_curve() {
+        for spec in [
+            "10s:1000/s",
+            "5s:200/s,10s:200/s,5s:0/s",
+            "0s:50/s,4s:50/s,0s:5000/s,3s:5000/s,6s:0/s",
+            "3s:0.5/s,3s:2/s",
+            "2s:1000000/s",
+        ] {
+            let p = parsed(spec);
+            let curve = Curve::of(&p, 1.0);
+            // Count the intended times second by second, from the inverse.
+            let mut per_second = vec![0u64; p.duration().as_secs() as usize + 1];
+            let mut i = 0u64;
+            while let Some(t) = curve.time_of(i as f64) {
+                per_second[t as usize] += 1;
+                i += 1;
+            }
+            assert_eq!(i as f64, curve.total().ceil(), "{spec}");
+            for (s, &got) in per_second.iter().enumerate() {
+                let want = curve.count_before(s as f64 + 1.0) - curve.count_before(s as f64);
+                assert!(
+                    (got as f64 - want).abs() <= want * 0.01 + 1.0,
+                    "{spec}: second {s}: {got} scheduled, the curve's area is {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn times_increase_and_invert_the_count() {
+        let curve = Curve::of(&parsed("2s:10/s,2s:10/s,2s:0/s"), 1.0);
+        assert!((curve.total() - 40.0).abs() < 1e-9);
+        let mut last = -1.0;
+        for i in 0..40 {
+            let t = curve.time_of(f64::from(i)).unwrap();
+            assert!(t > last || i == 0, "{i}: {t} after {last}");
+            assert!((curve.count_before(t) - f64::from(i)).abs() < 1e-6, "{i}");
+            last = t;
+        }
+        assert_eq!(curve.time_of(40.0), None, "nothing after the end");
+        // A shard's part of the job's rate.
+        assert!((Curve::of(&parsed("2s:10/s"), 0.25).total() - 2.5).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,127 @@
+//! `--stages` of rates against the built-in server: each second schedules the rate curve's area
+//! (ramps, a plateau, a jump), nothing is sent after the last stage, a backlog the server cannot
+//! take is missed rather than sent late, and bad profiles are one line and exit 2.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use spate::serve::{ServeConfig, Server};
+
+use crate::support::{spate, spate_json};
+
+fn server(delay: Duration) -> Server {
+    Server::start(&ServeConfig {
+        addr: ([127, 0, 0, 1], 0).into(),
+        delay,
+        ..ServeConfig::default()
+    })
+    .unwrap()
+}
+
+fn per_second(doc: &Value, key: &str) -> Vec<u64> {
+    doc["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e[key].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn each_second_schedules_the_curves_area_and_nothing_goes_after_the_end() {
+    let s = server(Duration::ZERO);
+    // 0 -> 100/s over 1 s (50), 100 -> 300/s (200), a jump to a 50/s plateau (50), 50 -> 0 (25).
+    let doc = spate_json(&[
+        "-c",
+        "20",
+        "--stages",
+        "1s:100/s,1s:300/s,0s:50/s,1s:50/s,1s:0/s",
+        &s.url(),
+    ]);
+    crate::schema::validate(&doc);
+    assert_eq!(doc["config"]["model"], "open");
+    assert_eq!(
+        doc["config"]["stages"],
+        "1s:100/s,1s:300/s,0s:50/s,1s:50/s,1s:0/s"
+    );
+    assert_eq!(doc["config"]["duration_s"], 4.0);
+    assert!(
+        (doc["config"]["rate"].as_f64().unwrap() - 81.25).abs() < 1e-9,
+        "the mean"
+    );
+    let m = &doc["open_model"];
+    assert_eq!(m["scheduled"], 325, "{m}");
+    assert_eq!(m["sent"], 325, "{m}");
+    assert_eq!(doc["requests"]["completed"], 325);
+    let scheduled = per_second(&doc, "scheduled");
+    let sent = per_second(&doc, "sent");
+    for (second, want) in [50.0, 200.0, 50.0, 25.0].into_iter().enumerate() {
+        let got = scheduled[second] as f64;
+        assert!(
+            (got - want).abs() <= want * 0.01 + 1.0,
+            "second {second}: {got} scheduled, the curve's area is {want}: {scheduled:?}"
+        );
+    }
+    assert_eq!(
+        sent.iter().skip(4).sum::<u64>(),
+        0,
+        "sent after the end: {sent:?}"
+    );
+    assert_eq!(sent.iter().sum::<u64>(), 325, "{sent:?}");
+}
+
+#[test]
+fn a_backlog_at_the_end_is_missed_not_sent_late() {
+    // One connection, 50 ms a response: at most 20 a second, against a profile of 100.
+    let s = server(Duration::from_millis(50));
+    let doc = spate_json(&["-c", "1", "--stages", "0s:100/s,1s:100/s", &s.url()]);
+    let m = &doc["open_model"];
+    let (scheduled, sent, missed) = (
+        m["scheduled"].as_u64().unwrap(),
+        m["sent"].as_u64().unwrap(),
+        m["missed"].as_u64().unwrap(),
+    );
+    assert_eq!(scheduled, 100, "{m}");
+    assert_eq!(sent + missed, 100, "{m}");
+    assert!((15..=25).contains(&sent), "{m}");
+    let sends = per_second(&doc, "sent");
+    assert_eq!(
+        sends.iter().skip(1).sum::<u64>(),
+        0,
+        "sent after the end: {sends:?}"
+    );
+}
+
+#[test]
+fn bad_profiles_are_one_line_and_exit_2() {
+    for (args, says) in [
+        (&["--stages", "10s:100/s,10s:10"][..], "mixes kinds"),
+        (&["--stages", "0s:100/s"][..], "last 0s"),
+        (&["--stages", "10s:0/s"][..], "sends nothing"),
+        (&["--stages", "10s:30"][..], "connections"),
+        (&["--stages", "1s:5/s", "--warmup", "1s"][..], "--warmup"),
+    ] {
+        let mut all = args.to_vec();
+        all.push("http://127.0.0.1:9/");
+        let out = spate(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // -z, -n and -q say what the stages already say.
+    for flag in [["-z", "5s"], ["-n", "100"], ["-q", "10"]] {
+        let out = spate(&[
+            "--stages",
+            "1s:5/s",
+            flag[0],
+            flag[1],
+            "http://127.0.0.1:9/",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{flag:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--stages"),
+            "{flag:?}"
+        );
+    }
+}
