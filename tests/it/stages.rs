@@ -1,13 +1,16 @@
 //! `--stages` of rates against the built-in server: each second schedules the rate curve's area
 //! (ramps, a plateau, a jump), nothing is sent after the last stage, a backlog the server cannot
-//! take is missed rather than sent late, and bad profiles are one line and exit 2.
+//! take is missed rather than sent late, and bad profiles are one line and exit 2. Against
+//! Debian's nginx, the requests it logged each second follow the profile (nginx is required in
+//! CI).
 
 use std::time::Duration;
 
 use serde_json::Value;
 use spate::serve::{ServeConfig, Server};
 
-use crate::support::{spate, spate_json};
+use crate::nginx::Nginx;
+use crate::support::{have, spate, spate_json};
 
 fn server(delay: Duration) -> Server {
     Server::start(&ServeConfig {
@@ -124,4 +127,46 @@ fn bad_profiles_are_one_line_and_exit_2() {
             "{flag:?}"
         );
     }
+}
+
+#[test]
+fn the_requests_nginx_logged_each_second_follow_the_profile() {
+    if !have("nginx") {
+        return;
+    }
+    let nginx = Nginx::start(
+        "stages",
+        "",
+        "log_format at '$msec';",
+        "access_log {dir}/at.log at;\n    location / { return 200 \"ok\\n\"; }",
+    );
+    // 0 -> 200/s over 2 s (50, then 150), 200/s for 1 s (200), then down to 0 over 1 s (100).
+    let doc = spate_json(&[
+        "-c",
+        "16",
+        "--stages",
+        "2s:200/s,1s:200/s,1s:0/s",
+        &format!("http://{}/", nginx.addr),
+    ]);
+    assert_eq!(doc["open_model"]["scheduled"], 500, "{}", doc["open_model"]);
+    let at: Vec<f64> = nginx
+        .log("at.log")
+        .iter()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(at.len(), 500, "nginx logged every request");
+    // Seconds from the first request nginx logged, which was intended at the start.
+    let first = at.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut per_second = [0u64; 5];
+    for t in &at {
+        per_second[((t - first) as usize).min(4)] += 1;
+    }
+    for (second, want) in [50.0, 150.0, 200.0, 100.0].into_iter().enumerate() {
+        let got = per_second[second] as f64;
+        assert!(
+            (got - want).abs() <= want * 0.02 + 2.0,
+            "second {second}: nginx logged {got}, the profile's area is {want}: {per_second:?}"
+        );
+    }
+    assert_eq!(per_second[4], 0, "after the end: {per_second:?}");
 }
