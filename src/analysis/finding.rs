@@ -9,6 +9,8 @@ use serde::Serialize;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Finding {
+    /// `--stages`: the load at which the service stopped keeping up.
+    BreakingPoint(super::BreakingPoint),
     /// The run did not start; `message` says why.
     DidNotStart {
         message: String,

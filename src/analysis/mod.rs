@@ -3,6 +3,7 @@
 //! data: no IO, no terminal, no clock, and no sentences (the report words the findings).
 
 mod baseline;
+mod breaking;
 mod fairness;
 mod finding;
 #[cfg(test)]
@@ -18,6 +19,7 @@ mod slo;
 mod versus;
 
 pub use baseline::{Comparison, Delta, Difference, Gates, Sample, compare};
+pub use breaking::{BreakingPoint, Evidence, HELD_SHARE, breaking_point};
 pub use fairness::starved;
 pub use finding::{ClassCount, CodeCount, Finding, Limit, Spread, TailPhase};
 pub use insight::{Facts, HIGH_ERROR_RATE, SEND_LAG_MS, STALL_MS, insight};
@@ -67,6 +69,20 @@ pub fn analyse(s: &Summary, slo: &SloSpec) -> Analysis {
         thresholds,
         findings: findings(s),
     }
+}
+
+/// `--stages`: the breaking point of `s`, against the p99 target `p99_ms` if the run has one.
+pub fn breaking(s: &Summary, p99_ms: Option<f64>) -> Option<BreakingPoint> {
+    s.config.stages.as_ref()?;
+    breaking_point(&s.timeline, p99_ms)
+}
+
+/// The p99 target among latency `targets`, if there is one.
+pub fn p99_target(targets: &[(Pct, f64)]) -> Option<f64> {
+    targets
+        .iter()
+        .find(|(p, _)| *p == Pct::P99)
+        .map(|&(_, ms)| ms)
 }
 
 /// The insight rules' findings; a run that did not start has only that one.

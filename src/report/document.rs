@@ -46,6 +46,8 @@ pub struct Report {
     pub insight: Vec<String>,
     /// What the insight rules found (docs/MEASUREMENT.md), for programs.
     pub findings: Vec<Finding>,
+    /// `--stages`: where the service stopped keeping up, if it did.
+    pub breaking_point: Option<analysis::BreakingPoint>,
 }
 
 /// The JSON document: the summary's fields and the judgements side by side, in the order of
@@ -76,6 +78,10 @@ struct Wire<'a> {
     mcp: &'a Option<crate::stats::McpSummary>,
     start_unix_ms: u64,
     timeline: &'a [crate::stats::timeline::Entry],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stages: &'a [crate::stats::StageRow],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    breaking_point: &'a Option<analysis::BreakingPoint>,
     error: &'a Option<RunFailure>,
 }
 
@@ -106,6 +112,8 @@ impl Serialize for Report {
             mcp: &r.mcp,
             start_unix_ms: r.start_unix_ms,
             timeline: &r.timeline,
+            stages: &r.stages,
+            breaking_point: &self.breaking_point,
             error: &r.error,
         }
         .serialize(s)
@@ -158,7 +166,10 @@ impl Report {
     }
 
     pub fn of(run: Summary, slo: &SloSpec) -> Report {
-        let a = analysis::analyse(&run, slo);
+        let mut a = analysis::analyse(&run, slo);
+        let breaking_point = analysis::breaking(&run, analysis::p99_target(&slo.latency_ms()));
+        a.findings
+            .extend(breaking_point.clone().map(Finding::BreakingPoint));
         Report {
             insight: sentences(&a.findings),
             run,
@@ -166,6 +177,7 @@ impl Report {
             thresholds: a.thresholds,
             baseline: None,
             findings: a.findings,
+            breaking_point,
         }
     }
 
@@ -190,6 +202,9 @@ impl Report {
             targets = spec.latency_ms();
         }
         let levels = Levels::new(&run.latency.percentiles, &targets);
+        let breaking_point = analysis::breaking(&run, analysis::p99_target(&targets));
+        let mut findings = findings;
+        findings.extend(breaking_point.clone().map(Finding::BreakingPoint));
         Ok(Report {
             insight: sentences(&findings),
             run,
@@ -197,6 +212,7 @@ impl Report {
             thresholds: j.thresholds,
             baseline: j.baseline,
             findings,
+            breaking_point,
         })
     }
 

@@ -10,7 +10,7 @@ use super::Report;
 use super::colour::Palette;
 use super::describe::describe;
 use super::latency::{histogram, legend, percentiles};
-use super::timing::{phases_and_connections, schedule};
+use super::timing::{phases_and_connections, schedule, stages};
 use crate::numbers::{bytes, count, millis, per_second as rate};
 
 /// Insight sentences are wrapped to this width, plus a 4-column indent: every line of the report
@@ -40,6 +40,7 @@ fn write_report(o: &mut String, s: &Report, pal: Palette) -> std::fmt::Result {
     header(o, s, pal)?;
     summary(o, s)?;
     schedule(o, s)?;
+    stages(o, s)?;
     percentiles(o, s, pal)?;
     histogram(o, s, pal)?;
     legend(o, s, pal)?;

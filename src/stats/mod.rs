@@ -12,6 +12,7 @@ mod live;
 mod open_model;
 mod quic;
 mod run_output;
+mod stage_rows;
 mod stream;
 mod summary;
 pub mod timeline;
@@ -30,6 +31,7 @@ pub use live::{Counters, Live, LiveHist};
 pub use open_model::OpenModel;
 pub use quic::Quic;
 pub use run_output::RunOutput;
+pub use stage_rows::{StageRow, stage_rows};
 pub use stream::{END_DONE, END_MAX_EVENTS, END_MAX_TIME, END_SERVER, StreamStats, Streaming};
 pub use summary::{
     Bin, ErrorRow, HISTOGRAM_BINS, Latency, Percentiles, Phase, Phases, Requests, RunFailure,

@@ -52,6 +52,9 @@ pub struct Summary {
     pub start_unix_ms: u64,
     /// The measured window second by second.
     pub timeline: Vec<Entry>,
+    /// `--stages`: each stage's results, from the timeline's seconds; empty without a profile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<super::StageRow>,
     /// Each second's latency histogram, for `--hdr-log` (not in the JSON: the log is its form).
     #[serde(skip)]
     pub second_latencies: Vec<Sparse>,
@@ -413,6 +416,7 @@ impl Summary {
                 .iter()
                 .map(|sec| Entry::of(sec, plan.is_open()))
                 .collect(),
+            stages: super::stage_rows(plan, &s.seconds),
             second_latencies: s.seconds.iter().map(|sec| sec.latency.clone()).collect(),
             error: None,
         }

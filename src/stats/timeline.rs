@@ -219,18 +219,24 @@ pub struct Quantiles {
     pub max: f64,
 }
 
+impl Quantiles {
+    /// The quantiles of bucket counts `sparse` (nanoseconds), in ms.
+    pub fn of_sparse(sparse: &Sparse) -> Quantiles {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let h = Hist::of_sparse(sparse);
+        Quantiles {
+            p50: ms(h.value_at_quantile(0.5)),
+            p90: ms(h.value_at_quantile(0.9)),
+            p99: ms(h.value_at_quantile(0.99)),
+            max: ms(h.max()),
+        }
+    }
+}
+
 impl Entry {
     pub fn of(s: &Second, open_model: bool) -> Entry {
         let ms = |ns: u64| ns as f64 / 1e6;
-        let latency = (!s.latency.is_empty()).then(|| {
-            let h = Hist::of_sparse(&s.latency);
-            Quantiles {
-                p50: ms(h.value_at_quantile(0.5)),
-                p90: ms(h.value_at_quantile(0.9)),
-                p99: ms(h.value_at_quantile(0.99)),
-                max: ms(h.max()),
-            }
-        });
+        let latency = (!s.latency.is_empty()).then(|| Quantiles::of_sparse(&s.latency));
         let lag = (open_model && !s.lag.is_empty())
             .then(|| ms(Hist::of_sparse(&s.lag).value_at_quantile(0.99)));
         Entry {

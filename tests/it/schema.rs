@@ -306,10 +306,19 @@ fn every_finding_kind_matches_the_schema() {
         F::PortsExhausted { connects: 12 },
         F::SpateLimited { limits },
         F::NotLimited,
+        F::BreakingPoint(spate::analysis::BreakingPoint {
+            t_s: 3.0,
+            target_rate: 214.0,
+            last_held_rate: Some(196.0),
+            evidence: spate::analysis::Evidence::Rate {
+                completed: 190,
+                scheduled: 214,
+            },
+        }),
     ];
     let kinds = findings.iter().map(covered).collect::<Vec<_>>();
     let distinct: std::collections::BTreeSet<_> = kinds.iter().collect();
-    assert_eq!(distinct.len(), 38, "one of each kind: {kinds:?}");
+    assert_eq!(distinct.len(), 39, "one of each kind: {kinds:?}");
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/output-schema.json");
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();
@@ -330,6 +339,7 @@ fn every_finding_kind_matches_the_schema() {
 fn covered(f: &spate::analysis::Finding) -> &'static str {
     use spate::analysis::{Finding as F, Limit as L};
     match f {
+        F::BreakingPoint(_) => "breaking_point",
         F::DidNotStart { .. } => "did_not_start",
         F::NothingSent => "nothing_sent",
         F::Redirects { .. } => "redirects",

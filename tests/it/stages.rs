@@ -2,7 +2,7 @@
 //! (ramps, a plateau, a jump), nothing is sent after the last stage, a backlog the server cannot
 //! take is missed rather than sent late, and bad profiles are one line and exit 2. Against
 //! Debian's nginx, the requests it logged each second follow the profile (nginx is required in
-//! CI).
+//! CI). Against a server of known capacity, a ramp across it names the breaking point there.
 
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use serde_json::Value;
 use spate::serve::{ServeConfig, Server};
 
 use crate::nginx::Nginx;
-use crate::support::{have, spate, spate_json};
+use crate::support::{Child, free_addr, have, spate, spate_json, spawn_listening, test_python};
 
 fn server(delay: Duration) -> Server {
     Server::start(&ServeConfig {
@@ -169,4 +169,57 @@ fn the_requests_nginx_logged_each_second_follow_the_profile() {
         );
     }
     assert_eq!(per_second[4], 0, "after the end: {per_second:?}");
+}
+
+/// A ramp across a server's capacity (4 requests at a time, 20 ms each: 200 a second) breaks
+/// where the capacity is: the breaking point's rate is within 15 % of 200, the seconds before
+/// it held, and the report says it in JSON, the stage table and one sentence.
+#[test]
+fn a_ramp_across_a_servers_capacity_names_its_breaking_point() {
+    let Some(python) = test_python("asyncio") else {
+        return;
+    };
+    let addr = free_addr();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/servers/capacity.py");
+    let _server = Child(spawn_listening(
+        std::process::Command::new(python).args([script, &addr.port().to_string(), "4", "20"]),
+        addr,
+    ));
+    // 150/s, then up by about 18/s each second to 260/s.
+    let doc = spate_json(&[
+        "-c",
+        "100",
+        "--timeout",
+        "5s",
+        "--stages",
+        "0s:150/s,6s:260/s",
+        &format!("http://{addr}/"),
+    ]);
+    crate::schema::validate(&doc);
+    let b = &doc["breaking_point"];
+    let rate = b["target_rate"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no breaking point: {doc}"));
+    assert!((170.0..=230.0).contains(&rate), "{b}");
+    assert_eq!(b["evidence"]["kind"], "rate", "{b}");
+    let held = b["last_held_rate"].as_f64().unwrap();
+    assert!(held < rate && held >= 150.0, "{b}");
+    assert!(
+        doc["insight"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s.as_str().unwrap().starts_with("Breaking point: ")),
+        "{}",
+        doc["insight"]
+    );
+    let stages = doc["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 1, "the jump has no row: {stages:?}");
+    assert_eq!(stages[0]["target_from"], 150.0);
+    assert_eq!(stages[0]["target_to"], 260.0);
+    let achieved = stages[0]["achieved_rate"].as_f64().unwrap();
+    assert!(
+        achieved < 215.0,
+        "the server's capacity bounds it: {achieved}"
+    );
 }

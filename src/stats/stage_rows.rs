@@ -1,0 +1,78 @@
+//! `--stages`: each stage's results, from the timeline's seconds that start in it (a stage
+//! shorter than a second, or a jump, has none of its own). Numbers only; the breaking point is
+//! `analysis`'s.
+
+use serde::{Deserialize, Serialize};
+
+use super::timeline::{Quantiles, Second};
+use crate::plan::{Plan, StageKind};
+
+/// One stage of the run's profile and what its seconds did.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StageRow {
+    /// Its place in the profile, from 1 (jumps included).
+    pub stage: u32,
+    /// Where it starts, seconds into the measured window, and how long it lasts.
+    pub start_s: f64,
+    pub duration_s: f64,
+    /// The target at its start and at its end: requests per second (this run's part of the
+    /// job's, under --shard).
+    pub target_from: f64,
+    pub target_to: f64,
+    /// Over its seconds: requests due, sent, completed (with the error statuses among them) and
+    /// failed, and the rate the completions make over its length.
+    pub scheduled: u64,
+    pub sent: u64,
+    pub completed: u64,
+    pub error_status: u64,
+    pub failed: u64,
+    pub achieved_rate: f64,
+    /// Of the responses completed in its seconds; null when none completed.
+    pub latency_ms: Option<Quantiles>,
+}
+
+/// The rows of `plan`'s rate profile, from the run's `seconds`; none without one.
+pub fn stage_rows(plan: &Plan, seconds: &[Second]) -> Vec<StageRow> {
+    let Some(stages) = plan.stages.as_ref().filter(|s| s.kind == StageKind::Rate) else {
+        return Vec::new();
+    };
+    let share = 1.0 / f64::from(plan.shard.map_or(1, |s| s.count));
+    let (mut start, mut level) = (0.0f64, 0.0);
+    let mut rows = Vec::new();
+    for (i, s) in stages.stages.iter().enumerate() {
+        let to = s.value(stages.kind) * share;
+        let len = s.duration.as_secs_f64();
+        if len > 0.0 {
+            let end = start + len;
+            let inside: Vec<&Second> = seconds
+                .iter()
+                .filter(|x| {
+                    let t = x.start_ns as f64 / 1e9;
+                    t >= start - 1e-9 && t < end - 1e-9
+                })
+                .collect();
+            let latency: super::Sparse = inside
+                .iter()
+                .flat_map(|x| x.latency.iter().copied())
+                .collect();
+            let completed: u64 = inside.iter().map(|x| x.completed).sum();
+            rows.push(StageRow {
+                stage: i as u32 + 1,
+                start_s: start,
+                duration_s: len,
+                target_from: level,
+                target_to: to,
+                scheduled: inside.iter().map(|x| x.scheduled).sum(),
+                sent: inside.iter().map(|x| x.sent).sum(),
+                completed,
+                error_status: inside.iter().map(|x| x.error_status).sum(),
+                failed: inside.iter().map(|x| x.failures.iter().sum::<u64>()).sum(),
+                achieved_rate: completed as f64 / len,
+                latency_ms: (!latency.is_empty()).then(|| Quantiles::of_sparse(&latency)),
+            });
+            start = end;
+        }
+        level = to;
+    }
+    rows
+}
