@@ -9,7 +9,7 @@ use crate::route::Route;
 use crate::target::Target;
 
 mod error;
-mod stages;
+pub mod stages;
 mod validate;
 pub use error::PlanError;
 pub use stages::{Curve, Stage, StageKind, Stages};

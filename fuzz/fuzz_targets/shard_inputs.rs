@@ -1,5 +1,6 @@
 //! What a shard's job reads from outside: `spate merge`'s framed results in any log (and a
-//! result framed with any prefix read back whole), `--shard`'s I/N, `--start-at`'s instants.
+//! result framed with any prefix read back whole), `--shard`'s I/N, `--start-at`'s instants, and
+//! the job's `--stages` profile (written again, it reads back the same).
 #![no_main]
 
 use spate::report::frame::{RESULT_BEGIN, RESULT_END, frame, unframe};
@@ -11,6 +12,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let _ = unframe(text);
     let _ = spate::shard::parse(text);
     let _ = spate::shard::parse_instant(text);
+    spate::plan::stages::check(text);
     // A result framed under a prefix (the first line of the input) comes back whole, as long
     // as none of its lines, prefixed, holds a marker.
     let (prefix, body) = text.split_once('\n').unwrap_or(("", text));

@@ -150,6 +150,19 @@ impl Stages {
     }
 }
 
+/// The fuzz property of `--stages`: any text is a profile or one line of error, never a panic,
+/// and a profile, written again (`Stages::written`, as the report shows it), reads back the
+/// same.
+pub fn check(s: &str) {
+    match Stages::parse(s) {
+        Ok(p) => {
+            let again = Stages::parse(&p.written());
+            assert_eq!(again.as_ref(), Ok(&p), "{s:?} written as {:?}", p.written());
+        }
+        Err(e) => assert!(e.starts_with("--stages") && !e.contains('\n'), "{e}"),
+    }
+}
+
 /// A stage's rate (the part before `/s`) in requests per 1,000 s: 0 allowed (a ramp down).
 fn milli_rate(s: &str, n: usize) -> Result<u64, String> {
     let t = s.trim();
@@ -325,6 +338,22 @@ mod tests {
         }
         let many = vec!["1s:1/s"; MAX_STAGES + 1].join(",");
         assert!(Stages::parse(&many).unwrap_err().contains("at most"));
+    }
+
+    #[test]
+    fn a_profile_written_again_reads_back_the_same() {
+        for s in [
+            "30s:100/s,1m:500/s,30s:0/s",
+            "1.5s:0.001/s,0s:2.5k/s,90m:1234.567/s",
+            "10s:4,0s:32,1h:8",
+            "0.000000001s:1/s,1s:1/s",
+            "",
+            "1s:1/s,",
+            "\u{0}",
+            "1s:1/s/s",
+        ] {
+            check(s);
+        }
     }
 
     #[test]
