@@ -137,6 +137,7 @@ fn refuse_pod_only(r: &RunArgs) -> Result<(), String> {
         ("--save", f.save.is_some()),
         ("--html", f.html.is_some()),
         ("--csv-timeline", f.csv_timeline.is_some()),
+        ("--csv-stages", f.csv_stages.is_some()),
         ("--hdr-log", r.output.hdr_log.is_some()),
     ] {
         if given {

@@ -80,6 +80,7 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
         return super::dry_run::dry_runs("spate mcp", &[(String::new(), &plan, None)], true);
     }
     let mut show = show(a.output)?;
+    super::csv_stages_need_stages(&show, &plan)?;
     show.notes = notes;
     show.verbose = verbose;
     Ok(Command::Mcp(Box::new(McpRun {

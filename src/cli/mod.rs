@@ -306,12 +306,23 @@ fn same_file(p: &std::path::Path) -> PathBuf {
     }
 }
 
+/// `--csv-stages` writes the rows of a --stages run: without one it would write a header alone.
+fn csv_stages_need_stages(show: &Show, plan: &Plan) -> Result<(), Exit> {
+    match show.output.csv_stages.is_some() && plan.stages.is_none() {
+        true => Err(Exit::usage(
+            "--csv-stages writes the rows of a --stages run: give --stages (or drop --csv-stages)",
+        )),
+        false => Ok(()),
+    }
+}
+
 /// Where and how a result is shown, each file it is to be written to checked before anything
 /// runs (a directory that does not exist is exit 2, not a lost result).
 fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
     let files = [
         ("--save", &f.save),
         ("--csv-timeline", &f.csv_timeline),
+        ("--csv-stages", &f.csv_stages),
         ("--html", &f.html),
         ("--hdr-log", &hdr_log),
     ];
@@ -346,6 +357,7 @@ fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
         },
         save: f.save,
         csv_timeline: f.csv_timeline,
+        csv_stages: f.csv_stages,
         html: f.html,
         hdr_log,
         no_color: f.no_color,
@@ -408,6 +420,7 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
     }
     notes.extend(shard::notes(&plan));
     let mut show = show(r.output)?;
+    csv_stages_need_stages(&show, &plan)?;
     show.notes = notes;
     show.verbose = verbose;
     show.output.log_result = r.shard.log_result;

@@ -81,6 +81,11 @@ pub struct Forms {
     #[arg(long = "csv-timeline", value_name = "FILE")]
     pub csv_timeline: Option<PathBuf>,
 
+    /// Also write a --stages run's rows to this file as CSV: one per stage (its target, what its
+    /// seconds scheduled, sent and completed, its rate, p50 to max), written as --save writes.
+    #[arg(long = "csv-stages", value_name = "FILE")]
+    pub csv_stages: Option<PathBuf>,
+
     /// Also write the report as one self-contained HTML page (charts over time, percentiles,
     /// the insight; the JSON inside), written as --save writes. It loads nothing and runs no
     /// script, so it opens offline and can be mailed or archived.

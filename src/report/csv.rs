@@ -197,6 +197,55 @@ pub fn timeline_csv(s: &Summary) -> String {
     out
 }
 
+/// The columns of `--csv-stages`, as the JSON's `stages` names them.
+pub const STAGE_COLUMNS: [&str; 15] = [
+    "stage",
+    "start_s",
+    "duration_s",
+    "target_from",
+    "target_to",
+    "scheduled",
+    "sent",
+    "completed",
+    "error_status",
+    "failed",
+    "achieved_rate",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+    "max_ms",
+];
+
+/// The header and a line per stage of a --stages run (none without one); latencies empty in a
+/// stage without a completed response.
+pub fn stages_csv(s: &Summary) -> String {
+    let mut out = line(STAGE_COLUMNS.iter().map(|c| (*c).to_owned()));
+    for r in &s.stages {
+        let q = r.latency_ms;
+        out += &line(
+            [
+                r.stage.to_string(),
+                r.start_s.to_string(),
+                r.duration_s.to_string(),
+                r.target_from.to_string(),
+                r.target_to.to_string(),
+                r.scheduled.to_string(),
+                r.sent.to_string(),
+                r.completed.to_string(),
+                r.error_status.to_string(),
+                r.failed.to_string(),
+                r.achieved_rate.to_string(),
+                num(q.map(|q| q.p50)),
+                num(q.map(|q| q.p90)),
+                num(q.map(|q| q.p99)),
+                num(q.map(|q| q.max)),
+            ]
+            .into_iter(),
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,7 +27,10 @@ use std::path::PathBuf;
 
 pub use crate::numbers::{bytes, count, counted, millis, per_second};
 pub use colour::Palette;
-pub use csv::{COLUMNS as CSV_COLUMNS, TIMELINE_COLUMNS, timeline_csv, timeline_header, to_csv};
+pub use csv::{
+    COLUMNS as CSV_COLUMNS, STAGE_COLUMNS, TIMELINE_COLUMNS, stages_csv, timeline_csv,
+    timeline_header, to_csv,
+};
 pub use describe::plan_words;
 pub use document::{Report, ReportOptions};
 pub use hlog::hdr_log;
@@ -63,6 +66,8 @@ pub struct Output {
     pub save: Option<PathBuf>,
     /// `--csv-timeline`: the timeline as CSV, written as `save` is.
     pub csv_timeline: Option<PathBuf>,
+    /// `--csv-stages`: a --stages run's rows as CSV, written as `save` is.
+    pub csv_stages: Option<PathBuf>,
     /// `--html`: the report as a self-contained page.
     pub html: Option<PathBuf>,
     /// `--hdr-log`: the latencies of each second as an HdrHistogram interval log.
@@ -113,8 +118,9 @@ pub fn emit(summary: &Report, output: &Output) -> Vec<OutputError> {
         });
     }
     type Form = fn(&Report) -> String;
-    let extra: [(&str, &Option<PathBuf>, Form); 3] = [
+    let extra: [(&str, &Option<PathBuf>, Form); 4] = [
         ("--csv-timeline", &output.csv_timeline, |r| timeline_csv(r)),
+        ("--csv-stages", &output.csv_stages, |r| stages_csv(r)),
         ("--html", &output.html, to_html),
         ("--hdr-log", &output.hdr_log, |r| hdr_log(r)),
     ];

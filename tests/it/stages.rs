@@ -34,9 +34,14 @@ fn per_second(doc: &Value, key: &str) -> Vec<u64> {
 fn each_second_schedules_the_curves_area_and_nothing_goes_after_the_end() {
     let s = server(Duration::ZERO);
     // 0 -> 100/s over 1 s (50), 100 -> 300/s (200), a jump to a 50/s plateau (50), 50 -> 0 (25).
+    let dir = std::env::temp_dir().join(format!("spate-it-stages-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("stages.csv");
     let doc = spate_json(&[
         "-c",
         "20",
+        "--csv-stages",
+        csv.to_str().unwrap(),
         "--stages",
         "1s:100/s,1s:300/s,0s:50/s,1s:50/s,1s:0/s",
         &s.url(),
@@ -71,6 +76,33 @@ fn each_second_schedules_the_curves_area_and_nothing_goes_after_the_end() {
         "sent after the end: {sent:?}"
     );
     assert_eq!(sent.iter().sum::<u64>(), 325, "{sent:?}");
+    // A row per stage but the jump, in the JSON and in the CSV as Python's csv reads it.
+    let rows = doc["stages"].as_array().unwrap();
+    let stages: Vec<u64> = rows.iter().map(|r| r["stage"].as_u64().unwrap()).collect();
+    assert_eq!(stages, [1, 2, 4, 5]);
+    let scheduled: Vec<u64> = rows
+        .iter()
+        .map(|r| r["scheduled"].as_u64().unwrap())
+        .collect();
+    assert_eq!(scheduled.iter().sum::<u64>(), 325, "{scheduled:?}");
+    let ramp = (
+        rows[1]["target_from"].as_f64(),
+        rows[1]["target_to"].as_f64(),
+    );
+    assert_eq!(ramp, (Some(100.0), Some(300.0)));
+    if crate::support::have("python3") {
+        let read = crate::save::python_csv(&csv);
+        assert_eq!(read.len(), 4);
+        for (row, json) in read.iter().zip(rows) {
+            assert_eq!(row["stage"], json["stage"].to_string());
+            assert_eq!(row["scheduled"], json["scheduled"].to_string());
+            assert_eq!(
+                row["target_to"].as_str().unwrap().parse::<f64>().ok(),
+                json["target_to"].as_f64()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -103,6 +135,10 @@ fn bad_profiles_are_one_line_and_exit_2() {
         (&["--stages", "10s:0/s"][..], "sends nothing"),
         (&["--stages", "10s:30"][..], "connections"),
         (&["--stages", "1s:5/s", "--warmup", "1s"][..], "--warmup"),
+        (
+            &["--csv-stages", "/tmp/spate-never.csv"][..],
+            "--csv-stages",
+        ),
     ] {
         let mut all = args.to_vec();
         all.push("http://127.0.0.1:9/");
