@@ -133,6 +133,19 @@ impl Stages {
         self.stages.iter().map(|s| s.target).max().unwrap_or(0)
     }
 
+    /// The stage `at` falls in, from 1 (a jump lasts no time, so none falls in it), and how many
+    /// stages there are; `None` after the end.
+    pub fn stage_at(&self, at: Duration) -> Option<(usize, usize)> {
+        let mut end = Duration::ZERO;
+        for (i, s) in self.stages.iter().enumerate() {
+            end += s.duration;
+            if at < end {
+                return Some((i + 1, self.stages.len()));
+            }
+        }
+        None
+    }
+
     /// The target `at` into the profile (linear within a stage; after a jump, the new level),
     /// in the profile's unit; 0 after its end.
     pub fn target_at(&self, at: Duration) -> f64 {
@@ -365,6 +378,11 @@ mod tests {
         assert!((at(10.0) - 300.0).abs() < 1e-9, "the jump");
         assert!((at(25.0) - 150.0).abs() < 1e-9);
         assert_eq!(at(31.0), 0.0, "after the end");
+        let stage = |s: f64| p.stage_at(Duration::from_secs_f64(s));
+        assert_eq!(stage(0.0), Some((1, 4)));
+        assert_eq!(stage(10.0), Some((3, 4)), "the jump lasts no time");
+        assert_eq!(stage(29.9), Some((4, 4)));
+        assert_eq!(stage(30.0), None);
     }
 
     /// Each second's scheduled requests are the curve's area over that second, within 1 % plus

@@ -17,7 +17,7 @@ use crossterm::{cursor, queue, style::Print, terminal::Clear, terminal::ClearTyp
 
 use crate::engine::Control;
 use crate::stats::{Counters, LiveHist};
-pub use render::{BLOCK_LINES, Stage, View, block, plain, plain_connecting};
+pub use render::{BLOCK_LINES, LoadStage, Stage, View, block, plain, plain_connecting};
 pub use signals::{SAME_REQUEST, install as install_signal_handlers, interrupt_flag};
 pub use terminal::TerminalGuard;
 
@@ -41,13 +41,15 @@ pub enum Mode {
 }
 
 /// What the display knows of the plan.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Info {
     pub total_requests: Option<u64>,
     pub duration: Option<Duration>,
     pub connections: u32,
     /// --setup-timeout: the longest the connections may take to open.
     pub setup_timeout: Duration,
+    /// --stages: the profile whose stage and target the block shows.
+    pub stages: Option<crate::plan::Stages>,
 }
 
 /// A running display; `finish` erases the block and restores the cursor.
@@ -169,6 +171,15 @@ fn run(control: &Control, info: Info, mode: Mode, done: &mpsc::Receiver<()>) {
             p50_ms: window.hist.quantile(0.5).map(|ns| ns as f64 / 1e6),
             p99_ms: window.hist.quantile(0.99).map(|ns| ns as f64 / 1e6),
             connections: info.connections,
+            load: info.stages.as_ref().and_then(|s| {
+                let at = elapsed?;
+                let (stage, of) = s.stage_at(at)?;
+                Some(LoadStage {
+                    stage,
+                    of,
+                    target: s.target_at(at),
+                })
+            }),
         };
         match mode {
             Mode::Terminal => {

@@ -36,6 +36,16 @@ pub struct View {
     pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
     pub connections: u32,
+    /// --stages: where the profile is.
+    pub load: Option<LoadStage>,
+}
+
+/// The stage of a --stages profile the run is in, and its target now (requests/s).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadStage {
+    pub stage: usize,
+    pub of: usize,
+    pub target: f64,
 }
 
 fn secs(d: Duration) -> String {
@@ -86,6 +96,15 @@ fn progress_line(v: &View, width: usize) -> String {
             format!("{} / {}", secs(v.elapsed.min(d)), secs(d)),
         ),
         (_, None, None) => (0.0, secs(v.elapsed)),
+    };
+    let what = match (v.stage, v.load) {
+        (Stage::Running, Some(l)) => format!(
+            "{what}  stage {}/{}, target {}/s",
+            l.stage,
+            l.of,
+            rate(Some(l.target))
+        ),
+        _ => what,
     };
     let note = match v.stage {
         Stage::Draining => "  draining in-flight requests",
@@ -152,6 +171,15 @@ pub fn plain(v: &View) -> String {
         .duration
         .map(|d| format!(" of {}", secs(d)))
         .unwrap_or_default();
+    let of = match v.load {
+        Some(l) => format!(
+            "{of} (stage {}/{}, target {}/s)",
+            l.stage,
+            l.of,
+            rate(Some(l.target))
+        ),
+        None => of,
+    };
     format!(
         "spate: {}{of}: {} completed ({} req/s), p50 {}, p99 {}, {} failed, {} with status >= 400, {} connections open",
         secs(v.elapsed),
@@ -189,7 +217,39 @@ mod tests {
             p50_ms: Some(0.412),
             p99_ms: Some(0.931),
             connections: 50,
+            load: None,
         }
+    }
+
+    #[test]
+    fn a_staged_run_shows_its_stage_and_target_while_it_runs() {
+        let v = View {
+            load: Some(LoadStage {
+                stage: 2,
+                of: 3,
+                target: 349.6,
+            }),
+            ..view()
+        };
+        let b = block(&v, 120);
+        assert!(
+            b[0].contains("12.3s / 30.0s  stage 2/3, target 350/s"),
+            "{}",
+            b[0]
+        );
+        let draining = View {
+            stage: Stage::Draining,
+            ..v.clone()
+        };
+        assert!(!block(&draining, 120)[0].contains("stage 2/3"));
+        for width in [1, 20, 60, 80] {
+            assert!(block(&v, width).iter().all(|l| l.len() <= width));
+        }
+        assert!(
+            plain(&v).starts_with("spate: 12.3s of 30.0s (stage 2/3, target 350/s): "),
+            "{}",
+            plain(&v)
+        );
     }
 
     #[test]
