@@ -27,6 +27,19 @@ fn run(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// `spate mcp --no-progress -v -n 1` of one `add` call with `flags` before the URL: its exit
+/// code, and what -v showed (stderr).
+fn verbose(flags: &[&str], url: &str) -> (Option<i32>, String) {
+    let mut all = vec!["mcp", "--no-progress", "-v", "-n", "1"];
+    all.extend_from_slice(flags);
+    all.extend(["--tool", "add", "--args", r#"add={"a":1,"b":1}"#, url]);
+    let out = spate(&all);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// 120 calls of `add` (and 40 of `fails`, a tool's error) with -p streams a connection: each
 /// executed once, each counted as it ended. `more` may ask for a revision with sessions.
 fn calls_count_exactly(s: &Server, url: &str, more: &[&str], protocol: &str) -> Value {
@@ -98,20 +111,7 @@ fn calls_over_h2c_are_counted_as_hypercorn_executed_them() {
     };
     calls_count_exactly(&s, &s.url, &["--http2"], "HTTP/2 (h2c)");
     // -v sends the first call as the run does: a stream, its fields in lower case.
-    let out = spate(&[
-        "mcp",
-        "--no-progress",
-        "--http2",
-        "-v",
-        "-n",
-        "1",
-        "--tool",
-        "add",
-        "--args",
-        r#"add={"a":1,"b":1}"#,
-        &s.url,
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (_, err) = verbose(&["--http2"], &s.url);
     for line in [
         "> :method: POST",
         "> mcp-method: tools/call",
@@ -158,23 +158,8 @@ fn calls_in_sessions_over_h2c_open_one_session_a_connection() {
         "{executed:?}"
     );
     // -v makes the handshake and the call as the run does: streams.
-    let out = spate(&[
-        "mcp",
-        "--no-progress",
-        "--http2",
-        "-v",
-        "-n",
-        "1",
-        "--protocol-version",
-        "2025-11-25",
-        "--tool",
-        "add",
-        "--args",
-        r#"add={"a":1,"b":1}"#,
-        &s.url,
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (code, err) = verbose(&["--http2", "--protocol-version", "2025-11-25"], &s.url);
+    assert_eq!(code, Some(0), "{err}");
     for line in ["> :method: POST", "< :status: 200", "< :status: 202"] {
         assert!(err.lines().any(|l| l == line), "{line}: {err}");
     }
@@ -321,21 +306,8 @@ fn the_legacy_transport_over_h2c_h2_and_http3_counts_exactly() {
     };
     check(&s, &s.url, &["--http2"], "HTTP/2 (h2c)");
     // -v opens the stream and POSTs as the run does: streams, the answers read from it.
-    let out = spate(&[
-        "mcp",
-        "--no-progress",
-        "--http2",
-        "-v",
-        "-n",
-        "1",
-        "--tool",
-        "add",
-        "--args",
-        r#"add={"a":1,"b":1}"#,
-        &s.url,
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{err}");
+    let (code, err) = verbose(&["--http2"], &s.url);
+    assert_eq!(code, Some(0), "{err}");
     for line in [
         "> :method: GET",
         "> :path: /sse",
@@ -354,23 +326,8 @@ fn the_legacy_transport_over_h2c_h2_and_http3_counts_exactly() {
         let url = s.url.replace("http://127.0.0.1", "https://localhost");
         let ca = pki.path("ca.pem");
         check(&s, &url, &[flag, "--cacert", &ca], protocol);
-        let out = spate(&[
-            "mcp",
-            "--no-progress",
-            flag,
-            "--cacert",
-            &ca,
-            "-v",
-            "-n",
-            "1",
-            "--tool",
-            "add",
-            "--args",
-            r#"add={"a":1,"b":1}"#,
-            &url,
-        ]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{flag}: {err}");
+        let (code, err) = verbose(&[flag, "--cacert", &ca], &url);
+        assert_eq!(code, Some(0), "{flag}: {err}");
         assert!(err.lines().any(|l| l == "> :path: /sse"), "{flag}: {err}");
         assert!(
             err.contains("* its answer, on the stream\n< event: message"),

@@ -39,6 +39,32 @@ fn caddy_chain(pki: &Pki, tls: bool) -> (Caddy, u16) {
     (Caddy::run(dir, addr, &config), other)
 }
 
+/// `n` chains of `url` with `flags` (-c 2 -p 2, up to 3 redirects, `ca` trusted) after emptying
+/// both origins' logs: the run's result, checked against the schema.
+fn chains(caddy: &Caddy, ca: &str, url: &str, n: &str, flags: &[&str]) -> serde_json::Value {
+    // Emptied, not removed: caddy appends to the files it holds open.
+    for log in ["access.log", "other.log"] {
+        std::fs::write(caddy.dir.join(log), "").unwrap();
+    }
+    let mut args = vec![
+        "-n",
+        n,
+        "-c",
+        "2",
+        "-p",
+        "2",
+        "--redirect",
+        "3",
+        "--cacert",
+        ca,
+    ];
+    args.extend(flags);
+    args.push(url);
+    let v = spate_json(&args);
+    crate::schema::validate(&v);
+    v
+}
+
 #[test]
 fn a_chain_over_http3_and_over_alpn_h2_stays_on_the_connection_at_home() {
     if !have("caddy") {
@@ -56,26 +82,7 @@ fn a_chain_over_http3_and_over_alpn_h2_stays_on_the_connection_at_home() {
         ),
         (&[][..], "HTTP/2.0", "HTTP/1.1 and HTTP/2"),
     ] {
-        // Emptied, not removed: caddy appends to the files it holds open.
-        for log in ["access.log", "other.log"] {
-            std::fs::write(caddy.dir.join(log), "").unwrap();
-        }
-        let mut args = vec![
-            "-n",
-            "200",
-            "-c",
-            "2",
-            "-p",
-            "2",
-            "--redirect",
-            "3",
-            "--cacert",
-            &ca,
-        ];
-        args.extend(flags);
-        args.push(&url);
-        let v = spate_json(&args);
-        crate::schema::validate(&v);
+        let v = chains(&caddy, &ca, &url, "200", flags);
         assert_eq!(v["requests"]["completed"], 200, "{proto}: {v}");
         assert_eq!(v["requests"]["failed"], 0, "{proto}");
         assert_eq!(v["requests"]["redirects_followed"], 600, "{proto}");
@@ -126,25 +133,7 @@ fn a_hop_to_another_https_origin_speaks_h2_as_the_run_does() {
             "HTTP/1.1 and HTTP/3",
         ),
     ] {
-        for log in ["access.log", "other.log"] {
-            std::fs::write(caddy.dir.join(log), "").unwrap();
-        }
-        let mut args = vec![
-            "-n",
-            "100",
-            "-c",
-            "2",
-            "-p",
-            "2",
-            "--redirect",
-            "3",
-            "--cacert",
-            &ca,
-        ];
-        args.extend(flags);
-        args.push(&url);
-        let v = spate_json(&args);
-        crate::schema::validate(&v);
+        let v = chains(&caddy, &ca, &url, "100", flags);
         assert_eq!(v["requests"]["completed"], 100, "{flags:?}: {v}");
         assert_eq!(v["requests"]["redirects_followed"], 300, "{flags:?}");
         assert_eq!(v["config"]["protocol"], said, "{flags:?}");
