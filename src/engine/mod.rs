@@ -16,7 +16,6 @@ mod run;
 mod slots;
 mod workloads;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::net::TlsSetupError;
@@ -91,48 +90,6 @@ impl RunError {
             RunError::Late { .. } => "late",
         }
     }
-}
-
-/// What --redirect needs, or `None` without it. TLS for the origins redirects lead to is set up
-/// now, even for an http:// URL, but its failure matters only to a hop to https://; it offers
-/// HTTP/1.1, which those hops speak.
-fn follow(plan: &Plan) -> Result<Option<Arc<workloads::hops::Follow>>, String> {
-    if plan.redirects == 0 {
-        return Ok(None);
-    }
-    let https = Plan {
-        target: crate::target::Target {
-            tls: true,
-            ..plan.target.clone()
-        },
-        ..plan.clone()
-    };
-    use crate::reach::LaneChoice;
-    let lane = crate::reach::lane_choice(plan);
-    let (h2, h3) = (plan.may_use_h2(), lane == LaneChoice::Http3);
-    let away = match lane {
-        LaneChoice::Http2 => LaneChoice::Http2,
-        LaneChoice::Alpn => LaneChoice::Alpn,
-        LaneChoice::Http1 | LaneChoice::Http3 => LaneChoice::Http1,
-    };
-    // ALPN for other origins: the run's (`https` keeps its protocol), or http/1.1 alone.
-    let tls = match away {
-        LaneChoice::Http1 => crate::reach::look_tls_client(&https),
-        _ => crate::reach::tls_client(&https),
-    };
-    Ok(Some(Arc::new(workloads::hops::Follow {
-        first: run::requests::listed(plan, h2, h3)?,
-        plan: plan.clone(),
-        limit: plan.redirects,
-        tls: match tls {
-            Ok(Some(tls)) => Ok(tls),
-            Ok(None) => Err("no TLS".into()),
-            Err(e) => Err(e.to_string()),
-        },
-        away,
-        h2,
-        h3,
-    })))
 }
 
 /// Runs `plan` to its end, with no display and no way to stop it early.

@@ -14,42 +14,7 @@ pub fn sentence(f: &Finding) -> String {
     use Finding as F;
     match f {
         F::DidNotStart { message } => format!("The run did not start: {message}"),
-        F::BreakingPoint(b) => {
-            use crate::analysis::Evidence as E;
-            let why = match &b.evidence {
-                E::P99 { p99_ms, target_ms } => format!(
-                    "its p99 was {} against the --slo target of {}",
-                    millis(*p99_ms),
-                    millis(*target_ms)
-                ),
-                E::Rate {
-                    completed,
-                    scheduled,
-                } => format!(
-                    "{} of its {} scheduled requests completed in it (under {:.0} %)",
-                    count(*completed),
-                    count(*scheduled),
-                    crate::analysis::HELD_SHARE * 100.0
-                ),
-                E::Errors {
-                    failed,
-                    error_status,
-                } => format!(
-                    "{} requests failed and {} responses had a status of 400 or more in it",
-                    count(*failed),
-                    count(*error_status)
-                ),
-            };
-            let held = match b.last_held_rate {
-                Some(r) => format!("the last load that held was {} requests/s", per_second(r)),
-                None => "no second before it held".into(),
-            };
-            format!(
-                "Breaking point: the service stopped keeping up at {} requests/s, in the second from {:.0} s: {why}; {held}.",
-                per_second(b.target_rate),
-                b.t_s
-            )
-        }
+        F::BreakingPoint(b) => super::stages::breaking_point(b),
         F::NothingSent => "No request was sent.".into(),
         F::Redirects {
             count: n,

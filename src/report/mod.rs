@@ -15,6 +15,7 @@ mod latency;
 mod mcp;
 pub mod merge;
 pub mod save;
+mod stages;
 mod streaming;
 pub mod sweep;
 mod text;

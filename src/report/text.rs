@@ -10,7 +10,8 @@ use super::Report;
 use super::colour::Palette;
 use super::describe::describe;
 use super::latency::{histogram, legend, percentiles};
-use super::timing::{phases_and_connections, schedule, stages};
+use super::stages::table as stages;
+use super::timing::{phases_and_connections, schedule};
 use crate::numbers::{bytes, count, millis, per_second as rate};
 
 /// Insight sentences are wrapped to this width, plus a 4-column indent: every line of the report

@@ -52,49 +52,6 @@ pub(super) fn schedule(o: &mut String, s: &Summary) -> std::fmt::Result {
     )
 }
 
-/// `--stages`: a row per stage, from the seconds that start in it.
-pub(super) fn stages(o: &mut String, s: &Summary) -> std::fmt::Result {
-    if s.stages.is_empty() {
-        return Ok(());
-    }
-    writeln!(o, "\nStages (each from the seconds that start in it)")?;
-    writeln!(
-        o,
-        "  {:>5}  {:>15}  {:>21}  {:>9}  {:>9}  {:>10}  {:>10}  {:>10}  {:>6}",
-        "stage",
-        "time",
-        "target requests/s",
-        "scheduled",
-        "completed",
-        "achieved/s",
-        "p50",
-        "p99",
-        "errors"
-    )?;
-    for r in &s.stages {
-        let secs = |x: f64| match (x - x.round()).abs() < 1e-9 {
-            true => format!("{x:.0}"),
-            false => format!("{x:.1}"),
-        };
-        let time = format!("{}-{} s", secs(r.start_s), secs(r.start_s + r.duration_s));
-        let target = format!("{} -> {}", rate(r.target_from), rate(r.target_to));
-        let (p50, p99) = match &r.latency_ms {
-            Some(q) => (millis(q.p50), millis(q.p99)),
-            None => ("-".into(), "-".into()),
-        };
-        writeln!(
-            o,
-            "  {:>5}  {time:>15}  {target:>21}  {:>9}  {:>9}  {:>10}  {p50:>10}  {p99:>10}  {:>6}",
-            r.stage,
-            count(r.scheduled),
-            count(r.completed),
-            rate(r.achieved_rate),
-            count(r.failed + r.error_status),
-        )?;
-    }
-    Ok(())
-}
-
 pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::Result {
     writeln!(o, "\nPhases of completed requests")?;
     phase_header(o)?;

@@ -1,62 +1,42 @@
 //! A run in two steps: `prepare` resolves the target, starts the load threads and waits until
-//! each has opened its connections; `Armed::go` starts the clock, lets the threads run, and
-//! merges what they measured. Between the two, nothing is measured: a caller may wait for a
-//! common start (shards) or prepare before it runs (compare). Prints nothing.
+//! each has opened its connections; `Armed::go` (in `go`) starts the clock, lets the threads
+//! run, and merges what they measured. Between the two, nothing is measured: a caller may wait
+//! for a common start (shards) or prepare before it runs (compare). Prints nothing.
 
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::engine::run::split;
 use crate::engine::run::thread::{self, Finished, Go, Ready};
-use crate::engine::run::{limits, split};
-use crate::engine::slots::shared::{Feature, H3Setup, LaneChoice, Limit, ScriptSetup, Setup};
+use crate::engine::slots::shared::{H3Setup, LaneChoice, ScriptSetup, Setup};
 use crate::engine::{
-    CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, follow, join, join_watched,
-    lane_choice,
+    CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, join, lane_choice,
 };
 use crate::engine::{tls_client, unopened};
-use crate::plan::{Plan, Stop};
+use crate::plan::Plan;
 use crate::proto::h2 as lane_h2;
 use crate::request;
 use crate::route::Endpoint;
-use crate::script::{Loaded, Seed, ThreadEnd};
-use crate::stats::{Failure, NotOpened, RunOutput};
-
-/// How long after the drain's end a script's Lua may still run before it is interrupted: a
-/// thread ends its loop at the drain's end, a few milliseconds after at most.
-const LUA_GRACE: Duration = Duration::from_millis(100);
-
-/// The one feature `plan`'s slots have (the plan refuses two together), built for its threads.
-fn feature(plan: &Plan) -> Result<Feature, RunError> {
-    if let Some(l) = &plan.list {
-        let list = crate::engine::run::requests::list_setup(plan, l).map_err(RunError::Request)?;
-        return Ok(Feature::List(Arc::new(list)));
-    }
-    if let Some(f) = follow(plan).map_err(RunError::Request)? {
-        return Ok(Feature::Follow(f));
-    }
-    Ok(match &plan.stream {
-        Some(s) => Feature::Stream(Arc::new(s.clone())),
-        None => Feature::None,
-    })
-}
+use crate::script::{Loaded, Seed};
+use crate::stats::{Failure, NotOpened};
 
 /// A prepared run: its threads connected and waiting for the start. Dropped without `go`, the
 /// threads end and nothing is measured.
 pub struct Armed<'a> {
-    plan: &'a Plan,
-    control: &'a Control,
-    threads: usize,
-    go_txs: Vec<mpsc::Sender<Go>>,
-    handles: Vec<std::thread::JoinHandle<std::io::Result<Finished>>>,
+    pub(super) plan: &'a Plan,
+    pub(super) control: &'a Control,
+    pub(super) threads: usize,
+    pub(super) go_txs: Vec<mpsc::Sender<Go>>,
+    pub(super) handles: Vec<std::thread::JoinHandle<std::io::Result<Finished>>>,
     /// Set when a thread's script failed and stopped the run.
-    script_halt: Arc<std::sync::atomic::AtomicBool>,
+    pub(super) script_halt: Arc<std::sync::atomic::AtomicBool>,
     /// Connections each thread opened.
-    established: Vec<u64>,
-    dns: Duration,
-    setup_time: Duration,
+    pub(super) established: Vec<u64>,
+    pub(super) dns: Duration,
+    pub(super) setup_time: Duration,
     /// `--alt-svc`: the alternative the run followed.
-    alt_svc: Option<String>,
+    pub(super) alt_svc: Option<String>,
 }
 
 /// Prepares `plan`: resolves the target, starts the load threads and waits until each has
@@ -158,7 +138,7 @@ pub fn prepare_staged<'a>(
         timeout: plan.timeout,
         connect_timeout: plan.connect_timeout,
         idle: plan.stream.as_ref().and_then(|s| s.idle),
-        feature: feature(plan)?,
+        feature: crate::engine::run::requests::feature(plan).map_err(RunError::Request)?,
         endpoint: endpoint.clone(),
         connections: 0,
         drain: plan.timeout.min(MAX_DRAIN),
@@ -328,130 +308,6 @@ fn ready(
         }
     }
     got
-}
-
-impl Armed<'_> {
-    /// Starts the clock and runs to the end of the plan (or until stopped), then merges what
-    /// the threads measured.
-    pub fn go(mut self) -> Result<RunOutput, RunError> {
-        let (plan, control, threads) = (self.plan, self.control, self.threads);
-        let established = std::mem::take(&mut self.established);
-        let (dns, setup_time) = (self.dns, self.setup_time);
-        if let Some(at) = plan.start_at {
-            crate::engine::run::start::wait(at, control)?;
-        }
-        let start = Instant::now();
-        let now = std::time::SystemTime::now();
-        let start_unix_ms = crate::stats::unix_ms(now + plan.warmup);
-        let started_unix_us = crate::stats::unix_us(now);
-        control.mark_started(start);
-        let window_start = start + plan.warmup;
-        let drain_end = match plan.stop {
-            Stop::Duration(d) => Some(window_start + d + plan.timeout.min(MAX_DRAIN)),
-            Stop::Requests(_) => None,
-        };
-        let window_end = match plan.stop {
-            Stop::Duration(d) => Some(window_start + d),
-            Stop::Requests(_) => None,
-        };
-        let base = Go {
-            limit: Limit::Closed,
-            window_start,
-            drain_end,
-            window_end,
-            warmup_end: (!plan.warmup.is_zero()).then_some(window_start),
-            paced: None,
-        };
-        let orders = crate::engine::run::start::orders(
-            plan,
-            &established,
-            start,
-            base,
-            control.stop_requested(),
-        );
-        for (tx, go) in self.go_txs.iter().zip(orders) {
-            // A thread that already died shows up when joined.
-            let _ = tx.send(go);
-        }
-        self.go_txs.clear();
-
-        let handles = std::mem::take(&mut self.handles);
-        let finished = match plan.script.as_ref().is_some_and(|s| s.defines.per_thread()) {
-            // Lua that still runs when the drain is over, or after Ctrl-C, is interrupted.
-            true => join_watched(handles, || {
-                control.stop_requested()
-                    || self.script_halt.load(std::sync::atomic::Ordering::Relaxed)
-                    || drain_end.is_some_and(|end| Instant::now() >= end + LUA_GRACE)
-            })?,
-            false => join(handles)?,
-        };
-        // The script's first error: the run stopped there, and what it measured is reported.
-        let script_error = finished.iter().find_map(|f| f.script_error.clone());
-        let script_interrupted = finished.iter().any(|f| f.script_interrupted);
-        let script_ends: Vec<ThreadEnd> = match plan.script {
-            Some(_) => finished
-                .iter()
-                .map(|f| f.script_end.clone().unwrap_or_default())
-                .collect(),
-            None => Vec::new(),
-        };
-        self.control.keep_script_ends(script_ends);
-        let end = finished.iter().fold(window_start, |e, f| e.max(f.end));
-        // A stop by a thread's script failing is not one from outside.
-        let by_script = self.script_halt.load(std::sync::atomic::Ordering::Relaxed);
-        let interrupted =
-            control.stop_requested() || (!by_script && finished.iter().any(|f| f.interrupted));
-        // A duration run lasts its -z, even when its schedule ran out earlier; a stopped run lasts
-        // until the stop (the latest any thread noticed it).
-        // A run whose every thread its script stopped ended when the last one did.
-        let halted = finished.iter().all(|f| f.halted);
-        let measured_end = match (interrupted, window_end) {
-            (false, Some(_)) if halted => end.min(window_end.unwrap_or(end)),
-            (false, Some(deadline)) => deadline,
-            _ => finished
-                .iter()
-                .filter_map(|f| f.window_end)
-                .max()
-                .unwrap_or(end),
-        };
-        let cpu = finished
-            .iter()
-            .try_fold(Duration::ZERO, |a, f| f.cpu.map(|b| a + b));
-        // The first thread's stats become the total: a fresh one would allocate eight more 270 KiB
-        // histograms, and the allocator zeroes part of each, which makes them resident.
-        let mut each = finished.into_iter().map(|f| f.stats);
-        let mut stats = each.next().unwrap_or_default();
-        for s in each {
-            stats += &s;
-        }
-        Ok(RunOutput {
-            stats,
-            elapsed: measured_end.saturating_duration_since(window_start),
-            drain: end.saturating_duration_since(measured_end),
-            wall: end.saturating_duration_since(start),
-            dns,
-            setup: setup_time,
-            alt_svc: self.alt_svc.take(),
-            threads: threads as u32,
-            window_start,
-            start_unix_ms,
-            started_unix_us,
-            cpu,
-            interrupted,
-            script_stopped: halted
-                && plan.script.is_some()
-                && script_error.is_none()
-                && !script_interrupted
-                && !interrupted
-                && window_end.is_none_or(|w| end < w),
-            script_error,
-            script_interrupted,
-            nofile_limit: limits::nofile().soft,
-            cores: std::thread::available_parallelism()
-                .ok()
-                .map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX)),
-        })
-    }
 }
 
 impl Drop for Armed<'_> {

@@ -1,8 +1,8 @@
 //! A run from its plan to its merged numbers: the load threads and their start and end. Must
 //! not run per request.
 //!
-//! - `armed`: `prepare` (resolve, start the threads, wait until their connections are open)
-//!   and `Armed::go` (start the clock, run, merge).
+//! - `armed`: `prepare` (resolve, start the threads, wait until their connections are open);
+//!   `go`: `Armed::go` (start the clock, run, merge).
 //! - `thread`: one load thread: its runtime, its pre-connect, its wait for the start, its run.
 //! - `start`: `--start-at`'s wait between connected and go, and a late start's refusal.
 //! - `requests`: a plan's requests built into a thread's `Setup`, once.
@@ -15,6 +15,7 @@
 pub(super) mod armed;
 pub(super) mod control;
 pub(super) mod cpu;
+pub(super) mod go;
 pub(super) mod limits;
 pub(super) mod rates;
 pub(in crate::engine) mod requests;

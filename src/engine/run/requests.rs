@@ -1,12 +1,69 @@
 //! The requests of a plan, built once into a thread's `Setup`: HTTP/1.1 bytes, HTTP/2's fields,
-//! HTTP/3's request, and a request list's requests in each of those forms. Must not run per request.
+//! HTTP/3's request, and the thread's feature (a request list's requests in each of those forms,
+//! or what --redirect's chains start from). Must not run per request.
 
 use std::sync::Arc;
 
-use crate::engine::slots::shared::{H3Setup, ListSetup, Listed, Setup};
+use crate::engine::slots::shared::{Feature, H3Setup, ListSetup, Listed, Setup};
 use crate::plan::Plan;
 use crate::proto::h2::Other;
 use crate::request;
+
+/// The one feature `plan`'s slots have (the plan refuses two together), built for its threads.
+pub(in crate::engine) fn feature(plan: &Plan) -> Result<Feature, String> {
+    if let Some(l) = &plan.list {
+        return Ok(Feature::List(Arc::new(list_setup(plan, l)?)));
+    }
+    if let Some(f) = follow(plan)? {
+        return Ok(Feature::Follow(f));
+    }
+    Ok(match &plan.stream {
+        Some(s) => Feature::Stream(Arc::new(s.clone())),
+        None => Feature::None,
+    })
+}
+
+/// What --redirect needs, or `None` without it. TLS for the origins redirects lead to is set up
+/// now, even for an http:// URL, but its failure matters only to a hop to https://; its ALPN
+/// offers what the run's does over TCP (http/1.1 alone in a run of HTTP/1.1 or HTTP/3).
+fn follow(plan: &Plan) -> Result<Option<Arc<crate::engine::workloads::hops::Follow>>, String> {
+    if plan.redirects == 0 {
+        return Ok(None);
+    }
+    let https = Plan {
+        target: crate::target::Target {
+            tls: true,
+            ..plan.target.clone()
+        },
+        ..plan.clone()
+    };
+    use crate::reach::LaneChoice;
+    let lane = crate::reach::lane_choice(plan);
+    let (h2, h3) = (plan.may_use_h2(), lane == LaneChoice::Http3);
+    let away = match lane {
+        LaneChoice::Http2 => LaneChoice::Http2,
+        LaneChoice::Alpn => LaneChoice::Alpn,
+        LaneChoice::Http1 | LaneChoice::Http3 => LaneChoice::Http1,
+    };
+    // ALPN for other origins: the run's (`https` keeps its protocol), or http/1.1 alone.
+    let tls = match away {
+        LaneChoice::Http1 => crate::reach::look_tls_client(&https),
+        _ => crate::reach::tls_client(&https),
+    };
+    Ok(Some(Arc::new(crate::engine::workloads::hops::Follow {
+        first: listed(plan, h2, h3)?,
+        plan: plan.clone(),
+        limit: plan.redirects,
+        tls: match tls {
+            Ok(Some(tls)) => Ok(tls),
+            Ok(None) => Err("no TLS".into()),
+            Err(e) => Err(e.to_string()),
+        },
+        away,
+        h2,
+        h3,
+    })))
+}
 
 /// The HTTP/1.1, HTTP/2 and HTTP/3 requests of `plan`, into `setup`: a thread whose script shaped
 /// another request than the run's builds its own.
