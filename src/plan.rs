@@ -319,7 +319,11 @@ impl Plan {
 
     /// Whether requests go at intended times (`-q`, or --stages of rates): the open model.
     pub fn is_open(&self) -> bool {
-        self.job_rate().is_some()
+        self.rate.is_some()
+            || self
+                .stages
+                .as_ref()
+                .is_some_and(|s| s.kind == StageKind::Rate)
     }
 
     /// Whether connections carry several requests at once (-p): HTTP/3, and HTTP/2 where it
