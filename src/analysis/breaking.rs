@@ -1,7 +1,10 @@
 //! `--stages`: the breaking point, the load at which the service stopped keeping up, read from
 //! the timeline. The first whole second whose p99 crossed the `--slo` p99 target or, without
-//! one, whose completions fell below 95 % of the requests it scheduled, or that had errors (a
-//! failure or a status of 400 or more). A typed finding with its evidence; no words.
+//! one, that had errors (a failure or a status of 400 or more), or whose completions fell below
+//! 95 % of what its load asked: of the requests it scheduled (rates), or of what its
+//! connections would have completed at the best rate per connection of the seconds before it
+//! (connections: more connections stopped bringing more responses). A typed finding with its
+//! evidence; no words.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,10 +18,16 @@ pub const HELD_SHARE: f64 = 0.95;
 pub struct BreakingPoint {
     /// The second's start, seconds into the measured window.
     pub t_s: f64,
-    /// The rate that second scheduled, requests per second.
-    pub target_rate: f64,
-    /// The rate the last second that held scheduled; `None` when the first second broke.
+    /// A rate profile: the rate that second scheduled, requests per second; and the rate the
+    /// last second that held scheduled (`None` when the first second broke).
+    pub target_rate: Option<f64>,
     pub last_held_rate: Option<f64>,
+    /// A connection profile: the connections that second's target averaged, and the last
+    /// second's that held.
+    #[serde(default)]
+    pub target_connections: Option<f64>,
+    #[serde(default)]
+    pub last_held_connections: Option<f64>,
     pub evidence: Evidence,
 }
 
@@ -30,22 +39,47 @@ pub enum Evidence {
     P99 { p99_ms: f64, target_ms: f64 },
     /// Its completions fell below `HELD_SHARE` of what it scheduled.
     Rate { completed: u64, scheduled: u64 },
+    /// Connections: its completions fell below `HELD_SHARE` of what its connections would
+    /// have completed at the best rate per connection before it (`expected`).
+    Throughput { completed: u64, expected: u64 },
     /// Requests failed, or responses had a status of 400 or more.
     Errors { failed: u64, error_status: u64 },
 }
 
-/// The breaking point of an open-model `timeline`, judged against `p99_target_ms` when the run
-/// has one; `None` when every whole second held (or the run was not paced).
+/// What one second of the profile asked for.
+#[derive(Clone, Copy)]
+enum Load {
+    Rate { scheduled: u64 },
+    Connections(f64),
+}
+
+/// The breaking point of a `timeline` that followed a profile (its seconds carry what they
+/// scheduled, or their target connections), judged against `p99_target_ms` when the run has
+/// one; `None` when every whole second held (or the run had no profile).
 pub fn breaking_point(timeline: &[Entry], p99_target_ms: Option<f64>) -> Option<BreakingPoint> {
     let mut last_held = None;
+    // Connections: the best completions per connection-second so far.
+    let mut best = None::<f64>;
     for e in timeline {
-        // The closed model schedules nothing.
-        let scheduled = e.scheduled?;
-        // A last, partial second (the drain) or one that scheduled nothing says nothing.
-        if e.span_s < 0.999 || scheduled == 0 {
+        let load = match (e.scheduled, e.target_connections) {
+            (Some(scheduled), _) => Load::Rate { scheduled },
+            (None, Some(c)) => Load::Connections(c),
+            (None, None) => return None,
+        };
+        // A last, partial second (the drain), or one that asked for nothing (or for less than
+        // a connection), says nothing.
+        let level = match load {
+            Load::Rate { scheduled } => scheduled as f64 / e.span_s.max(1e-9),
+            Load::Connections(c) => c,
+        };
+        let empty = match load {
+            Load::Rate { scheduled } => scheduled == 0,
+            Load::Connections(c) => c < 1.0,
+        };
+        if e.span_s < 0.999 || empty {
             continue;
         }
-        let rate = scheduled as f64 / e.span_s;
+        let per_connection = e.completed as f64 / e.span_s / level;
         let evidence = match p99_target_ms {
             Some(target) => e
                 .latency_ms
@@ -59,24 +93,41 @@ pub fn breaking_point(timeline: &[Entry], p99_target_ms: Option<f64>) -> Option<
                 error_status: e.error_status,
             }),
             // One request of slack: the second's last response may complete just after it.
-            None if ((e.completed + 1) as f64) < HELD_SHARE * scheduled as f64 => {
-                Some(Evidence::Rate {
-                    completed: e.completed,
-                    scheduled,
-                })
-            }
-            None => None,
+            None => match load {
+                Load::Rate { scheduled }
+                    if ((e.completed + 1) as f64) < HELD_SHARE * scheduled as f64 =>
+                {
+                    Some(Evidence::Rate {
+                        completed: e.completed,
+                        scheduled,
+                    })
+                }
+                Load::Connections(c) => best
+                    .map(|b| b * c * e.span_s)
+                    .filter(|&expected| ((e.completed + 1) as f64) < HELD_SHARE * expected)
+                    .map(|expected| Evidence::Throughput {
+                        completed: e.completed,
+                        expected: expected.round() as u64,
+                    }),
+                Load::Rate { .. } => None,
+            },
         };
+        let rate = matches!(load, Load::Rate { .. });
         match evidence {
             Some(evidence) => {
                 return Some(BreakingPoint {
                     t_s: e.t_s,
-                    target_rate: rate,
-                    last_held_rate: last_held,
+                    target_rate: rate.then_some(level),
+                    last_held_rate: last_held.filter(|_| rate),
+                    target_connections: (!rate).then_some(level),
+                    last_held_connections: last_held.filter(|_| !rate),
                     evidence,
                 });
             }
-            None => last_held = Some(rate),
+            None => {
+                last_held = Some(level);
+                best = Some(best.map_or(per_connection, |b: f64| b.max(per_connection)));
+            }
         }
     }
     None
@@ -104,6 +155,7 @@ mod tests {
                 max: p99_ms,
             }),
             connections_open: 0,
+            target_connections: None,
             scheduled: Some(scheduled),
             sent: completed,
             dropped: Some(0),
@@ -129,7 +181,7 @@ mod tests {
                 .collect();
             let b = breaking_point(&t, Some(0.5 * scale)).unwrap();
             assert_eq!(b.t_s, 2.0, "{scale}");
-            assert_eq!(b.target_rate, 300.0);
+            assert_eq!(b.target_rate, Some(300.0));
             assert_eq!(b.last_held_rate, Some(200.0));
             assert_eq!(
                 b.evidence,
@@ -151,7 +203,7 @@ mod tests {
         let b = breaking_point(&short, None).unwrap();
         assert_eq!(
             (b.t_s, b.target_rate, b.last_held_rate),
-            (2.0, 300.0, Some(200.0))
+            (2.0, Some(300.0), Some(200.0))
         );
         assert_eq!(
             b.evidence,
@@ -174,5 +226,53 @@ mod tests {
         let mut closed = held[0].clone();
         closed.scheduled = None;
         assert_eq!(breaking_point(&[closed], None), None);
+    }
+
+    /// A second of a connection profile: `connections` on average, completing `completed`.
+    fn staffed(t: f64, connections: f64, completed: u64, p99_ms: f64) -> Entry {
+        Entry {
+            scheduled: None,
+            dropped: None,
+            target_connections: Some(connections),
+            ..second(t, 0, completed, p99_ms)
+        }
+    }
+
+    #[test]
+    fn connections_break_where_more_of_them_stop_bringing_more_responses() {
+        for scale in [0.001, 1.0, 1000.0] {
+            // 100 a second per connection up to 4 connections; then the server is full.
+            let t: Vec<Entry> = [(0.5, 50), (2.0, 200), (4.0, 400), (6.0, 400), (8.0, 400)]
+                .iter()
+                .enumerate()
+                .map(|(i, &(c, done))| staffed(i as f64, c, done, scale))
+                .collect();
+            let b = breaking_point(&t, None).unwrap();
+            assert_eq!(b.t_s, 3.0, "{scale}");
+            assert_eq!(
+                (b.target_connections, b.last_held_connections),
+                (Some(6.0), Some(4.0))
+            );
+            assert_eq!((b.target_rate, b.last_held_rate), (None, None));
+            assert_eq!(
+                b.evidence,
+                Evidence::Throughput {
+                    completed: 400,
+                    expected: 600
+                }
+            );
+            // With a p99 target, the latency decides: it crosses at 8 connections.
+            let mut slow = t.clone();
+            for (e, p) in slow.iter_mut().zip([1.0, 1.0, 1.0, 1.4, 2.1]) {
+                e.latency_ms.as_mut().unwrap().p99 = p * scale;
+            }
+            let b = breaking_point(&slow, Some(2.0 * scale)).unwrap();
+            assert_eq!((b.t_s, b.target_connections), (4.0, Some(8.0)));
+            // Responses that keep up with the connections hold, 4 % short included.
+            let held: Vec<Entry> = (1..6)
+                .map(|c| staffed(f64::from(c), f64::from(c), 96 * c as u64, scale))
+                .collect();
+            assert_eq!(breaking_point(&held, None), None);
+        }
     }
 }

@@ -6,7 +6,7 @@ use base64::Engine as _;
 
 use super::args::LoadArgs;
 use super::{DEFAULT_CONNECTIONS, DEFAULT_REQUESTS, Exit};
-use crate::plan::{H2, Plan, Protocol, Rate, Stop, Tls};
+use crate::plan::{H2, Plan, Protocol, Rate, StageKind, Stop, Tls};
 use crate::redact;
 use crate::route::{Family, Route};
 use crate::script::Loaded;
@@ -60,6 +60,22 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<Planned, Exit> {
         (Some(d), _) => Stop::Duration(d),
         (None, Some(n)) => Stop::Requests(n),
         (None, None) => Stop::Requests(DEFAULT_REQUESTS),
+    };
+    // A connection profile gives the connections: its highest target. Without -c, a small -n
+    // sets them: -n 10 is ten requests on ten connections.
+    let connections = match (&a.stages, a.connections.connections) {
+        (Some(s), Some(_)) if s.kind == StageKind::Connections => {
+            return Err(Exit::usage(
+                "--stages: -c: the stages give the connections (their highest target)",
+            ));
+        }
+        // The parser bounds a target to a million.
+        (Some(s), None) if s.kind == StageKind::Connections => s.peak() as u32,
+        (_, Some(c)) => c,
+        (_, None) => match stop {
+            Stop::Requests(n) => n.clamp(1, u64::from(DEFAULT_CONNECTIONS)) as u32,
+            Stop::Duration(_) => DEFAULT_CONNECTIONS,
+        },
     };
     let read = |flag: &str, path: &Option<std::path::PathBuf>| -> Result<Option<Vec<u8>>, Exit> {
         match path {
@@ -120,11 +136,7 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<Planned, Exit> {
         body,
         compression: !a.disable_compression,
         keep_alive: !a.disable_keepalive,
-        // Without -c, a small -n sets the connections: -n 10 is ten requests on ten connections.
-        connections: a.connections.connections.unwrap_or(match stop {
-            Stop::Requests(n) => n.clamp(1, u64::from(DEFAULT_CONNECTIONS)) as u32,
-            Stop::Duration(_) => DEFAULT_CONNECTIONS,
-        }),
+        connections,
         threads,
         stop,
         timeout: a.timeout,

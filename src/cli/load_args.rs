@@ -38,7 +38,9 @@ pub struct LoadArgs {
     /// Load that moves during the run, in k6's sense: DUR:TARGET,... (30s:100/s,1m:500/s,30s:0/s).
     /// Each stage moves linearly from the previous target to its own over its duration (the
     /// first from 0; a 0s stage jumps). Targets with /s are request rates: the open model, its
-    /// intended times following the curve. The run lasts the stages.
+    /// intended times following the curve. Plain numbers are connections (30s:10,1m:50): the
+    /// closed model, connections opened and closed as the target moves (the highest is -c).
+    /// The run lasts the stages.
     #[arg(
         long = "stages",
         value_name = "DUR:TARGET,...",

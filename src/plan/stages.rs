@@ -161,6 +161,70 @@ impl Stages {
         }
         0.0
     }
+
+    /// A connection profile's whole connections `at` into it: the target rounded down (never
+    /// more connections busy than it asks for), 0 after its end.
+    pub fn connections_at(&self, at: Duration) -> u64 {
+        (self.target_at(at) + LEVEL_SLACK).floor() as u64
+    }
+
+    /// When, after `at`, [`Stages::connections_at`] may next change: where the line of the
+    /// current stage crosses the next whole connection, or the stage's end (the next may jump);
+    /// `None` once the profile is over. The caller asks again at that time, never before.
+    pub fn next_change(&self, at: Duration) -> Option<Duration> {
+        let (mut from, mut level) = (Duration::ZERO, 0.0);
+        for s in &self.stages {
+            let to = s.value(self.kind);
+            let end = from + s.duration;
+            if at < end {
+                let now = (self.target_at(at) + LEVEL_SLACK).floor();
+                // The level it goes to next: one up on a rise, one down on a fall.
+                let next = match to.partial_cmp(&level) {
+                    Some(std::cmp::Ordering::Greater) if now + 1.0 <= to + LEVEL_SLACK => now + 1.0,
+                    Some(std::cmp::Ordering::Less) => now,
+                    _ => return Some(end),
+                };
+                let f = (next - LEVEL_SLACK - level) / (to - level);
+                let t = from + s.duration.mul_f64(f.clamp(0.0, 1.0));
+                return Some(t.min(end));
+            }
+            (from, level) = (end, to);
+        }
+        None
+    }
+}
+
+impl Stages {
+    /// The whole connections a connection profile ran on average from `from` to `to` (the
+    /// level at `from` when they are the same), each level as `part` makes it (a shard's, a
+    /// thread's share): the integral of the steps the run keeps, not of the line.
+    pub fn mean_connections(&self, from: Duration, to: Duration, part: impl Fn(u64) -> u64) -> f64 {
+        if to <= from {
+            return part(self.connections_at(from)) as f64;
+        }
+        let (mut at, mut sum) = (from, 0.0);
+        while at < to {
+            let next = self
+                .next_change(at)
+                .map_or(to, |n| n.max(at + Duration::from_micros(1)))
+                .min(to);
+            sum += part(self.connections_at(at)) as f64 * (next - at).as_secs_f64();
+            at = next;
+        }
+        sum / (to - from).as_secs_f64()
+    }
+}
+
+/// How far below a whole connection the line may be and still count it: the times of the
+/// crossings are computed, and read back a hair under the level they were computed for.
+const LEVEL_SLACK: f64 = 1e-6;
+
+/// Of `level` things striped over `count` parts (thing i is part i mod count's), how many are
+/// part `index`'s: a shard's connections of the job's, a thread's of its shard's. The same
+/// split as the run's connections (`shard::part`), so that a part's first ones are its own.
+pub fn striped(level: u64, index: u64, count: u64) -> u64 {
+    let count = count.max(1);
+    level / count + u64::from(index < level % count)
 }
 
 /// The fuzz property of `--stages`: any text is a profile or one line of error, never a panic,
@@ -237,8 +301,8 @@ impl Segment {
 }
 
 impl Curve {
-    /// The curve of a rate profile (`kind` must be `Rate`), scaled by `share` (a shard's part
-    /// of the job's rate: 1/N).
+    /// The curve of a profile, scaled by `share` (a shard's part of the job's rate: 1/N): for
+    /// rates, its area is requests; for connections, connection-seconds.
     pub fn of(stages: &Stages, share: f64) -> Curve {
         let (mut t, mut level, mut before) = (0.0, 0.0, 0.0);
         let mut segments = Vec::with_capacity(stages.stages.len());
@@ -412,6 +476,79 @@ mod tests {
                     (got as f64 - want).abs() <= want * 0.01 + 1.0,
                     "{spec}: second {s}: {got} scheduled, the curve's area is {want}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn the_whole_connections_follow_the_line_and_change_where_it_crosses() {
+        let p = parsed("4s:4,0s:32,4s:32,6s:8,2s:8");
+        let n = |s: f64| p.connections_at(Duration::from_secs_f64(s));
+        assert_eq!((n(0.0), n(0.99), n(1.0), n(3.99)), (0, 0, 1, 3));
+        assert_eq!(
+            (n(4.0), n(7.9), n(8.0), n(11.0), n(13.9)),
+            (32, 32, 32, 20, 8)
+        );
+        assert_eq!((n(15.9), n(16.0)), (8, 0), "after the end");
+        // Walking from change to change sees every level once, in order, and ends.
+        let mut at = Duration::ZERO;
+        let mut seen = vec![n(0.0)];
+        let mut steps = 0;
+        while let Some(next) = p.next_change(at) {
+            assert!(next >= at, "{next:?} before {at:?}");
+            // The caller asks again at the change, or a hair after it when it read back short.
+            at = next.max(at + Duration::from_micros(1));
+            let level = p.connections_at(at);
+            if seen.last() != Some(&level) {
+                seen.push(level);
+            }
+            steps += 1;
+            assert!(steps < 1000, "no end");
+        }
+        let mut want: Vec<u64> = (0..=4).collect();
+        want.push(32);
+        want.extend((8..32).rev());
+        want.push(0);
+        assert_eq!(seen, want);
+        // A rise to one connection reaches it at its end (a hair before, read back as one).
+        let one = parsed("2s:1,1s:1");
+        let t = one.next_change(Duration::ZERO).unwrap();
+        assert_eq!(t, Duration::from_secs(2) - Duration::from_micros(2));
+        assert_eq!(one.connections_at(t), 1);
+    }
+
+    #[test]
+    fn the_mean_is_of_the_steps_the_run_keeps() {
+        let p = parsed("0s:1,2s:1,6s:12");
+        let s = |x: f64| Duration::from_secs_f64(x);
+        // From 1 to 12 over 6 s: the line is at 2 after 6/11 s; one connection until then.
+        let want = (6.0 / 11.0) + 2.0 * (1.0 - 6.0 / 11.0);
+        let got = p.mean_connections(s(2.0), s(3.0), |l| l);
+        assert!((got - want).abs() < 1e-4, "{got} {want}");
+        assert!((p.mean_connections(s(0.0), s(2.0), |l| l) - 1.0).abs() < 1e-9);
+        assert_eq!(
+            p.mean_connections(s(8.0), s(8.0), |l| l),
+            0.0,
+            "after the end"
+        );
+        // Two shards' parts add up to the whole.
+        let half = |i| move |l| striped(l, i, 2);
+        let sum = p.mean_connections(s(2.0), s(8.0), half(0))
+            + p.mean_connections(s(2.0), s(8.0), half(1));
+        assert!((sum - p.mean_connections(s(2.0), s(8.0), |l| l)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn stripes_split_a_level_as_the_connections_are_split() {
+        for level in 0..50u64 {
+            for count in 1..7u64 {
+                let parts: Vec<u64> = (0..count).map(|i| striped(level, i, count)).collect();
+                assert_eq!(parts.iter().sum::<u64>(), level);
+                for (i, &p) in parts.iter().enumerate() {
+                    assert_eq!(p, crate::shard::part(level, i as u32, count as u32));
+                    let mine = (0..level).filter(|k| k % count == i as u64).count() as u64;
+                    assert_eq!(p, mine, "thing k is part k mod count's");
+                }
             }
         }
     }

@@ -123,9 +123,10 @@ impl Plan {
             return Err(PlanError::MaxLagWithoutRate);
         }
         if let Some(s) = &self.stages {
-            if s.kind == super::StageKind::Connections {
+            let job_connections = self.shard.map_or(self.connections, |s| s.job_connections);
+            if s.kind == super::StageKind::Connections && u64::from(job_connections) != s.peak() {
                 return Err(PlanError::StagesOf(
-                    "connections (plain numbers) are not followed yet: give request rates (100/s)",
+                    "-c: the stages give the connections (their highest target)",
                 ));
             }
             if self.rate.is_some() {

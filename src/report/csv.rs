@@ -229,7 +229,7 @@ pub fn stages_csv(s: &Summary) -> String {
                 r.duration_s.to_string(),
                 r.target_from.to_string(),
                 r.target_to.to_string(),
-                r.scheduled.to_string(),
+                r.scheduled.map_or_else(String::new, |n| n.to_string()),
                 r.sent.to_string(),
                 r.completed.to_string(),
                 r.error_status.to_string(),

@@ -13,14 +13,21 @@ pub(super) fn table(o: &mut String, s: &Summary) -> std::fmt::Result {
     if s.stages.is_empty() {
         return Ok(());
     }
+    let connections = s.config.model == "closed";
     writeln!(o, "\nStages (each from the seconds that start in it)")?;
     writeln!(
         o,
         "  {:>5}  {:>15}  {:>21}  {:>9}  {:>9}  {:>10}  {:>10}  {:>10}  {:>6}",
         "stage",
         "time",
-        "target requests/s",
-        "scheduled",
+        match connections {
+            true => "target connections",
+            false => "target requests/s",
+        },
+        match connections {
+            true => "sent",
+            false => "scheduled",
+        },
         "completed",
         "achieved/s",
         "p50",
@@ -42,7 +49,7 @@ pub(super) fn table(o: &mut String, s: &Summary) -> std::fmt::Result {
             o,
             "  {:>5}  {time:>15}  {target:>21}  {:>9}  {:>9}  {:>10}  {p50:>10}  {p99:>10}  {:>6}",
             r.stage,
-            count(r.scheduled),
+            count(r.scheduled.unwrap_or(r.sent)),
             count(r.completed),
             rate(r.achieved_rate),
             count(r.failed + r.error_status),
@@ -69,6 +76,15 @@ pub(super) fn breaking_point(b: &BreakingPoint) -> String {
             count(*scheduled),
             crate::analysis::HELD_SHARE * 100.0
         ),
+        E::Throughput {
+            completed,
+            expected,
+        } => format!(
+            "{} responses completed in it, under {:.0} % of the {} its connections made at the best rate per connection before it",
+            count(*completed),
+            crate::analysis::HELD_SHARE * 100.0,
+            count(*expected)
+        ),
         E::Errors {
             failed,
             error_status,
@@ -78,13 +94,18 @@ pub(super) fn breaking_point(b: &BreakingPoint) -> String {
             count(*error_status)
         ),
     };
-    let held = match b.last_held_rate {
-        Some(r) => format!("the last load that held was {} requests/s", rate(r)),
+    let load = |r: f64| match b.target_connections {
+        Some(_) => format!("{} connections", rate(r)),
+        None => format!("{} requests/s", rate(r)),
+    };
+    let held = match b.last_held_rate.or(b.last_held_connections) {
+        Some(r) => format!("the last load that held was {}", load(r)),
         None => "no second before it held".into(),
     };
+    let at = b.target_rate.or(b.target_connections).unwrap_or(0.0);
     format!(
-        "Breaking point: the service stopped keeping up at {} requests/s, in the second from {:.0} s: {why}; {held}.",
-        rate(b.target_rate),
+        "Breaking point: the service stopped keeping up at {}, in the second from {:.0} s: {why}; {held}.",
+        load(at),
         b.t_s
     )
 }

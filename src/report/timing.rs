@@ -64,11 +64,23 @@ pub(super) fn phases_and_connections(o: &mut String, s: &Summary) -> std::fmt::R
 
     let k = &s.connections;
     writeln!(o, "\nConnections")?;
+    // A connection profile opens its connections as its level rises, not all at the start.
+    let staffed = s.config.stages.is_some() && s.config.model == "closed";
     writeln!(
         o,
-        "  {} requested, {} open at the start, {} reconnects, {} connect failures",
+        "  {} {}, {} {}, {} reconnects, {} connect failures",
         count(u64::from(k.requested)),
+        if staffed {
+            "at the most (--stages)"
+        } else {
+            "requested"
+        },
         count(k.established),
+        if staffed {
+            "opened"
+        } else {
+            "open at the start"
+        },
         count(k.reconnects),
         count(k.connect_failures)
     )?;

@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::RunOutput;
-use crate::plan::{Plan, Stop};
+use std::time::Duration;
+
+use crate::plan::{Plan, StageKind, Stop};
 
 /// What spate itself did: the basis of the verdict on whether it limited the result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -79,8 +81,18 @@ fn busy_connections(plan: &Plan, run: &RunOutput, mean_s: f64) -> Option<f64> {
         } else {
             1
         };
-        mean_s * ((s.completed - s.drained) as f64 / elapsed)
-            / (s.conns.established * streams) as f64
+        // A connection profile's connections come and go: the mean it kept open.
+        let connections = match plan
+            .stages
+            .as_ref()
+            .filter(|p| p.kind == StageKind::Connections)
+        {
+            Some(p) => p.mean_connections(Duration::ZERO, p.duration(), |l| {
+                super::stage_rows::part(plan, l)
+            }),
+            None => s.conns.established as f64,
+        };
+        mean_s * ((s.completed - s.drained) as f64 / elapsed) / (connections * streams as f64)
     })
 }
 

@@ -4,7 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::timeline::{Quantiles, Second};
+use super::timeline::{Entry, Quantiles, Second};
+use std::time::Duration;
+
 use crate::plan::{Plan, StageKind};
 
 /// One stage of the run's profile and what its seconds did.
@@ -15,13 +17,14 @@ pub struct StageRow {
     /// Where it starts, seconds into the measured window, and how long it lasts.
     pub start_s: f64,
     pub duration_s: f64,
-    /// The target at its start and at its end: requests per second (this run's part of the
-    /// job's, under --shard).
+    /// The target at its start and at its end, in the profile's unit: requests per second, or
+    /// connections (this run's part of the job's, under --shard).
     pub target_from: f64,
     pub target_to: f64,
-    /// Over its seconds: requests due, sent, completed (with the error statuses among them) and
-    /// failed, and the rate the completions make over its length.
-    pub scheduled: u64,
+    /// Over its seconds: requests due (a rate profile; null for connections), sent, completed
+    /// (with the error statuses among them) and failed, and the rate the completions make over
+    /// its length.
+    pub scheduled: Option<u64>,
     pub sent: u64,
     pub completed: u64,
     pub error_status: u64,
@@ -31,11 +34,38 @@ pub struct StageRow {
     pub latency_ms: Option<Quantiles>,
 }
 
-/// The rows of `plan`'s rate profile, from the run's `seconds`; none without one.
+/// `timeline` with each second's target connections under a connection profile: the whole
+/// connections it kept open on average over the second (this run's part of the job's, under
+/// --shard).
+pub fn with_targets(plan: &Plan, mut timeline: Vec<Entry>) -> Vec<Entry> {
+    let Some(stages) = plan
+        .stages
+        .as_ref()
+        .filter(|s| s.kind == StageKind::Connections)
+    else {
+        return timeline;
+    };
+    let secs = |s: f64| Duration::from_secs_f64(s.max(0.0));
+    for e in &mut timeline {
+        let mean = stages.mean_connections(secs(e.t_s), secs(e.t_s + e.span_s), |l| part(plan, l));
+        e.target_connections = Some(mean);
+    }
+    timeline
+}
+
+/// This run's part of the job's `level` connections: a shard's stripe.
+pub fn part(plan: &Plan, level: u64) -> u64 {
+    plan.shard.map_or(level, |s| {
+        crate::plan::stages::striped(level, u64::from(s.index), u64::from(s.count))
+    })
+}
+
+/// The rows of `plan`'s profile, from the run's `seconds`; none without one.
 pub fn stage_rows(plan: &Plan, seconds: &[Second]) -> Vec<StageRow> {
-    let Some(stages) = plan.stages.as_ref().filter(|s| s.kind == StageKind::Rate) else {
+    let Some(stages) = plan.stages.as_ref() else {
         return Vec::new();
     };
+    let rates = stages.kind == StageKind::Rate;
     let share = 1.0 / f64::from(plan.shard.map_or(1, |s| s.count));
     let (mut start, mut level) = (0.0f64, 0.0);
     let mut rows = Vec::new();
@@ -62,7 +92,7 @@ pub fn stage_rows(plan: &Plan, seconds: &[Second]) -> Vec<StageRow> {
                 duration_s: len,
                 target_from: level,
                 target_to: to,
-                scheduled: inside.iter().map(|x| x.scheduled).sum(),
+                scheduled: rates.then(|| inside.iter().map(|x| x.scheduled).sum()),
                 sent: inside.iter().map(|x| x.sent).sum(),
                 completed,
                 error_status: inside.iter().map(|x| x.error_status).sum(),

@@ -411,11 +411,13 @@ impl Summary {
                 super::McpSummary::of(m, &s.per_entry, h, s.sessions_ended, elapsed)
             }),
             start_unix_ms: run.start_unix_ms,
-            timeline: s
-                .seconds
-                .iter()
-                .map(|sec| Entry::of(sec, plan.is_open()))
-                .collect(),
+            timeline: super::stage_rows::with_targets(
+                plan,
+                s.seconds
+                    .iter()
+                    .map(|sec| Entry::of(sec, plan.is_open()))
+                    .collect(),
+            ),
             stages: super::stage_rows(plan, &s.seconds),
             second_latencies: s.seconds.iter().map(|sec| sec.latency.clone()).collect(),
             error: None,

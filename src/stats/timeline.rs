@@ -203,6 +203,10 @@ pub struct Entry {
     pub latency_ms: Option<Quantiles>,
     /// Connections open at its end.
     pub connections_open: u64,
+    /// --stages of connections: the connections the profile's target averaged over it; null
+    /// otherwise.
+    #[serde(default)]
+    pub target_connections: Option<f64>,
     /// Open model: requests due, sent and dropped in it, and the p99 of their send lag; null in
     /// the closed model.
     pub scheduled: Option<u64>,
@@ -254,6 +258,7 @@ impl Entry {
             bytes_in: s.bytes_in,
             latency_ms: latency,
             connections_open: s.open,
+            target_connections: None,
             scheduled: open_model.then_some(s.scheduled),
             sent: s.sent,
             dropped: open_model.then_some(s.dropped),

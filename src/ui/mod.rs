@@ -174,10 +174,15 @@ fn run(control: &Control, info: Info, mode: Mode, done: &mpsc::Receiver<()>) {
             load: info.stages.as_ref().and_then(|s| {
                 let at = elapsed?;
                 let (stage, of) = s.stage_at(at)?;
+                let connections = s.kind == crate::plan::StageKind::Connections;
                 Some(LoadStage {
                     stage,
                     of,
-                    target: s.target_at(at),
+                    target: match connections {
+                        true => s.connections_at(at) as f64,
+                        false => s.target_at(at),
+                    },
+                    connections,
                 })
             }),
         };

@@ -40,12 +40,30 @@ pub struct View {
     pub load: Option<LoadStage>,
 }
 
-/// The stage of a --stages profile the run is in, and its target now (requests/s).
+/// The stage of a --stages profile the run is in, and its target now: requests/s, or (with
+/// `connections`) the whole connections the run keeps.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoadStage {
     pub stage: usize,
     pub of: usize,
     pub target: f64,
+    pub connections: bool,
+}
+
+impl LoadStage {
+    /// `stage 2/3, target 350/s` (or `target 12 connections`).
+    fn said(&self) -> String {
+        let unit = match self.connections {
+            true => " connections",
+            false => "/s",
+        };
+        format!(
+            "stage {}/{}, target {}{unit}",
+            self.stage,
+            self.of,
+            rate(Some(self.target))
+        )
+    }
 }
 
 fn secs(d: Duration) -> String {
@@ -98,12 +116,7 @@ fn progress_line(v: &View, width: usize) -> String {
         (_, None, None) => (0.0, secs(v.elapsed)),
     };
     let what = match (v.stage, v.load) {
-        (Stage::Running, Some(l)) => format!(
-            "{what}  stage {}/{}, target {}/s",
-            l.stage,
-            l.of,
-            rate(Some(l.target))
-        ),
+        (Stage::Running, Some(l)) => format!("{what}  {}", l.said()),
         _ => what,
     };
     let note = match v.stage {
@@ -172,12 +185,7 @@ pub fn plain(v: &View) -> String {
         .map(|d| format!(" of {}", secs(d)))
         .unwrap_or_default();
     let of = match v.load {
-        Some(l) => format!(
-            "{of} (stage {}/{}, target {}/s)",
-            l.stage,
-            l.of,
-            rate(Some(l.target))
-        ),
+        Some(l) => format!("{of} ({})", l.said()),
         None => of,
     };
     format!(
@@ -228,6 +236,7 @@ mod tests {
                 stage: 2,
                 of: 3,
                 target: 349.6,
+                connections: false,
             }),
             ..view()
         };
@@ -245,6 +254,20 @@ mod tests {
         for width in [1, 20, 60, 80] {
             assert!(block(&v, width).iter().all(|l| l.len() <= width));
         }
+        let staffed = View {
+            load: Some(LoadStage {
+                stage: 1,
+                of: 2,
+                target: 12.0,
+                connections: true,
+            }),
+            ..view()
+        };
+        assert!(
+            block(&staffed, 120)[0].contains("stage 1/2, target 12 connections"),
+            "{}",
+            block(&staffed, 120)[0]
+        );
         assert!(
             plain(&v).starts_with("spate: 12.3s of 30.0s (stage 2/3, target 350/s): "),
             "{}",

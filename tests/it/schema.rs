@@ -308,11 +308,24 @@ fn every_finding_kind_matches_the_schema() {
         F::NotLimited,
         F::BreakingPoint(spate::analysis::BreakingPoint {
             t_s: 3.0,
-            target_rate: 214.0,
+            target_rate: Some(214.0),
             last_held_rate: Some(196.0),
+            target_connections: None,
+            last_held_connections: None,
             evidence: spate::analysis::Evidence::Rate {
                 completed: 190,
                 scheduled: 214,
+            },
+        }),
+        F::BreakingPoint(spate::analysis::BreakingPoint {
+            t_s: 5.0,
+            target_rate: None,
+            last_held_rate: None,
+            target_connections: Some(6.0),
+            last_held_connections: Some(4.5),
+            evidence: spate::analysis::Evidence::Throughput {
+                completed: 400,
+                expected: 600,
             },
         }),
     ];

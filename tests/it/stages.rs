@@ -1,8 +1,10 @@
-//! `--stages` of rates against the built-in server: each second schedules the rate curve's area
-//! (ramps, a plateau, a jump), nothing is sent after the last stage, a backlog the server cannot
-//! take is missed rather than sent late, and bad profiles are one line and exit 2. Against
-//! Debian's nginx, the requests it logged each second follow the profile (nginx is required in
-//! CI). Against a server of known capacity, a ramp across it names the breaking point there.
+//! `--stages` against the built-in server: each second of a rate profile schedules the curve's
+//! area (ramps, a plateau, a jump), nothing is sent after the last stage, a backlog the server
+//! cannot take is missed rather than sent late, and bad profiles are one line and exit 2.
+//! Against Debian's nginx, the requests it logged each second follow a rate profile, and the
+//! connections it saw each second follow a connection profile (nginx is required in CI).
+//! Against a server of known capacity, a ramp of rates or of connections across it names the
+//! breaking point there.
 
 use std::time::Duration;
 
@@ -133,7 +135,8 @@ fn bad_profiles_are_one_line_and_exit_2() {
         (&["--stages", "10s:100/s,10s:10"][..], "mixes kinds"),
         (&["--stages", "0s:100/s"][..], "last 0s"),
         (&["--stages", "10s:0/s"][..], "sends nothing"),
-        (&["--stages", "10s:30"][..], "connections"),
+        (&["--stages", "10s:30", "-c", "5"][..], "-c"),
+        (&["--stages", "10s:30", "--max-lag", "1s"][..], "open model"),
         (&["--stages", "1s:5/s", "--warmup", "1s"][..], "--warmup"),
         (
             &["--csv-stages", "/tmp/spate-never.csv"][..],
@@ -258,4 +261,149 @@ fn a_ramp_across_a_servers_capacity_names_its_breaking_point() {
         achieved < 215.0,
         "the server's capacity bounds it: {achieved}"
     );
+}
+
+/// nginx (in front of the built-in server, which answers in 10 ms) sees the connections of a
+/// profile 4 -> 32 -> 8: each second, the connections it logged requests on are within the
+/// profile's levels in that second, never more; spate's own timeline agrees at each second's
+/// end; and nginx logged every response spate counted.
+#[test]
+fn the_connections_nginx_saw_each_second_follow_a_connection_profile() {
+    if !have("nginx") {
+        return;
+    }
+    let backend = server(Duration::from_millis(10));
+    let nginx = Nginx::start(
+        "stages-conns",
+        "",
+        &format!(
+            "log_format at '$msec $connection';\n  upstream up {{ server {}; keepalive 64; }}",
+            backend.addr()
+        ),
+        "access_log {dir}/at.log at;\n    location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection \"\"; }",
+    );
+    // 4 for a second, up to 32 over 2 s, 32 for a second, down to 8 over 2 s.
+    let profile = "0s:4,1s:4,2s:32,1s:32,2s:8";
+    let doc = spate_json(&[
+        "--threads",
+        "2",
+        "--stages",
+        profile,
+        &format!("http://{}/", nginx.addr),
+    ]);
+    crate::schema::validate(&doc);
+    assert_eq!(doc["config"]["model"], "closed");
+    assert_eq!(
+        doc["config"]["connections"], 32,
+        "the profile's highest target"
+    );
+    let stages = spate::plan::Stages::parse(profile).unwrap();
+    // The levels a second went through: from its start to its end (the line is monotone in
+    // each second here).
+    let levels = |s: usize| {
+        let at = |t: f64| stages.connections_at(Duration::from_secs_f64(t));
+        let (a, b) = (at(s as f64), at(s as f64 + 1.0 - 1e-6));
+        (a.min(b), a.max(b))
+    };
+    // spate's timeline: the connections open at each second's end, and the mean target.
+    let timeline = doc["timeline"].as_array().unwrap();
+    assert_eq!(timeline.len(), 6, "{timeline:?}");
+    for (s, e) in timeline.iter().enumerate() {
+        let open = e["connections_open"].as_u64().unwrap();
+        let end =
+            stages.connections_at(Duration::from_secs(s as u64 + 1) - Duration::from_millis(1));
+        assert!(
+            open.abs_diff(end) <= 1,
+            "second {s}: {open} open, the profile {end}"
+        );
+        let target = e["target_connections"].as_f64().unwrap();
+        let (lo, hi) = levels(s);
+        assert!(
+            target >= lo as f64 && target <= hi as f64,
+            "second {s}: {target}"
+        );
+    }
+    // nginx's: the distinct connections it logged requests on, second by second from the
+    // first request (sent at the start).
+    let lines = nginx.log("at.log");
+    let at: Vec<(f64, u64)> = lines
+        .iter()
+        .map(|l| {
+            let (t, c) = l.split_once(' ').unwrap();
+            (t.parse().unwrap(), c.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        at.len() as u64,
+        doc["requests"]["completed"].as_u64().unwrap(),
+        "nginx logged every response spate counted"
+    );
+    let first = at.iter().map(|a| a.0).fold(f64::INFINITY, f64::min);
+    let mut seen = vec![std::collections::BTreeSet::new(); 7];
+    for (t, c) in &at {
+        seen[((t - first) as usize).min(6)].insert(*c);
+    }
+    for (s, conns) in seen.iter().enumerate().take(6) {
+        let (lo, hi) = levels(s);
+        let n = conns.len() as u64;
+        assert!(
+            n + 1 >= lo && n <= hi + 1,
+            "second {s}: nginx saw {n} connections, the profile went {lo}..{hi}: {:?}",
+            seen.iter().map(|c| c.len()).collect::<Vec<_>>()
+        );
+    }
+    assert!(seen[0].len() == 4, "the first second holds 4");
+    assert!(
+        seen[3].len() >= 31,
+        "the plateau holds 32: {}",
+        seen[3].len()
+    );
+    assert!(
+        seen[6].is_empty(),
+        "nothing after the end: {}",
+        seen[6].len()
+    );
+}
+
+/// A ramp of connections across a server that serves 4 at a time (20 ms each) breaks where a
+/// fifth connection stops bringing more responses: between 4 and 5 connections.
+#[test]
+fn a_ramp_of_connections_across_a_servers_capacity_names_its_breaking_point() {
+    let Some(python) = test_python("asyncio") else {
+        return;
+    };
+    let addr = free_addr();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/servers/capacity.py");
+    let _server = Child(spawn_listening(
+        std::process::Command::new(python).args([script, &addr.port().to_string(), "4", "20"]),
+        addr,
+    ));
+    // From 1 to 8 connections over 10 s: 0.7 more each second.
+    let doc = spate_json(&[
+        "--threads",
+        "1",
+        "--stages",
+        "0s:1,10s:8",
+        &format!("http://{addr}/"),
+    ]);
+    crate::schema::validate(&doc);
+    let b = &doc["breaking_point"];
+    let at = b["target_connections"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no breaking point: {doc}"));
+    assert!((4.0..=5.0).contains(&at), "{b}");
+    assert_eq!(b["evidence"]["kind"], "throughput", "{b}");
+    assert!(b["target_rate"].is_null(), "{b}");
+    let held = b["last_held_connections"].as_f64().unwrap();
+    assert!(held < at && held >= 3.0, "{b}");
+    let rows = doc["stages"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(
+        (
+            rows[0]["target_from"].as_f64(),
+            rows[0]["target_to"].as_f64()
+        ),
+        (Some(1.0), Some(8.0))
+    );
+    assert!(rows[0]["scheduled"].is_null());
 }

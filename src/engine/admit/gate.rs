@@ -60,6 +60,9 @@ pub struct Gate {
     pub warmup_end: Cell<Option<Tick>>,
     /// When the thread got the start signal (pauses before it are not the run's).
     pub started: Cell<Option<Instant>>,
+    /// Closed model under --stages of connections: slots from this index on take no attempt
+    /// (their connection is above the profile's level now); no bound otherwise.
+    pub slots_on: Cell<usize>,
 }
 
 impl Default for Gate {
@@ -74,6 +77,7 @@ impl Default for Gate {
             pacer: OnceCell::new(),
             warmup_end: Cell::new(None),
             started: Cell::new(None),
+            slots_on: Cell::new(usize::MAX),
         }
     }
 }
@@ -89,7 +93,7 @@ impl Gate {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Admitted>> {
         let Some(pacer) = self.pacer.get() else {
-            return Poll::Ready(self.admit(rec));
+            return Poll::Ready(self.admit(index, rec));
         };
         if slot.poll_guard(cx).is_err() || self.stop.get() {
             return Poll::Ready(None);
@@ -119,9 +123,10 @@ impl Gate {
         }
     }
 
-    /// Closed model: admits an attempt that starts now, if the run admits any more.
-    pub fn admit(&self, rec: &Record) -> Option<Admitted> {
-        if self.stop.get() {
+    /// Closed model: admits an attempt for slot `index` that starts now, if the run admits any
+    /// more and the slot's connection is within the profile's level.
+    pub fn admit(&self, index: usize, rec: &Record) -> Option<Admitted> {
+        if self.stop.get() || index >= self.slots_on.get() {
             return None;
         }
         let now = Tick::now();

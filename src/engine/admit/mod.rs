@@ -5,7 +5,9 @@
 //! - `pace`: the open model's intended send times, exact fractions striped over threads and
 //!   shards, and the pacer that hands them out.
 //! - `backoff`: the waits between failed connects, without a timer of their own.
+//! - `staff`: the closed model's connections under --stages: how many of a thread's run now.
 
 pub(super) mod backoff;
 pub(super) mod gate;
 pub(super) mod pace;
+pub(super) mod staff;

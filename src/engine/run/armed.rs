@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::engine::admit::staff::Staffing;
 use crate::engine::run::split;
 use crate::engine::run::thread::{self, Finished, Go, Ready};
 use crate::engine::slots::shared::{H3Setup, LaneChoice, ScriptSetup, Setup};
@@ -14,7 +15,7 @@ use crate::engine::{
     CONNECT_CONCURRENCY, Control, MAX_DRAIN, RunError, check_nofile, join, lane_choice,
 };
 use crate::engine::{tls_client, unopened};
-use crate::plan::Plan;
+use crate::plan::{Plan, StageKind};
 use crate::proto::h2 as lane_h2;
 use crate::request;
 use crate::route::Endpoint;
@@ -149,6 +150,7 @@ pub fn prepare_staged<'a>(
         live: None,
         script: None,
         thread: 0,
+        staff: None,
     };
     let seeds = match (script, stage) {
         (Some(s), _) if !s.per_thread() => None,
@@ -179,6 +181,11 @@ pub fn prepare_staged<'a>(
         let setup = Setup {
             connections: n as usize,
             thread: i,
+            staff: plan
+                .stages
+                .as_ref()
+                .filter(|s| s.kind == StageKind::Connections)
+                .map(|s| Arc::new(Staffing::new(s.clone(), plan.shard, i, threads))),
             live: control.live().get(i).cloned(),
             // `thread.addr`: this thread connects there.
             endpoint: match seed.as_ref().and_then(|s| s.addr) {

@@ -9,6 +9,8 @@
 //! - `control`: what the outside world shares with a running engine (the stop flag, the live
 //!   views).
 //! - `limits`: the open-file limit, raised at start and checked against the plan.
+//! - `staffing`: the closed model under --stages of connections: a thread's connections
+//!   opened and ended as the profile's level moves.
 //! - `split`: exact division of connections and budgets over threads.
 //! - `cpu`, `rates`: a thread's CPU time, and wrk's Req/Sec samples.
 
@@ -20,5 +22,6 @@ pub(super) mod limits;
 pub(super) mod rates;
 pub(in crate::engine) mod requests;
 pub(super) mod split;
+pub(super) mod staffing;
 pub(super) mod start;
 pub(super) mod thread;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use crate::clock::Tick;
 use crate::engine::admit::pace::{Pacer, Schedule};
 use crate::engine::run::cpu::thread_cpu;
+use crate::engine::run::staffing;
 use crate::engine::slots::drive::{NotOpen, Unopened, links, preconnect};
 use crate::engine::slots::shared::{Connected, LaneChoice, Limit, Setup, Shared};
 use crate::engine::slots::side;
@@ -183,7 +184,7 @@ pub fn run(
     }
     let rt = builder.build()?;
     crate::timer::tighten_timer_slack();
-    let (sweep_timer, pace_timer) = {
+    let (sweep_timer, pace_timer, staff_timer) = {
         let _in = rt.enter();
         let timer = || {
             Timer::exact().map_err(|e| {
@@ -193,7 +194,11 @@ pub fn run(
                 )
             })
         };
-        (timer()?, timer()?)
+        let staff = match setup.staff {
+            Some(_) => Some(timer()?),
+            None => None,
+        };
+        (timer()?, timer()?, staff)
     };
     let ctx = Rc::new(Shared::new(setup, script));
     let running = Conns::default();
@@ -201,9 +206,24 @@ pub fn run(
     let end = rt.block_on(tasks::run(&ctx.tasks, &running, async {
         ctx.tasks.spawn(side::sweep(ctx.clone(), sweep_timer));
 
-        let (open, first_error) = open_all(&ctx, connect_limit).await;
+        // A connection profile opens what its start asks for (one at least: the target is
+        // checked before the clock, and the connection closes at the start if above it).
+        let first = match &ctx.setup.staff {
+            Some(s) => s.groups_at(Duration::ZERO).clamp(1, ctx.setup.connections),
+            None => ctx.setup.connections,
+        };
+        let (mut open, first_error) = open_all(&ctx, connect_limit, first).await;
         let not_opened = ctx.rec.stats().not_opened;
-        reporter.report(open.len() as u64, first_error, not_opened);
+        let opened = open.len() as u64;
+        if let Some(s) = &ctx.setup.staff {
+            let level = s.groups_at(Duration::ZERO);
+            let probes;
+            (open, probes) = open.into_iter().partition(|&(g, _)| g < level);
+            for (_, probe) in &probes {
+                ctx.rec.probed(probe);
+            }
+        }
+        reporter.report(opened, first_error, not_opened);
 
         // Blocking here is deliberate: nothing else on this thread may run before the clock.
         let Ok(start) = go.recv() else {
@@ -232,9 +252,20 @@ pub fn run(
             ctx.tasks.spawn(side::spin(ctx.clone()));
         }
 
-        // Connections that never opened are not counted as starved ones.
-        let established: Vec<usize> = open.iter().map(|&(g, _)| g).collect();
-        running.push_all(links(ctx.clone(), open));
+        // Connections that never opened are not counted as starved ones; under a connection
+        // profile, connections come and go, and none is.
+        let established: Vec<usize> = match &ctx.setup.staff {
+            Some(_) => Vec::new(),
+            None => open.iter().map(|&(g, _)| g).collect(),
+        };
+        match (&ctx.setup.staff, staff_timer) {
+            (Some(s), Some(timer)) => {
+                let level = s.groups_at(Duration::ZERO).min(ctx.setup.connections);
+                staffing::begin(&ctx, &running, open, level);
+                staffing::staff(ctx.clone(), &running, timer, start.window_start).await;
+            }
+            _ => running.push_all(links(ctx.clone(), open)),
+        }
         running.all_done().await;
         if ctx.setup.lane == LaneChoice::Http3 {
             quic_closes_out().await;
@@ -323,7 +354,7 @@ fn script_state(setup: &mut Setup) -> Result<Option<Rc<Worker>>, String> {
 /// A pre-connect: the connection's index and what came of it.
 type Attempt<'a> = Pin<Box<dyn Future<Output = (usize, Result<Connected, NotOpen>)> + 'a>>;
 
-/// Pre-connects the thread's connections, at most `limit` at a time, until all are tried or the
+/// Pre-connects the thread's first `groups` connections, at most `limit` at a time, until all are tried or the
 /// connection phase ends (`Shared::setup_over`), and returns those that opened, in index order,
 /// with the first failure; the thread's stats count what became of the others. The attempts
 /// run in a task set of their own
@@ -333,8 +364,8 @@ type Attempt<'a> = Pin<Box<dyn Future<Output = (usize, Result<Connected, NotOpen
 async fn open_all(
     ctx: &Shared,
     limit: usize,
+    groups: usize,
 ) -> (Vec<(usize, Connected)>, Option<(Failure, String)>) {
-    let groups = ctx.setup.connections;
     let limit = limit.max(1);
     let mut open = Vec::with_capacity(groups);
     let mut first_error = None;

@@ -107,7 +107,9 @@ impl<P: Protocol + Unpin, W: Workload<P> + Unpin> Future for Link<P, W> {
                         Ready::Go => match st.work.retry(&mut st.proto) {
                             Some(adm) => st.begin(ctx, Some(adm)),
                             // The closed model admits without waiting.
-                            None if ctx.gate.pacer.get().is_none() => st.begin(ctx, ctx.admit()),
+                            None if ctx.gate.pacer.get().is_none() => {
+                                st.begin(ctx, ctx.admit(st.index as usize))
+                            }
                             None => st.step = Step::Pace,
                         },
                         Ready::Over => st.step = Step::Done,
@@ -158,6 +160,7 @@ impl<P: Protocol + Unpin, W: Workload<P> + Unpin> Future for Link<P, W> {
                 }
                 Step::Done => {
                     st.work.finish(&mut st.proto, ctx, st.index as usize);
+                    ctx.link_ended(st.index as usize);
                     return Poll::Ready(());
                 }
             }

@@ -179,6 +179,19 @@ impl Record {
         }
     }
 
+    /// A connection opened before the clock only to find the target answering (a connection
+    /// profile that starts below it) closes unused: it was not one of the run's.
+    pub fn probed(&self, connected: &Connected) {
+        let mut s = self.stats.borrow_mut();
+        s.conns.established = s.conns.established.saturating_sub(1);
+        let n = match connected {
+            Connected::H1(_) => &mut s.conns.h1,
+            Connected::H2(_) => &mut s.conns.h2,
+            Connected::H3(_) => &mut s.conns.h3,
+        };
+        *n = n.saturating_sub(1);
+    }
+
     /// A connect found no file descriptor left.
     pub fn fd_exhausted(&self) {
         self.stats.borrow_mut().fd_exhausted += 1;

@@ -88,6 +88,8 @@ pub struct Setup {
     pub script: Option<ScriptSetup>,
     /// The thread's index among the run's load threads.
     pub thread: usize,
+    /// --stages of connections: the thread's part of the profile.
+    pub staff: Option<Arc<crate::engine::admit::staff::Staffing>>,
 }
 
 /// The one feature a run's slots have beside a script's state: the plan refuses a request list
@@ -255,6 +257,8 @@ pub struct Shared {
     /// `--session per-request`: sessions the server ended when asked (DELETE answered 2xx),
     /// counted by the tasks that ask.
     pub sessions_ended: Rc<Cell<u64>>,
+    /// --stages of connections: which groups have links running.
+    pub crews: Option<crate::engine::admit::staff::Crews>,
 }
 
 /// A session's requests: the list's, each with the session's id (and the slot's own JSON-RPC
@@ -322,6 +326,10 @@ impl Shared {
             }),
             sessions: RefCell::new(Vec::new()),
             sessions_ended: Rc::new(Cell::new(0)),
+            crews: setup
+                .staff
+                .as_ref()
+                .map(|_| crate::engine::admit::staff::Crews::new(setup.connections)),
             setup,
             script,
         }
@@ -355,10 +363,20 @@ impl Shared {
             .poll_paced(index, &self.slots[index], &self.rec, cx)
     }
 
-    /// Closed model: an attempt that starts now, if the run admits any more ([`Gate::admit`]).
+    /// Closed model: an attempt for slot `index` that starts now, if the run admits any more
+    /// ([`Gate::admit`]).
     #[inline]
-    pub fn admit(&self) -> Option<Admitted> {
-        self.gate.admit(&self.rec)
+    pub fn admit(&self, index: usize) -> Option<Admitted> {
+        self.gate.admit(index, &self.rec)
+    }
+
+    /// Slot `index`'s loop ended: under --stages of connections, its group's last one lets the
+    /// stager open the group again.
+    #[cold]
+    pub fn link_ended(&self, index: usize) {
+        if let Some(crews) = &self.crews {
+            crews.link_ended(index / self.setup.streams.max(1));
+        }
     }
 
     /// Whether no more attempts will be admitted (without using one up).

@@ -188,7 +188,9 @@ impl ScriptWork {
             }
         }
         while self.asked.sent < n {
-            let Some(more) = ctx.admit() else { break };
+            let Some(more) = ctx.admit(self.index) else {
+                break;
+            };
             self.followers.push_back(Admitted {
                 start: adm.start,
                 ..more
