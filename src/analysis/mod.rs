@@ -30,7 +30,9 @@ pub use knee::{
 pub use levels::{LEVEL_RATIOS, LEVEL_WORDS, Levels, Standing, Target};
 pub use mann_whitney::{MAX_SAMPLE, Shift, UTest, mann_whitney, shift, smallest_p};
 pub use measure::Measure;
-pub use slo::{Measured, Pct, SloSpec, Verdict, latency_targets, verdicts};
+pub use slo::{
+    Measured, Pct, SloSpec, StageVerdicts, Verdict, latency_targets, stage_verdicts, verdicts,
+};
 pub use versus::{Change, Outcome, Row, Target as Contender, Versus, versus};
 
 use crate::stats::Summary;

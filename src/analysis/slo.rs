@@ -215,6 +215,43 @@ pub struct Measured<'a> {
     pub rps: f64,
 }
 
+/// `--stages` with `--slo`: one stage's verdicts on the run's targets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageVerdicts {
+    /// The stage, as its row numbers it.
+    pub stage: u32,
+    /// Every target held in it.
+    pub pass: bool,
+    pub thresholds: Vec<Verdict>,
+}
+
+/// Each stage row judged on `spec`: its percentiles, its error rate (failures and statuses of
+/// 400 or more over the requests sent in its seconds) and its achieved rate. Empty without
+/// targets.
+pub fn stage_verdicts(spec: &SloSpec, rows: &[crate::stats::StageRow]) -> Vec<StageVerdicts> {
+    if spec.is_empty() {
+        return Vec::new();
+    }
+    rows.iter()
+        .map(|r| {
+            let thresholds = verdicts(
+                spec,
+                &Measured {
+                    percentiles: &r.percentiles_ms,
+                    error_rate: (r.sent > 0)
+                        .then(|| (r.failed + r.error_status) as f64 / r.sent as f64),
+                    rps: r.achieved_rate,
+                },
+            );
+            StageVerdicts {
+                stage: r.stage,
+                pass: thresholds.iter().all(|v| v.pass),
+                thresholds,
+            }
+        })
+        .collect()
+}
+
 /// The latency targets (percentile, ms) that `verdicts` were judged on: what a saved result
 /// says its targets were. Anything else in the list is not a latency target.
 pub fn latency_targets(verdicts: &[Verdict]) -> Vec<(Pct, f64)> {
@@ -278,6 +315,53 @@ mod tests {
             p99: Some(p99),
             p99_9: Some(p99),
             p99_99: Some(p99),
+        }
+    }
+
+    #[test]
+    fn each_stage_is_judged_on_its_own_figures_at_us_and_second_scales() {
+        for scale in [0.001, 1.0, 1000.0] {
+            let row = |stage, p99: f64, failed, rate| crate::stats::StageRow {
+                stage,
+                start_s: 0.0,
+                duration_s: 1.0,
+                target_from: 0.0,
+                target_to: 0.0,
+                scheduled: None,
+                sent: 100,
+                completed: 100 - failed,
+                error_status: 0,
+                failed,
+                achieved_rate: rate,
+                latency_ms: None,
+                percentiles_ms: p(p99 / 2.0, p99),
+                hdr_base64: String::new(),
+            };
+            let spec = SloSpec {
+                latency: vec![(Pct::P99, Duration::from_secs_f64(0.010 * scale))],
+                errors: Some(0.01),
+                rps: Some(90.0),
+            };
+            let rows = [
+                row(1, 9.0 * scale, 0, 100.0),
+                row(2, 11.0 * scale, 0, 100.0),
+                row(3, 5.0 * scale, 2, 98.0),
+                row(4, 5.0 * scale, 0, 80.0),
+            ];
+            let v = stage_verdicts(&spec, &rows);
+            let passes: Vec<bool> = v.iter().map(|s| s.pass).collect();
+            assert_eq!(passes, [true, false, false, false], "{scale}");
+            let failing = |s: &StageVerdicts| {
+                s.thresholds
+                    .iter()
+                    .filter(|t| !t.pass)
+                    .map(|t| t.name.clone())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(failing(&v[1]), ["p99"]);
+            assert_eq!(failing(&v[2]), ["errors"]);
+            assert_eq!(failing(&v[3]), ["rps"]);
+            assert!(stage_verdicts(&SloSpec::default(), &rows).is_empty());
         }
     }
 

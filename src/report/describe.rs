@@ -60,7 +60,8 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
             rate(r)
         ),
         (Some(r), None) => format!("open model at {} requests/s", rate(r)),
-        (None, _) => "closed model".into(),
+        (None, Some(stages)) => format!("closed model following --stages {stages}"),
+        (None, None) => "closed model".into(),
     };
     let mut extras = Vec::new();
     match c.rpc {

@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::insight::sentences;
-use crate::analysis::{self, Comparison, Finding, Gates, Levels, Sample, SloSpec, Verdict};
+use crate::analysis::{
+    self, Comparison, Finding, Gates, Levels, Sample, SloSpec, StageVerdicts, Verdict,
+};
 use crate::plan::Plan;
 use crate::stats::{HISTOGRAM_BINS, RunFailure, RunOutput, Summary};
 
@@ -48,6 +50,9 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// `--stages`: where the service stopped keeping up, if it did.
     pub breaking_point: Option<analysis::BreakingPoint>,
+    /// `--stages` with `--slo`: each stage judged on the targets (the run's verdicts and exit
+    /// code stay the whole run's).
+    pub stage_thresholds: Vec<StageVerdicts>,
 }
 
 /// The JSON document: the summary's fields and the judgements side by side, in the order of
@@ -82,6 +87,8 @@ struct Wire<'a> {
     stages: &'a [crate::stats::StageRow],
     #[serde(skip_serializing_if = "Option::is_none")]
     breaking_point: &'a Option<analysis::BreakingPoint>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stage_thresholds: &'a [StageVerdicts],
     error: &'a Option<RunFailure>,
 }
 
@@ -114,6 +121,7 @@ impl Serialize for Report {
             timeline: &r.timeline,
             stages: &r.stages,
             breaking_point: &self.breaking_point,
+            stage_thresholds: &self.stage_thresholds,
             error: &r.error,
         }
         .serialize(s)
@@ -127,6 +135,8 @@ impl Serialize for Report {
 struct Judged {
     thresholds: Vec<Verdict>,
     baseline: Option<Comparison>,
+    #[serde(default)]
+    stage_thresholds: Vec<StageVerdicts>,
 }
 
 /// A report reads as the numbers it is made of (`report.requests`): the judgements are beside
@@ -162,6 +172,7 @@ impl Report {
         if let Some(sh) = self.run.config.shard.as_mut() {
             sh.slo = (!slo.is_empty()).then(|| slo.to_string());
             self.thresholds.clear();
+            self.stage_thresholds.clear();
         }
     }
 
@@ -172,6 +183,7 @@ impl Report {
             .extend(breaking_point.clone().map(Finding::BreakingPoint));
         Report {
             insight: sentences(&a.findings),
+            stage_thresholds: analysis::stage_verdicts(slo, &run.stages),
             run,
             levels: a.levels,
             thresholds: a.thresholds,
@@ -213,6 +225,7 @@ impl Report {
             baseline: j.baseline,
             findings,
             breaking_point,
+            stage_thresholds: j.stage_thresholds,
         })
     }
 

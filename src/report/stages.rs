@@ -6,10 +6,11 @@ use std::fmt::Write as _;
 
 use crate::analysis::BreakingPoint;
 use crate::numbers::{count, millis, per_second as rate};
-use crate::stats::Summary;
+use crate::report::Report;
 
-/// `--stages`: a row per stage, from the seconds that start in it.
-pub(super) fn table(o: &mut String, s: &Summary) -> std::fmt::Result {
+/// `--stages`: a row per stage, from the seconds that start in it, with its `--slo` verdict
+/// when the run has targets.
+pub(super) fn table(o: &mut String, s: &Report) -> std::fmt::Result {
     if s.stages.is_empty() {
         return Ok(());
     }
@@ -34,6 +35,11 @@ pub(super) fn table(o: &mut String, s: &Summary) -> std::fmt::Result {
         "p99",
         "errors"
     )?;
+    let judged = !s.stage_thresholds.is_empty();
+    if judged {
+        o.pop();
+        writeln!(o, "  slo")?;
+    }
     for r in &s.stages {
         let secs = |x: f64| match (x - x.round()).abs() < 1e-9 {
             true => format!("{x:.0}"),
@@ -53,6 +59,25 @@ pub(super) fn table(o: &mut String, s: &Summary) -> std::fmt::Result {
             count(r.completed),
             rate(r.achieved_rate),
             count(r.failed + r.error_status),
+        )?;
+        if let Some(v) = s.stage_thresholds.iter().find(|v| v.stage == r.stage) {
+            o.pop();
+            let failed: Vec<&str> = v
+                .thresholds
+                .iter()
+                .filter(|t| !t.pass)
+                .map(|t| t.name.as_str())
+                .collect();
+            match failed.is_empty() {
+                true => writeln!(o, "  pass")?,
+                false => writeln!(o, "  FAIL {}", failed.join(", "))?,
+            }
+        }
+    }
+    if judged {
+        writeln!(
+            o,
+            "  Each stage is judged on the --slo targets from its own seconds; the run's\n  verdicts and exit code are the whole run's."
         )?;
     }
     Ok(())

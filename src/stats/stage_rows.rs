@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::summary::{Latency, Percentiles};
 use super::timeline::{Entry, Quantiles, Second};
 use std::time::Duration;
 
@@ -32,6 +33,12 @@ pub struct StageRow {
     pub achieved_rate: f64,
     /// Of the responses completed in its seconds; null when none completed.
     pub latency_ms: Option<Quantiles>,
+    /// Their percentiles (what `--slo` judges each stage on), and their HdrHistogram (what
+    /// `spate merge` adds up), as the run's `latency` has them.
+    #[serde(default)]
+    pub percentiles_ms: Percentiles,
+    #[serde(default)]
+    pub hdr_base64: String,
 }
 
 /// `timeline` with each second's target connections under a connection profile: the whole
@@ -85,6 +92,7 @@ pub fn stage_rows(plan: &Plan, seconds: &[Second]) -> Vec<StageRow> {
                 .iter()
                 .flat_map(|x| x.latency.iter().copied())
                 .collect();
+            let whole = Latency::of(&super::Hist::of_sparse(&latency), 0);
             let completed: u64 = inside.iter().map(|x| x.completed).sum();
             rows.push(StageRow {
                 stage: i as u32 + 1,
@@ -99,6 +107,8 @@ pub fn stage_rows(plan: &Plan, seconds: &[Second]) -> Vec<StageRow> {
                 failed: inside.iter().map(|x| x.failures.iter().sum::<u64>()).sum(),
                 achieved_rate: completed as f64 / len,
                 latency_ms: (!latency.is_empty()).then(|| Quantiles::of_sparse(&latency)),
+                percentiles_ms: whole.percentiles,
+                hdr_base64: whole.hdr_base64,
             });
             start = end;
         }

@@ -626,3 +626,51 @@ fn a_request_list_shows_each_url_on_the_page() {
     check_page(&page, &doc);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A --stages run draws the load it asked for beside what it did, with each stage's start and
+/// the breaking point marked on the load and latency charts; in the browser the page is clean.
+#[test]
+fn a_staged_run_draws_its_target_stages_and_breaking_point() {
+    let server = builtin(ServeConfig::default());
+    let dir = scratch("stages");
+    let (page, json) = (dir.join("stages.html"), dir.join("stages.json"));
+    // A p99 target no response meets: the first whole second breaks.
+    let out = spate(&[
+        "--no-progress",
+        "-c",
+        "4",
+        "--stages",
+        "1s:100/s,1s:100/s,1s:300/s",
+        "--slo",
+        "p99=1us",
+        "--html",
+        page.to_str().unwrap(),
+        "--save",
+        json.to_str().unwrap(),
+        &server.url(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "an SLO that fails");
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(html.contains("<section id=\"load\">"));
+    let scheduled: Vec<u64> = doc["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["scheduled"].as_u64().unwrap())
+        .collect();
+    assert_eq!(scheduled, [50, 100, 200], "the profile's area per second");
+    // The target's line: a point per second, higher (a smaller y) as the schedule grows.
+    let goal = series(&html, "goal");
+    assert_eq!(goal.len(), 3, "{goal:?}");
+    assert!(goal[0].1 > goal[1].1 && goal[1].1 > goal[2].1, "{goal:?}");
+    // Stages 2 and 3 start inside the run, on both charts; the breaking point too.
+    assert_eq!(html.matches("<line class=\"stage\"").count(), 4);
+    assert!(html.contains("stage 3</text>"));
+    let b = &doc["breaking_point"];
+    assert_eq!(b["t_s"], 0.0, "{b}");
+    assert_eq!(html.matches("<line class=\"broke\"").count(), 2);
+    assert!(html.contains("breaking point 50.0/s</text>"), "{b}");
+    check_page(&page, &doc);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -407,3 +407,58 @@ fn a_ramp_of_connections_across_a_servers_capacity_names_its_breaking_point() {
     );
     assert!(rows[0]["scheduled"].is_null());
 }
+
+/// `--slo` judges each stage from its own seconds: a ramp from 0 misses a rate target that the
+/// plateau after it meets, while the run as a whole misses it (exit 3).
+#[test]
+fn each_stage_is_judged_on_the_slo_in_the_json_and_the_table() {
+    let s = server(Duration::ZERO);
+    let dir = std::env::temp_dir().join(format!("spate-it-stage-slo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("run.json");
+    let out = spate(&[
+        "--no-progress",
+        "-c",
+        "4",
+        "--stages",
+        "1s:60/s,1s:60/s",
+        "--slo",
+        "rps=50,p99=5s",
+        "--save",
+        json.to_str().unwrap(),
+        &s.url(),
+    ]);
+    assert_eq!(out.status.code(), Some(3), "the run's 45/s misses 50/s");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    crate::schema::validate(&doc);
+    let judged = doc["stage_thresholds"].as_array().unwrap();
+    assert_eq!(judged.len(), 2, "{judged:?}");
+    assert_eq!(
+        (judged[0]["stage"].as_u64(), judged[0]["pass"].as_bool()),
+        (Some(1), Some(false))
+    );
+    assert_eq!(
+        (judged[1]["stage"].as_u64(), judged[1]["pass"].as_bool()),
+        (Some(2), Some(true))
+    );
+    let rps = &judged[0]["thresholds"][1];
+    assert_eq!(
+        (rps["name"].as_str(), rps["pass"].as_bool()),
+        (Some("rps"), Some(false))
+    );
+    assert_eq!(rps["measured"], doc["stages"][0]["achieved_rate"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Stages"))
+        .skip(2)
+        .take(2)
+        .collect();
+    assert!(rows[0].ends_with("FAIL rps"), "{rows:?}");
+    assert!(rows[1].ends_with("pass"), "{rows:?}");
+    // Read back from the file, the verdicts are the file's.
+    let again = spate(&["report", "--format", "json", json.to_str().unwrap()]);
+    let back: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(back["stage_thresholds"], doc["stage_thresholds"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -101,6 +101,79 @@ pub fn throughput(r: &Report) -> Option<String> {
     Some(p.finish())
 }
 
+/// `--stages`: the load the profile asked for each second beside what the run did (a rate
+/// profile: requests due and responses completed per second; a connection profile: the mean
+/// target connections and those open at each second's end), with the stages and the breaking
+/// point marked.
+pub fn load(r: &Report) -> Option<String> {
+    if r.stages.is_empty() || r.timeline.is_empty() {
+        return None;
+    }
+    let connections = r.timeline.iter().any(|e| e.target_connections.is_some());
+    type Points = Vec<(f64, f64)>;
+    let (goal, done): (Points, Points) = match connections {
+        true => (
+            r.timeline
+                .iter()
+                .filter(|e| e.span_s > 0.0)
+                .map(|e| (e.t_s + e.span_s / 2.0, e.target_connections.unwrap_or(0.0)))
+                .collect(),
+            r.timeline
+                .iter()
+                .map(|e| (e.t_s + e.span_s, e.connections_open as f64))
+                .collect(),
+        ),
+        false => (
+            per_second(r, |e| e.scheduled.unwrap_or(0) as f64),
+            per_second(r, |e| e.completed as f64),
+        ),
+    };
+    let (title, unit, y_name) = match connections {
+        true => (
+            "Load against its target: the connections --stages asked for and those open",
+            ("target connections", "open at the second's end"),
+            "connections",
+        ),
+        false => (
+            "Load against its target: requests due and responses completed per second",
+            ("target requests/s", "responses/s"),
+            "per second",
+        ),
+    };
+    let top = goal.iter().chain(&done).map(|p| p.1).fold(0.0, f64::max);
+    let mut p = Plot::new(title, Axis::exact(run_end(r)), Axis::linear(top * 1.08));
+    let ticks = p.linear_x_ticks(seconds_label);
+    p.axes(&ticks, rate_label, "seconds into the run", y_name);
+    let some = |v: &[(f64, f64)]| v.iter().map(|&(x, y)| (x, Some(y))).collect::<Vec<_>>();
+    match connections {
+        true => p.line("open", unit.1, &some(&done)),
+        false => p.area("ok", unit.1, &done),
+    }
+    p.line("goal", unit.0, &some(&goal));
+    marks(&mut p, r);
+    let achieved = match connections {
+        true => "open",
+        false => "ok",
+    };
+    p.legend(&[("goal", unit.0), (achieved, unit.1)]);
+    Some(p.finish())
+}
+
+/// `--stages`: each stage's start and the breaking point, as vertical lines.
+fn marks(p: &mut Plot, r: &Report) {
+    for row in r.stages.iter().filter(|row| row.start_s > 0.0) {
+        p.vline("stage", row.start_s, &format!("stage {}", row.stage));
+    }
+    if let Some(b) = &r.breaking_point {
+        let load = match (b.target_rate, b.target_connections) {
+            (Some(rate), _) => format!("{}/s", crate::numbers::per_second(rate)),
+            (None, Some(c)) => format!("{} connections", crate::numbers::per_second(c)),
+            (None, None) => String::new(),
+        };
+        p.vline("broke", b.t_s + 0.5, &format!("breaking point {load}"));
+    }
+}
+
 /// The latency targets of `--slo` (ms), with their names.
 fn latency_targets(r: &Report) -> Vec<(String, f64)> {
     r.thresholds
@@ -156,6 +229,7 @@ pub fn latency(r: &Report) -> Option<String> {
     for (name, ms) in &targets {
         p.hline("target", *ms, name);
     }
+    marks(&mut p, r);
     p.legend(&[
         ("p50", "p50"),
         ("p90", "p90"),

@@ -176,6 +176,15 @@ pub fn to_html(r: &Report) -> String {
     }
     section(&mut o, "summary", "Summary", &tables::summary(r), "");
     let targets = r.thresholds.iter().any(|v| v.unit == "ms");
+    if let Some(svg) = charts::load(r) {
+        section(
+            &mut o,
+            "load",
+            "Load against its target (--stages)",
+            &svg,
+            "What the profile asked for in each second beside what the run did; dotted lines are the stages' starts, the red line the breaking point.",
+        );
+    }
     if let Some(svg) = charts::throughput(r) {
         section(
             &mut o,

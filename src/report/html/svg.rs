@@ -1,6 +1,6 @@
 //! SVG charts for the HTML report: a plot area with linear or logarithmic axes, readable ticks,
 //! series as paths thinned to the lowest and highest point of each pixel column, horizontal
-//! marker lines. Knows nothing of runs; draws only what it is given, with classes for the
+//! and vertical marker lines. Knows nothing of runs; draws only what it is given, with classes for the
 //! colours (the stylesheet's) and `<title>` for the browser's tooltips.
 
 use std::fmt::Write as _;
@@ -282,6 +282,20 @@ impl Plot {
             esc(label),
             self.w - RIGHT - 4.0,
             py - 4.0,
+            esc(label)
+        );
+    }
+
+    /// A vertical line at `x` across the plot area, with a label at its top.
+    pub fn vline(&mut self, class: &str, x: f64, label: &str) {
+        let px = self.px(x);
+        let (y0, y1) = (TOP, self.h - BOTTOM);
+        let _ = write!(
+            self.out,
+            r#"<line class="{class}" x1="{px:.1}" y1="{y0}" x2="{px:.1}" y2="{y1}"><title>{}</title></line><text class="{class}-label" x="{:.1}" y="{:.1}">{}</text>"#,
+            esc(label),
+            px + 3.0,
+            y0 + 12.0,
             esc(label)
         );
     }
