@@ -7,16 +7,17 @@
 //! files and prints nothing.
 
 mod slo;
+mod stages;
 
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::analysis::{SloSpec, Verdict};
+use crate::analysis::{SloSpec, StageVerdicts, Verdict};
 use crate::stats::{
-    ErrorRow, HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Latency, Requests, StatusRow, Summary,
-    from_base64_v2,
+    ErrorRow, HIST_HIGH_NS, HIST_LOW_NS, HIST_SIGFIG, Latency, Requests, StageRow, StatusRow,
+    Summary, from_base64_v2,
 };
 
 /// Bumped whenever a field of the merged document changes meaning or disappears.
@@ -36,8 +37,10 @@ pub struct Job {
     pub connections: u64,
     pub requests: Option<u64>,
     pub duration_s: Option<f64>,
-    /// Open model: requests per second.
+    /// Open model: requests per second (under --stages, the profile's mean).
     pub rate: Option<f64>,
+    /// `--stages`: the profile, as the shards were given it.
+    pub stages: Option<String>,
 }
 
 /// When the shards started.
@@ -111,6 +114,12 @@ pub struct Merged {
     pub bytes_out: u64,
     pub shards: Vec<ShardRow>,
     pub timeline: Vec<Second>,
+    /// `--stages`: the job's row per stage, the shards' rows added; absent without a profile.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageRow>,
+    /// `--stages` with targets: each stage of the job judged on them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stage_thresholds: Vec<StageVerdicts>,
     /// What the reader should know before trusting the figures, one sentence each.
     pub warnings: Vec<String>,
     /// `--force`: checks that failed were let through (each is in `warnings`).
@@ -252,6 +261,11 @@ pub fn merge(
         false => 0.0,
     };
     let thresholds = slo::judged(spec.as_ref(), &latency, &requests, requests_per_sec);
+    let (stage_rows, stage_warning) = stages::rows(&kept);
+    warnings.extend(stage_warning);
+    let stage_thresholds = spec.as_ref().map_or_else(Vec::new, |s| {
+        crate::analysis::stage_verdicts(s, &stage_rows)
+    });
     Ok(Merged {
         schema_version: SCHEMA_VERSION,
         spate_version: env!("CARGO_PKG_VERSION").into(),
@@ -275,6 +289,8 @@ pub fn merge(
         bytes_out: total(kept.iter().map(|r| r.1.totals.bytes_out)),
         shards,
         timeline: timeline(&kept, window_start),
+        stages: stage_rows,
+        stage_thresholds,
         job,
         warnings,
         forced: force,
@@ -310,6 +326,7 @@ fn job_of(s: &Summary, files: usize) -> Job {
             requests: sh.job_requests,
             duration_s: c.duration_s,
             rate: sh.job_rate,
+            stages: c.stages.clone(),
         },
         // Runs that were not shards (--force): the job is what they ran together.
         None => Job {
@@ -321,6 +338,7 @@ fn job_of(s: &Summary, files: usize) -> Job {
             requests: c.requests.map(|n| n * files as u64),
             duration_s: c.duration_s,
             rate: c.rate.map(|r| r * files as f64),
+            stages: c.stages.clone(),
         },
     }
 }
@@ -336,6 +354,7 @@ fn differs(a: &Job, b: &Job) -> Option<&'static str> {
         (a.requests != b.requests, "job's requests (-n)"),
         (a.duration_s != b.duration_s, "duration (-z)"),
         (a.rate != b.rate, "job's rate (-q)"),
+        (a.stages != b.stages, "--stages"),
     ]
     .into_iter()
     .find_map(|(d, field)| d.then_some(field))
@@ -447,6 +466,7 @@ mod tests {
             requests: None,
             duration_s: Some(60.0),
             rate: Some(1000.0),
+            stages: None,
         };
         assert_eq!(differs(&a, &a.clone()), None);
         let faster = Job {

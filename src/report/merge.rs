@@ -106,6 +106,7 @@ fn write_text(o: &mut String, m: &Merged) -> std::fmt::Result {
             writeln!(o, "  {class:<18} {:>8}{first}", count(e.count))?;
         }
     }
+    crate::report::stages::rows(o, &m.stages, j.model == "closed", &m.stage_thresholds)?;
     crate::report::text::verdicts(
         o,
         "Thresholds (--slo, on the whole job)",
@@ -152,9 +153,14 @@ pub fn describe(m: &Merged) -> Vec<String> {
         (None, Some(d)) => format!(", {} duration", millis(d * 1e3)),
         _ => String::new(),
     };
-    let model = match j.rate {
-        Some(r) => format!("open model at {} requests/s", per_second(r)),
-        None => "closed model".into(),
+    let model = match (j.rate, &j.stages) {
+        (Some(r), Some(s)) => format!(
+            "open model following --stages {s} (mean {} requests/s)",
+            per_second(r)
+        ),
+        (Some(r), None) => format!("open model at {} requests/s", per_second(r)),
+        (None, Some(s)) => format!("closed model following --stages {s}"),
+        (None, None) => "closed model".into(),
     };
     lines.push(format!(
         "the job: {}{stop}, {model}",

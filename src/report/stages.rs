@@ -5,16 +5,33 @@
 use std::fmt::Write as _;
 
 use crate::analysis::BreakingPoint;
+use crate::analysis::StageVerdicts;
 use crate::numbers::{count, millis, per_second as rate};
 use crate::report::Report;
+use crate::stats::StageRow;
 
 /// `--stages`: a row per stage, from the seconds that start in it, with its `--slo` verdict
 /// when the run has targets.
 pub(super) fn table(o: &mut String, s: &Report) -> std::fmt::Result {
-    if s.stages.is_empty() {
+    rows(
+        o,
+        &s.stages,
+        s.config.model == "closed",
+        &s.stage_thresholds,
+    )
+}
+
+/// The rows of a profile (`connections`: its targets are connections), each with its verdicts
+/// among `judged` when there are any.
+pub(super) fn rows(
+    o: &mut String,
+    stages: &[StageRow],
+    connections: bool,
+    judged: &[StageVerdicts],
+) -> std::fmt::Result {
+    if stages.is_empty() {
         return Ok(());
     }
-    let connections = s.config.model == "closed";
     writeln!(o, "\nStages (each from the seconds that start in it)")?;
     writeln!(
         o,
@@ -35,12 +52,11 @@ pub(super) fn table(o: &mut String, s: &Report) -> std::fmt::Result {
         "p99",
         "errors"
     )?;
-    let judged = !s.stage_thresholds.is_empty();
-    if judged {
+    if !judged.is_empty() {
         o.pop();
         writeln!(o, "  slo")?;
     }
-    for r in &s.stages {
+    for r in stages {
         let secs = |x: f64| match (x - x.round()).abs() < 1e-9 {
             true => format!("{x:.0}"),
             false => format!("{x:.1}"),
@@ -60,7 +76,7 @@ pub(super) fn table(o: &mut String, s: &Report) -> std::fmt::Result {
             rate(r.achieved_rate),
             count(r.failed + r.error_status),
         )?;
-        if let Some(v) = s.stage_thresholds.iter().find(|v| v.stage == r.stage) {
+        if let Some(v) = judged.iter().find(|v| v.stage == r.stage) {
             o.pop();
             let failed: Vec<&str> = v
                 .thresholds
@@ -74,7 +90,7 @@ pub(super) fn table(o: &mut String, s: &Report) -> std::fmt::Result {
             }
         }
     }
-    if judged {
+    if !judged.is_empty() {
         writeln!(
             o,
             "  Each stage is judged on the --slo targets from its own seconds; the run's\n  verdicts and exit code are the whole run's."

@@ -335,3 +335,95 @@ fn shards_record_the_slo_and_merge_judges_the_job() {
     assert_eq!(code, Some(2));
     assert!(err.contains("the shards recorded different --slo"), "{err}");
 }
+
+/// Shards of a job with `--stages` follow their parts of its profile, and merge into the job's
+/// row per stage: the scheduled requests are the profile's area, the counts the server's, the
+/// latency the shards' histograms added, each stage judged on the shards' targets; a
+/// connection profile's shards add up to its targets.
+#[test]
+fn shards_with_stages_merge_into_the_jobs_rows() {
+    let server = builtin(ServeConfig::default());
+    let docs = shards(
+        2,
+        &[
+            "-c",
+            "4",
+            "--stages",
+            "1s:100/s,1s:100/s",
+            "--slo",
+            "rps=90",
+        ],
+        &server.url(),
+    );
+    let dir = Dir::new("stages");
+    let files = dir.save(&docs);
+    let (code, doc, err) = merged(&files, &[]);
+    // The job's 150 responses over 2 s make 75/s, under its 90/s target: the job fails it.
+    assert_eq!(code, Some(3), "{err}");
+    validate(&doc);
+    assert_eq!(doc["job"]["stages"], "1s:100/s,1s:100/s");
+    assert_eq!(server.requests(), 150, "the profile's area: 50 then 100");
+    let rows = doc["stages"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let (a, b) = (&rows[0], &rows[1]);
+    assert_eq!(
+        (a["scheduled"].as_u64(), b["scheduled"].as_u64()),
+        (Some(50), Some(100))
+    );
+    assert_eq!(
+        (a["target_from"].as_f64(), a["target_to"].as_f64()),
+        (Some(0.0), Some(100.0))
+    );
+    let completed = a["completed"].as_u64().unwrap() + b["completed"].as_u64().unwrap();
+    assert!((145..=150).contains(&completed), "{completed}");
+    for (k, row) in rows.iter().enumerate() {
+        let shards: u64 = docs
+            .iter()
+            .map(|d| d["stages"][k]["completed"].as_u64().unwrap())
+            .sum();
+        assert_eq!(row["completed"].as_u64(), Some(shards));
+        assert!(row["latency_ms"]["p99"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    let judged = doc["stage_thresholds"].as_array().unwrap();
+    let passes: Vec<bool> = judged
+        .iter()
+        .map(|v| v["pass"].as_bool().unwrap())
+        .collect();
+    assert_eq!(
+        passes,
+        [false, true],
+        "the ramp's 50/s misses 90/s, the plateau's 100/s meets it"
+    );
+    let text = spate(
+        &[
+            &["merge"][..],
+            &files.iter().map(String::as_str).collect::<Vec<_>>(),
+        ]
+        .concat(),
+    );
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("following --stages 1s:100/s,1s:100/s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nStages (each from the seconds that start in it)\n"),
+        "{text}"
+    );
+
+    // Connections: 4 of the job's 8 on each shard at the plateau.
+    let docs = shards(2, &["--stages", "0s:8,1s:8"], &server.url());
+    for d in &docs {
+        assert_eq!(
+            d["config"]["connections"], 4,
+            "a shard's part of the highest target"
+        );
+        assert_eq!(d["stages"][0]["target_to"], 4.0);
+    }
+    let files = dir.save(&docs);
+    let (code, doc, err) = merged(&files, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    validate(&doc);
+    assert_eq!(doc["stages"][0]["target_to"], 8.0);
+    assert!(doc["stages"][0]["scheduled"].is_null());
+}
