@@ -272,6 +272,7 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
         connections: plan.connections,
         setup_timeout: plan.setup_timeout,
         stages: plan.stages.clone(),
+        warmup: plan.warmup,
     };
     if let Some(s) = script {
         // Script output must not mix into a result that programs read from stdout.

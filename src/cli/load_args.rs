@@ -59,7 +59,8 @@ pub struct LoadArgs {
     #[arg(long = "rpc", value_name = "N", value_parser = values::count)]
     pub rpc: Option<u64>,
 
-    /// Send load for this long before measuring (not recorded; -n/-z start after it).
+    /// Send load for this long before measuring (not recorded; -n/-z start after it). With
+    /// --stages, at the first stage's target, before the profile starts as written.
     #[arg(long = "warmup", value_name = "TIME", default_value = "0s", value_parser = values::duration)]
     pub warmup: Duration,
 

@@ -128,6 +128,30 @@ impl Stages {
             .fold(Duration::ZERO, |a, s| a.saturating_add(s.duration))
     }
 
+    /// The profile as the engine follows it after a warm-up of `warmup`: the first stage's
+    /// target held for that long, then the profile from its start as written. The same
+    /// profile without one.
+    pub fn after_warmup(&self, warmup: Duration) -> Stages {
+        let Some(first) = self.stages.first().filter(|_| !warmup.is_zero()) else {
+            return self.clone();
+        };
+        let hold = |duration| Stage {
+            duration,
+            target: first.target,
+        };
+        let mut stages = vec![hold(Duration::ZERO), hold(warmup)];
+        // Back to where the profile starts: 0, from which its first stage goes.
+        stages.push(Stage {
+            duration: Duration::ZERO,
+            target: 0,
+        });
+        stages.extend_from_slice(&self.stages);
+        Stages {
+            kind: self.kind,
+            stages,
+        }
+    }
+
     /// The highest target: the connections a connection profile needs at most.
     pub fn peak(&self) -> u64 {
         self.stages.iter().map(|s| s.target).max().unwrap_or(0)
@@ -515,6 +539,34 @@ mod tests {
         let t = one.next_change(Duration::ZERO).unwrap();
         assert_eq!(t, Duration::from_secs(2) - Duration::from_micros(2));
         assert_eq!(one.connections_at(t), 1);
+    }
+
+    #[test]
+    fn a_warm_up_holds_the_first_target_then_the_profile_starts_as_written() {
+        let p = parsed("10s:100/s,10s:300/s");
+        let w = p.after_warmup(Duration::from_secs(5));
+        let at = |s: f64| w.target_at(Duration::from_secs_f64(s));
+        assert_eq!(
+            (at(0.0), at(4.9)),
+            (100.0, 100.0),
+            "the first stage's target"
+        );
+        assert!((at(10.0) - 50.0).abs() < 1e-9, "then from 0, as written");
+        assert!((at(20.0) - 200.0).abs() < 1e-9);
+        assert_eq!(w.duration(), p.duration() + Duration::from_secs(5));
+        let curve = Curve::of(&w, 1.0);
+        assert!(
+            (curve.count_before(5.0) - 500.0).abs() < 1e-9,
+            "the warm-up's requests"
+        );
+        assert_eq!(p.after_warmup(Duration::ZERO), p);
+        let jump = parsed("0s:8,10s:8").after_warmup(Duration::from_secs(2));
+        assert_eq!(jump.connections_at(Duration::from_secs(1)), 8);
+        assert_eq!(
+            jump.connections_at(Duration::from_secs(2)),
+            8,
+            "a jump stays one"
+        );
     }
 
     #[test]

@@ -132,11 +132,6 @@ impl Plan {
             if self.rate.is_some() {
                 return Err(PlanError::StagesOf("-q: the stages give the rates"));
             }
-            if !self.warmup.is_zero() {
-                return Err(PlanError::StagesOf(
-                    "--warmup before the first stage is not made yet: run without --warmup",
-                ));
-            }
             if self.stop != Stop::Duration(s.duration()) {
                 return Err(PlanError::StagesOf("-n and -z: the run lasts its stages"));
             }

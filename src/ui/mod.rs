@@ -50,6 +50,8 @@ pub struct Info {
     pub setup_timeout: Duration,
     /// --stages: the profile whose stage and target the block shows.
     pub stages: Option<crate::plan::Stages>,
+    /// --warmup: load before the measured window, which the display says is not recorded.
+    pub warmup: Duration,
 }
 
 /// A running display; `finish` erases the block and restores the cursor.
@@ -136,11 +138,13 @@ impl Window {
     }
 }
 
-fn stage(control: &Control, info: &Info, elapsed: Option<Duration>) -> Stage {
-    match elapsed {
+/// Where the run stands `since` the start signal (`None`: not yet started).
+fn stage(control: &Control, info: &Info, since: Option<Duration>) -> Stage {
+    match since {
         None => Stage::Connecting,
         Some(_) if control.stop_requested() => Stage::Stopping,
-        Some(e) if info.duration.is_some_and(|d| e >= d) => Stage::Draining,
+        Some(e) if e < info.warmup => Stage::WarmingUp,
+        Some(e) if info.duration.is_some_and(|d| e - info.warmup >= d) => Stage::Draining,
         Some(_) => Stage::Running,
     }
 }
@@ -156,10 +160,13 @@ fn run(control: &Control, info: Info, mode: Mode, done: &mpsc::Receiver<()>) {
     while let Err(RecvTimeoutError::Timeout) = done.recv_timeout(REDRAW) {
         let now = Instant::now();
         let counters = window.update(control, now);
-        let elapsed = control.started().map(|s| now.duration_since(s));
+        let since = control.started().map(|s| now.duration_since(s));
+        // The measured window's time: after the warm-up.
+        let elapsed = since.map(|e| e.saturating_sub(info.warmup));
         let view = View {
-            stage: stage(control, &info, elapsed),
+            stage: stage(control, &info, since),
             elapsed: elapsed.unwrap_or_default(),
+            warm: since.filter(|&e| e < info.warmup).map(|e| (e, info.warmup)),
             duration: info.duration,
             total_requests: info.total_requests,
             counters,
@@ -172,7 +179,7 @@ fn run(control: &Control, info: Info, mode: Mode, done: &mpsc::Receiver<()>) {
             p99_ms: window.hist.quantile(0.99).map(|ns| ns as f64 / 1e6),
             connections: info.connections,
             load: info.stages.as_ref().and_then(|s| {
-                let at = elapsed?;
+                let at = elapsed.filter(|_| since.is_some_and(|e| e >= info.warmup))?;
                 let (stage, of) = s.stage_at(at)?;
                 let connections = s.kind == crate::plan::StageKind::Connections;
                 Some(LoadStage {

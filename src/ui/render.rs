@@ -14,6 +14,8 @@ pub const BLOCK_LINES: usize = 3;
 pub enum Stage {
     /// Opening connections before the clock starts.
     Connecting,
+    /// --warmup: load that is not recorded, before the measured window.
+    WarmingUp,
     Running,
     /// Past the deadline: waiting for in-flight requests.
     Draining,
@@ -25,7 +27,10 @@ pub enum Stage {
 #[derive(Debug, Clone, PartialEq)]
 pub struct View {
     pub stage: Stage,
+    /// Into the measured window (0 during the warm-up).
     pub elapsed: Duration,
+    /// --warmup, while it lasts: how far into it, and its length.
+    pub warm: Option<(Duration, Duration)>,
     pub duration: Option<Duration>,
     pub total_requests: Option<u64>,
     pub counters: Counters,
@@ -102,6 +107,13 @@ fn progress_line(v: &View, width: usize) -> String {
                 }
             ),
         ),
+        (Stage::WarmingUp, _, _) => {
+            let (into, of) = v.warm.unwrap_or_default();
+            (
+                into.as_secs_f64() / of.as_secs_f64().max(1e-9),
+                format!("warm-up {} / {}", secs(into.min(of)), secs(of)),
+            )
+        }
         (_, Some(total), _) => {
             let done = c.completed + c.failed();
             (
@@ -120,6 +132,7 @@ fn progress_line(v: &View, width: usize) -> String {
         _ => what,
     };
     let note = match v.stage {
+        Stage::WarmingUp => "  not recorded",
         Stage::Draining => "  draining in-flight requests",
         Stage::Stopping => "  stopping (Ctrl-C again to quit now)",
         _ => "",
@@ -184,9 +197,14 @@ pub fn plain(v: &View) -> String {
         .duration
         .map(|d| format!(" of {}", secs(d)))
         .unwrap_or_default();
-    let of = match v.load {
-        Some(l) => format!("{of} ({})", l.said()),
-        None => of,
+    let of = match (v.warm, v.load) {
+        (Some((into, warmup)), _) => format!(
+            "{of}, warming up ({} of {}, not recorded)",
+            secs(into),
+            secs(warmup)
+        ),
+        (None, Some(l)) => format!("{of} ({})", l.said()),
+        (None, None) => of,
     };
     format!(
         "spate: {}{of}: {} completed ({} req/s), p50 {}, p99 {}, {} failed, {} with status >= 400, {} connections open",
@@ -216,6 +234,7 @@ mod tests {
         counters.failures[Failure::Closed as usize] = 1;
         View {
             stage: Stage::Running,
+            warm: None,
             elapsed: Duration::from_millis(12_300),
             duration: Some(Duration::from_secs(30)),
             total_requests: None,
@@ -254,6 +273,23 @@ mod tests {
         for width in [1, 20, 60, 80] {
             assert!(block(&v, width).iter().all(|l| l.len() <= width));
         }
+        let warming = View {
+            stage: Stage::WarmingUp,
+            warm: Some((Duration::from_millis(1_500), Duration::from_secs(5))),
+            elapsed: Duration::ZERO,
+            ..v.clone()
+        };
+        let line = &block(&warming, 120)[0];
+        assert!(
+            line.contains("warm-up 1.5s / 5.0s") && line.ends_with("not recorded"),
+            "{line}"
+        );
+        assert!(!line.contains("stage 2/3"), "{line}");
+        assert!(
+            plain(&warming).contains("warming up (1.5s of 5.0s, not recorded)"),
+            "{}",
+            plain(&warming)
+        );
         let staffed = View {
             load: Some(LoadStage {
                 stage: 1,
@@ -301,6 +337,7 @@ mod tests {
         for width in [1, 10, 20, 40, 60, 80, 200] {
             for stage in [
                 Stage::Connecting,
+                Stage::WarmingUp,
                 Stage::Running,
                 Stage::Draining,
                 Stage::Stopping,

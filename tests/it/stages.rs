@@ -137,7 +137,6 @@ fn bad_profiles_are_one_line_and_exit_2() {
         (&["--stages", "10s:0/s"][..], "sends nothing"),
         (&["--stages", "10s:30", "-c", "5"][..], "-c"),
         (&["--stages", "10s:30", "--max-lag", "1s"][..], "open model"),
-        (&["--stages", "1s:5/s", "--warmup", "1s"][..], "--warmup"),
         (
             &["--csv-stages", "/tmp/spate-never.csv"][..],
             "--csv-stages",
@@ -461,4 +460,26 @@ fn each_stage_is_judged_on_the_slo_in_the_json_and_the_table() {
     let back: Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(back["stage_thresholds"], doc["stage_thresholds"]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--warmup` before a profile holds its first stage's target for the warm-up, not recorded;
+/// the measured profile then starts as written.
+#[test]
+fn a_warm_up_holds_the_first_target_then_the_profile_runs_as_written() {
+    let s = server(Duration::ZERO);
+    let doc = spate_json(&[
+        "-c",
+        "4",
+        "--warmup",
+        "1s",
+        "--stages",
+        "1s:100/s,1s:100/s",
+        &s.url(),
+    ]);
+    crate::schema::validate(&doc);
+    assert_eq!(s.requests(), 250, "100 in the warm-up, then 50 and 100");
+    assert_eq!(doc["config"]["warmup_requests"], 100);
+    assert_eq!(doc["open_model"]["scheduled"], 150);
+    assert_eq!(per_second(&doc, "scheduled"), [50, 100]);
+    assert_eq!(doc["requests"]["completed"], 150);
 }

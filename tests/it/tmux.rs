@@ -201,3 +201,43 @@ fn no_progress_draws_nothing_on_a_terminal() {
         std::thread::sleep(Duration::from_millis(30));
     }
 }
+
+/// A staged run with a warm-up, in a real terminal: the block first says the warm-up is not
+/// recorded, then the stage and its target as the profile moves, and the report follows.
+#[test]
+fn a_staged_run_shows_its_warm_up_then_its_stage_and_target() {
+    if !have_tmux() {
+        return;
+    }
+    let server = server();
+    let command = format!(
+        "env TERM=xterm-256color {} --warmup 2s --stages 0s:5,2s:5,2s:9 {}; echo SPATE_EXIT=$?; sleep 60",
+        env!("CARGO_BIN_EXE_spate"),
+        server.url()
+    );
+    let s = Session::start(120, &command);
+    let warm = s.wait_until("the warm-up", |screen| screen.contains("warm-up "));
+    assert!(warm.contains("not recorded"), "{warm}");
+    let first = s.wait_until("the first stage", |screen| {
+        screen.contains("stage 2/3, target 5 connections")
+    });
+    assert!(
+        !first.contains("warm-up "),
+        "the warm-up line is gone: {first}"
+    );
+    s.wait_until("the ramp", |screen| {
+        (6..=9).any(|n| screen.contains(&format!("stage 3/3, target {n} connections")))
+    });
+    let end = s.wait_until("the end of the run", |screen| {
+        screen.contains("SPATE_EXIT=")
+    });
+    assert!(end.contains("SPATE_EXIT=0"), "{end}");
+    assert!(
+        end.contains("closed model following --stages 0s:5,2s:5,2s:9"),
+        "{end}"
+    );
+    assert!(
+        !end.contains("target 5 connections"),
+        "the block was erased: {end}"
+    );
+}

@@ -20,6 +20,9 @@ pub enum Limit {
     Budget(u64),
     /// Admit until this instant.
     Deadline(Tick),
+    /// Admit until this instant, only on the slots below `Gate::slots_on` (--stages of
+    /// connections): a variant of its own, so that no other run pays for the look.
+    Staffed(Tick),
     /// Open model: the pacer decides.
     Paced,
 }
@@ -60,8 +63,8 @@ pub struct Gate {
     pub warmup_end: Cell<Option<Tick>>,
     /// When the thread got the start signal (pauses before it are not the run's).
     pub started: Cell<Option<Instant>>,
-    /// Closed model under --stages of connections: slots from this index on take no attempt
-    /// (their connection is above the profile's level now); no bound otherwise.
+    /// Closed model under --stages of connections (`Limit::Staffed`): slots from this index on
+    /// take no attempt (their connection is above the profile's level now).
     pub slots_on: Cell<usize>,
 }
 
@@ -126,7 +129,7 @@ impl Gate {
     /// Closed model: admits an attempt for slot `index` that starts now, if the run admits any
     /// more and the slot's connection is within the profile's level.
     pub fn admit(&self, index: usize, rec: &Record) -> Option<Admitted> {
-        if self.stop.get() || index >= self.slots_on.get() {
+        if self.stop.get() {
             return None;
         }
         let now = Tick::now();
@@ -134,11 +137,14 @@ impl Gate {
         let warmup = self.warmup_end.get().is_some_and(|end| now < end);
         match self.limit.get() {
             Limit::Closed | Limit::Paced => return None,
+            Limit::Staffed(_) if index >= self.slots_on.get() => return None,
             _ if warmup => {}
             Limit::Budget(0) => return None,
             Limit::Budget(n) => self.limit.set(Limit::Budget(n - 1)),
             Limit::Deadline(d) if now >= d => return None,
             Limit::Deadline(_) => {}
+            Limit::Staffed(d) if now >= d => return None,
+            Limit::Staffed(_) => {}
         }
         rec.admitted(warmup, None);
         Some(Admitted {
@@ -159,7 +165,7 @@ impl Gate {
             || match self.limit.get() {
                 Limit::Closed | Limit::Budget(0) | Limit::Paced => true,
                 Limit::Budget(_) => false,
-                Limit::Deadline(d) => Tick::now() >= d,
+                Limit::Deadline(d) | Limit::Staffed(d) => Tick::now() >= d,
             }
     }
 

@@ -14,7 +14,9 @@ use crate::plan::{Shard, Stages};
 /// A thread's part of a connection profile.
 #[derive(Debug, Clone)]
 pub struct Staffing {
+    /// The profile after its warm-up (`Stages::after_warmup`), from the start signal.
     stages: Stages,
+    warmup: Duration,
     /// This run's shard (index, count) and this thread (index, count).
     shard: (u64, u64),
     thread: (u64, u64),
@@ -22,16 +24,28 @@ pub struct Staffing {
 
 impl Staffing {
     /// Thread `thread` of `threads`, in `shard` (when the run is one) of a job following
-    /// `stages`.
-    pub fn new(stages: Stages, shard: Option<Shard>, thread: usize, threads: usize) -> Staffing {
+    /// `stages`, which begin with a warm-up of `warmup`.
+    pub fn new(
+        stages: Stages,
+        warmup: Duration,
+        shard: Option<Shard>,
+        thread: usize,
+        threads: usize,
+    ) -> Staffing {
         Staffing {
             stages,
+            warmup,
             shard: shard.map_or((0, 1), |s| (u64::from(s.index), u64::from(s.count))),
             thread: (thread as u64, threads as u64),
         }
     }
 
-    /// The thread's connections that run `at` into the profile: its first ones.
+    /// How long before the measured window the profile starts (its warm-up).
+    pub fn warmup(&self) -> Duration {
+        self.warmup
+    }
+
+    /// The thread's connections that run `at` after the start signal: its first ones.
     pub fn groups_at(&self, at: Duration) -> usize {
         let job = self.stages.connections_at(at);
         let shard = striped(job, self.shard.0, self.shard.1);
@@ -115,7 +129,8 @@ mod tests {
                         job_stop: crate::plan::Stop::Duration(Duration::from_secs(30)),
                     });
                     for k in 0..threads {
-                        sum += Staffing::new(stages.clone(), shard, k, threads).groups_at(at);
+                        sum += Staffing::new(stages.clone(), Duration::ZERO, shard, k, threads)
+                            .groups_at(at);
                     }
                 }
                 assert_eq!(

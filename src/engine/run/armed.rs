@@ -185,7 +185,10 @@ pub fn prepare_staged<'a>(
                 .stages
                 .as_ref()
                 .filter(|s| s.kind == StageKind::Connections)
-                .map(|s| Arc::new(Staffing::new(s.clone(), plan.shard, i, threads))),
+                .map(|s| {
+                    let s = s.after_warmup(plan.warmup);
+                    Arc::new(Staffing::new(s, plan.warmup, plan.shard, i, threads))
+                }),
             live: control.live().get(i).cloned(),
             // `thread.addr`: this thread connects there.
             endpoint: match seed.as_ref().and_then(|s| s.addr) {

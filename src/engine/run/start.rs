@@ -62,8 +62,11 @@ pub(in crate::engine) fn orders(
         .collect();
     // A shard's is the job's schedule, striped: every shard-th request from its index.
     let job = match (&plan.stages, plan.rate) {
+        // The warm-up holds the first stage's rate before the profile: its requests are those
+        // before the window's start.
         (Some(s), _) if s.kind == StageKind::Rate => {
-            Some(Schedule::curve(start, Arc::new(Curve::of(s, 1.0))))
+            let curve = Curve::of(&s.after_warmup(plan.warmup), 1.0);
+            Some(Schedule::curve(start, Arc::new(curve)))
         }
         (_, Some(r)) => Some(Schedule::new(start, u128::from(r.num), u128::from(r.den))),
         _ => None,
@@ -72,6 +75,10 @@ pub(in crate::engine) fn orders(
         Some(s) => job.share(u64::from(s.index), u64::from(s.count)),
         None => job,
     });
+    let staffed = plan
+        .stages
+        .as_ref()
+        .is_some_and(|s| s.kind == StageKind::Connections);
     // The open model counts -n in the job's requests, of which the striped part is ours.
     let paced_stop = plan.shard.map_or(plan.stop, |s| s.job_stop);
     (0..established.len())
@@ -81,6 +88,10 @@ pub(in crate::engine) fn orders(
                 // Stopped while connecting: run nothing, report what there is.
                 _ if stopped => (Limit::Closed, None),
                 (None, _, Stop::Requests(_)) => (Limit::Budget(budgets[k]), None),
+                // A connection profile's slots run while their connection is within its level.
+                (None, _, Stop::Duration(d)) if staffed => {
+                    (Limit::Staffed(Tick::of(window_start + d)), None)
+                }
                 (None, _, Stop::Duration(d)) => (Limit::Deadline(Tick::of(window_start + d)), None),
                 (Some(_), None, _) => (Limit::Closed, None),
                 (Some(whole), Some(rank), stop) => {

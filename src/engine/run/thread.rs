@@ -262,7 +262,9 @@ pub fn run(
             (Some(s), Some(timer)) => {
                 let level = s.groups_at(Duration::ZERO).min(ctx.setup.connections);
                 staffing::begin(&ctx, &running, open, level);
-                staffing::staff(ctx.clone(), &running, timer, start.window_start).await;
+                let begun = start.window_start.checked_sub(s.warmup());
+                let begun = begun.unwrap_or(start.window_start);
+                staffing::staff(ctx.clone(), &running, timer, begun).await;
             }
             _ => running.push_all(links(ctx.clone(), open)),
         }
