@@ -477,3 +477,32 @@ fn connections_never_answered_show_and_count_in_the_verdict() {
         "{md}"
     );
 }
+
+/// `--stages` is a load flag like any other: every round of every target follows the profile,
+/// so each server answers the profile's area each round (20 a round here, 2 rounds).
+#[test]
+fn every_round_follows_the_stages() {
+    let (a, b) = (server(1), server(1));
+    let out = spate(&[
+        "compare",
+        "--no-progress",
+        "-c",
+        "2",
+        "--stages",
+        "1s:20/s,1s:10/s",
+        "--rounds",
+        "2",
+        "--format",
+        "json",
+        &format!("a={}", a.url()),
+        &format!("b={}", b.url()),
+    ]);
+    crate::support::succeeded(&out);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::schema::validate_against("docs/compare-schema.json", &doc);
+    // 10 on the ramp up to 20/s, 15 on the ramp down to 10/s.
+    assert_eq!((a.requests(), b.requests()), (50, 50));
+    let rps = &doc["targets"][1]["rows"][0];
+    assert_eq!(rps["measure"], "rps");
+    assert_eq!(rps["values"], serde_json::json!([12.5, 12.5]), "{rps}");
+}
