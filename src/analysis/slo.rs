@@ -333,6 +333,8 @@ mod tests {
                 error_status: 0,
                 failed,
                 achieved_rate: rate,
+                dropped: None,
+                lag_p99_ms: None,
                 latency_ms: None,
                 percentiles_ms: p(p99 / 2.0, p99),
                 hdr_base64: String::new(),

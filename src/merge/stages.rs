@@ -61,6 +61,11 @@ pub(super) fn rows(runs: &[&(String, Summary)]) -> (Vec<StageRow>, Option<String
                     .map(|r| r.scheduled)
                     .try_fold(0u64, |a, n| Some(a.saturating_add(n?))),
                 sent: sum(|r| r.sent),
+                dropped: of()
+                    .map(|r| r.dropped)
+                    .try_fold(0u64, |a, n| Some(a.saturating_add(n?))),
+                // A tail of the shards' send lags is not their sum: each shard's is in its file.
+                lag_p99_ms: None,
                 completed,
                 error_status: sum(|r| r.error_status),
                 failed: sum(|r| r.failed),

@@ -198,7 +198,7 @@ pub fn timeline_csv(s: &Summary) -> String {
 }
 
 /// The columns of `--csv-stages`, as the JSON's `stages` names them.
-pub const STAGE_COLUMNS: [&str; 15] = [
+pub const STAGE_COLUMNS: [&str; 17] = [
     "stage",
     "start_s",
     "duration_s",
@@ -214,6 +214,8 @@ pub const STAGE_COLUMNS: [&str; 15] = [
     "p90_ms",
     "p99_ms",
     "max_ms",
+    "dropped",
+    "lag_p99_ms",
 ];
 
 /// The header and a line per stage of a --stages run (none without one); latencies empty in a
@@ -239,6 +241,8 @@ pub fn stages_csv(s: &Summary) -> String {
                 num(q.map(|q| q.p90)),
                 num(q.map(|q| q.p99)),
                 num(q.map(|q| q.max)),
+                r.dropped.map_or_else(String::new, |n| n.to_string()),
+                num(r.lag_p99_ms),
             ]
             .into_iter(),
         );

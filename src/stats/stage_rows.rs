@@ -31,6 +31,12 @@ pub struct StageRow {
     pub error_status: u64,
     pub failed: u64,
     pub achieved_rate: f64,
+    /// A rate profile: the requests dropped for --max-lag in its seconds, and the p99 of the
+    /// send lag of those sent in them (null when none was sent); null for connections.
+    #[serde(default)]
+    pub dropped: Option<u64>,
+    #[serde(default)]
+    pub lag_p99_ms: Option<f64>,
     /// Of the responses completed in its seconds; null when none completed.
     pub latency_ms: Option<Quantiles>,
     /// Their percentiles (what `--slo` judges each stage on), and their HdrHistogram (what
@@ -93,6 +99,9 @@ pub fn stage_rows(plan: &Plan, seconds: &[Second]) -> Vec<StageRow> {
                 .flat_map(|x| x.latency.iter().copied())
                 .collect();
             let whole = Latency::of(&super::Hist::of_sparse(&latency), 0);
+            let lag: super::Sparse = inside.iter().flat_map(|x| x.lag.iter().copied()).collect();
+            let lag_p99_ms = (rates && !lag.is_empty())
+                .then(|| super::Hist::of_sparse(&lag).value_at_quantile(0.99) as f64 / 1e6);
             let completed: u64 = inside.iter().map(|x| x.completed).sum();
             rows.push(StageRow {
                 stage: i as u32 + 1,
@@ -106,6 +115,8 @@ pub fn stage_rows(plan: &Plan, seconds: &[Second]) -> Vec<StageRow> {
                 error_status: inside.iter().map(|x| x.error_status).sum(),
                 failed: inside.iter().map(|x| x.failures.iter().sum::<u64>()).sum(),
                 achieved_rate: completed as f64 / len,
+                dropped: rates.then(|| inside.iter().map(|x| x.dropped).sum()),
+                lag_p99_ms,
                 latency_ms: (!latency.is_empty()).then(|| Quantiles::of_sparse(&latency)),
                 percentiles_ms: whole.percentiles,
                 hdr_base64: whole.hdr_base64,

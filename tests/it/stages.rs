@@ -99,6 +99,14 @@ fn each_second_schedules_the_curves_area_and_nothing_goes_after_the_end() {
             assert_eq!(row["stage"], json["stage"].to_string());
             assert_eq!(row["scheduled"], json["scheduled"].to_string());
             assert_eq!(
+                row["dropped"], "0",
+                "the open model's accounting, stage by stage"
+            );
+            assert_eq!(
+                row["lag_p99_ms"].as_str().unwrap().parse::<f64>().ok(),
+                json["lag_p99_ms"].as_f64()
+            );
+            assert_eq!(
                 row["target_to"].as_str().unwrap().parse::<f64>().ok(),
                 json["target_to"].as_f64()
             );
