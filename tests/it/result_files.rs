@@ -189,3 +189,83 @@ fn report_names_the_other_documents_spate_writes() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A --stages result whose stage rows, breaking point and stage verdicts hold figures no run
+/// makes (each number at 0, at the largest count or at the largest float, a histogram that is
+/// not one): reading, judging, printing and merging it never panics.
+#[test]
+fn no_figure_of_a_stage_row_can_make_spate_panic() {
+    let server = crate::support::builtin(spate::serve::ServeConfig::default());
+    let dir = ScratchDir::new("stage-rows");
+    let saved = dir.file("staged.json");
+    let out = spate(&[
+        "--no-progress",
+        "-c",
+        "2",
+        "--stages",
+        "1s:20/s,1s:20/s",
+        "--slo",
+        "p99=1us",
+        "--shard",
+        "0/1",
+        "--save",
+        &saved,
+        &server.url(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "a shard leaves its targets to merge");
+    let clean: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    assert_eq!(clean["stages"].as_array().unwrap().len(), 2);
+    let mut places = Vec::new();
+    integers(&clean["stages"], "/stages".into(), &mut places);
+    let floats: Vec<String> = ["target_from", "target_to", "achieved_rate", "duration_s", "start_s"]
+        .iter()
+        .flat_map(|k| [format!("/stages/0/{k}"), format!("/stages/1/{k}")])
+        .collect();
+    let mut docs = Vec::new();
+    for at in &places {
+        for extreme in [0, u64::MAX] {
+            let mut doc = clean.clone();
+            *doc.pointer_mut(at).unwrap() = Value::from(extreme);
+            docs.push((at.clone(), doc));
+        }
+    }
+    for at in &floats {
+        for extreme in [0.0, f64::MAX, -f64::MAX, 1e-300] {
+            let mut doc = clean.clone();
+            *doc.pointer_mut(at).unwrap() = Value::from(extreme);
+            docs.push((at.clone(), doc));
+        }
+    }
+    for bad in ["", "HISTFAAAAA", "not base64 at all", &"A".repeat(100_000)] {
+        let mut doc = clean.clone();
+        doc["stages"][0]["hdr_base64"] = Value::from(bad);
+        docs.push(("/stages/0/hdr_base64".into(), doc));
+    }
+    let mut read = 0;
+    for (at, doc) in &docs {
+        let Ok(report) = Report::from_json(doc.to_string().as_bytes()) else {
+            continue;
+        };
+        read += 1;
+        let shown = std::panic::catch_unwind(|| {
+            let _ = (render(&report, Palette::None), to_html(&report));
+            let _ = (to_csv(&report), to_json(&report));
+            let mut other = report.run.clone();
+            if let Some(sh) = other.config.shard.as_mut() {
+                sh.index = 1;
+            }
+            let merged = spate::merge::merge(
+                &[("a".into(), report.run.clone()), ("b".into(), other)],
+                true,
+                Some(&"p99=1ms,rps=5".parse().unwrap()),
+            );
+            if let Ok(m) = merged {
+                let json = spate::report::merge::json(&m);
+                let _ = spate::report::merge::text(&m);
+                serde_json::from_str::<Value>(&json).expect("the merged JSON reads back");
+            }
+        });
+        assert!(shown.is_ok(), "{at}: a panic");
+    }
+    assert!(read >= docs.len() / 2, "read {read} of {}", docs.len());
+}
