@@ -143,22 +143,34 @@ pub const TIMELINE_COLUMNS: [&str; 14] = [
     "lag_p99_ms",
 ];
 
-/// The failure classes whose columns come before `TIMELINE_LATER_COLUMNS`: columns are only
-/// ever added at the end, so a class added later goes after those.
-const CLASSES_BEFORE_LATER: usize = 18;
+/// Columns added after the failure classes, in the order they were added, each with how many
+/// classes had columns then: columns are only ever added at the end, so a column goes after the
+/// classes before it, and a class added later after the columns before it.
+pub const TIMELINE_LATER_COLUMNS: [(&str, usize); 2] =
+    [("error_status", 18), ("target_connections", 18)];
 
-/// Columns added after the failure classes, in the order they were added.
-pub const TIMELINE_LATER_COLUMNS: [&str; 1] = ["error_status"];
+/// The cells after `TIMELINE_COLUMNS` in their order: each class's (by `class`) and each later
+/// column's (by `later`, given its place in `TIMELINE_LATER_COLUMNS`).
+fn after_base<T>(class: impl Fn(&Failure) -> T, later: impl Fn(usize) -> T) -> Vec<T> {
+    let mut out = Vec::new();
+    let mut classes = 0;
+    for (k, &(_, before)) in TIMELINE_LATER_COLUMNS.iter().enumerate() {
+        out.extend(Failure::ALL[classes..before].iter().map(&class));
+        out.push(later(k));
+        classes = before;
+    }
+    out.extend(Failure::ALL[classes..].iter().map(&class));
+    out
+}
 
 /// Every column of the timeline CSV, in order.
 pub fn timeline_header() -> Vec<String> {
     let class = |f: &Failure| format!("failed_{}", f.name());
+    let later = |k: usize| TIMELINE_LATER_COLUMNS[k].0.to_owned();
     TIMELINE_COLUMNS
         .iter()
         .map(|c| (*c).to_owned())
-        .chain(Failure::ALL[..CLASSES_BEFORE_LATER].iter().map(class))
-        .chain(TIMELINE_LATER_COLUMNS.iter().map(|c| (*c).to_owned()))
-        .chain(Failure::ALL[CLASSES_BEFORE_LATER..].iter().map(class))
+        .chain(after_base(class, later))
         .collect()
 }
 
@@ -185,13 +197,11 @@ pub fn timeline_csv(s: &Summary) -> String {
             num(e.lag_p99_ms),
         ];
         let class = |f: &Failure| e.failures.get(f.name()).copied().unwrap_or(0).to_string();
-        let later = [e.error_status.to_string()];
+        let later = [e.error_status.to_string(), num(e.target_connections)];
         out += &line(
             cells
                 .into_iter()
-                .chain(Failure::ALL[..CLASSES_BEFORE_LATER].iter().map(class))
-                .chain(later)
-                .chain(Failure::ALL[CLASSES_BEFORE_LATER..].iter().map(class)),
+                .chain(after_base(class, |k| later[k].clone())),
         );
     }
     out
@@ -294,7 +304,7 @@ mod tests {
             failed_connect,failed_ports,failed_tls,failed_timeout,failed_read,failed_write,\
             failed_parse,failed_closed,failed_reset,failed_h2,failed_redirect,\
             failed_stream_truncated,failed_stream_idle,failed_tool_error,failed_jsonrpc_error,\
-            failed_protocol,failed_session_expired,failed_h3,error_status";
+            failed_protocol,failed_session_expired,failed_h3,error_status,target_connections";
         assert_eq!(timeline_header().join(","), want);
     }
 

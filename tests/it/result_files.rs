@@ -212,15 +212,25 @@ fn no_figure_of_a_stage_row_can_make_spate_panic() {
         &saved,
         &server.url(),
     ]);
-    assert_eq!(out.status.code(), Some(0), "a shard leaves its targets to merge");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a shard leaves its targets to merge"
+    );
     let clean: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
     assert_eq!(clean["stages"].as_array().unwrap().len(), 2);
     let mut places = Vec::new();
     integers(&clean["stages"], "/stages".into(), &mut places);
-    let floats: Vec<String> = ["target_from", "target_to", "achieved_rate", "duration_s", "start_s"]
-        .iter()
-        .flat_map(|k| [format!("/stages/0/{k}"), format!("/stages/1/{k}")])
-        .collect();
+    let floats: Vec<String> = [
+        "target_from",
+        "target_to",
+        "achieved_rate",
+        "duration_s",
+        "start_s",
+    ]
+    .iter()
+    .flat_map(|k| [format!("/stages/0/{k}"), format!("/stages/1/{k}")])
+    .collect();
     let mut docs = Vec::new();
     for at in &places {
         for extreme in [0, u64::MAX] {

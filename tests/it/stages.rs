@@ -386,14 +386,32 @@ fn a_ramp_of_connections_across_a_servers_capacity_names_its_breaking_point() {
         addr,
     ));
     // From 1 to 8 connections over 10 s: 0.7 more each second.
+    let csv = std::env::temp_dir().join(format!("spate-it-conns-{}.csv", std::process::id()));
     let doc = spate_json(&[
         "--threads",
         "1",
+        "--csv-timeline",
+        csv.to_str().unwrap(),
         "--stages",
         "0s:1,10s:8",
         &format!("http://{addr}/"),
     ]);
     crate::schema::validate(&doc);
+    // The CSV's last column is each second's target, as the JSON has it.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let _ = std::fs::remove_file(&csv);
+    let targets: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.trim_end().rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    let json: Vec<f64> = doc["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["target_connections"].as_f64().unwrap())
+        .collect();
+    assert_eq!(targets, json);
     let b = &doc["breaking_point"];
     let at = b["target_connections"]
         .as_f64()
