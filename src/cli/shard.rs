@@ -34,10 +34,20 @@ fn apply_with(
         };
         let own = shard::part(u64::from(plan.connections), index, count);
         if own == 0 {
-            return Err(Exit::usage(format!(
-                "--shard {index}/{count}: -c {} over {count} shards leaves this one no connection; give -c {count} or more",
-                plan.connections
-            )));
+            let staffed = plan
+                .stages
+                .as_ref()
+                .is_some_and(|s| s.kind == crate::plan::StageKind::Connections);
+            return Err(Exit::usage(match staffed {
+                true => format!(
+                    "--shard {index}/{count}: --stages' highest target, {} connections, over {count} shards leaves this one none; give a target of {count} or more",
+                    plan.connections
+                ),
+                false => format!(
+                    "--shard {index}/{count}: -c {} over {count} shards leaves this one no connection; give -c {count} or more",
+                    plan.connections
+                ),
+            }));
         }
         plan.connections = own as u32;
         if let Stop::Requests(n) = plan.stop {
@@ -137,6 +147,16 @@ mod tests {
         let e = apply_with(&mut p, &args(Some((3, 4)), false), none, now).unwrap_err();
         assert!(
             e.message.contains("leaves this one no connection"),
+            "{}",
+            e.message
+        );
+        // A connection profile's highest target is the job's connections.
+        let mut p = job(1, Stop::Duration(Duration::from_secs(5)));
+        p.stages = Some(crate::plan::Stages::parse("5s:1").unwrap());
+        let e = apply_with(&mut p, &args(Some((1, 2)), false), none, now).unwrap_err();
+        assert!(
+            e.message
+                .contains("--stages' highest target, 1 connections"),
             "{}",
             e.message
         );
