@@ -3,6 +3,7 @@
 //! `engine`, `stats`, `report`, `ui` or `cli`: protocols know bytes and sockets, not runs.
 
 mod failure;
+pub mod grpc;
 pub mod h1;
 pub mod h2;
 pub mod h3;
