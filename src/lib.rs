@@ -13,7 +13,8 @@
 //! plain data), [`target`] (the URL), [`route`] (where connections go, resolved once),
 //! [`request`] (bytes built once), [`request_list`] (several URLs, `--urls-from-file`),
 //! [`script`] (wrk's Lua, loaded before the run and passed beside the plan), [`redirect`]
-//! (--redirect's rules), [`mcp`] (MCP's calls, requests and answers; [`calls`] holds what a request list carries of them), [`shard`] (a run as one
+//! (--redirect's rules), [`grpc`] (a gRPC service's schema from its .proto files, and a call's
+//! request message built from JSON), [`mcp`] (MCP's calls, requests and answers; [`calls`] holds what a request list carries of them), [`shard`] (a run as one
 //! part of a job over several machines; [`merge`] adds the shards' results, [`k8s_job`] runs
 //! them as a Kubernetes Job), [`alt_svc`] (--alt-svc: where a server says its HTTP/3 is),
 //! [`reach`] (how a plan's connections reach its target: protocol choice, TLS and QUIC clients), [`net`] (TCP and Unix connect, proxies, TLS), [`proto`] (sans-IO HTTP/1.1, HTTP/2 and event-stream parsing, and the
@@ -38,6 +39,7 @@ pub mod engine;
 pub mod escape;
 pub mod exit;
 pub mod files;
+pub mod grpc;
 pub mod k8s_job;
 pub mod mcp;
 pub mod merge;
