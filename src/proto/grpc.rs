@@ -225,6 +225,101 @@ pub fn percent_decoded(value: &[u8]) -> String {
     text[..end].to_owned()
 }
 
+/// One call's response as HTTP/2 reads it (an `Events` receiver): its HTTP status, whether its
+/// content type is gRPC's, its messages counted, and its status from the head (Trailers-Only)
+/// or the trailers. Judged at the end by `verdict`; `reset` makes it ready for the next call.
+#[derive(Debug, Default, Clone)]
+pub struct Call {
+    http: u16,
+    grpc_type: bool,
+    frames: Frames,
+    messages: u64,
+    framing: Option<FrameError>,
+    status: Status,
+}
+
+/// How a call ended, as its response said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// `grpc-status: 0`, with this many messages.
+    Ok { messages: u64 },
+    /// Another status code, and its message.
+    Status { code: u32, message: Option<String> },
+    /// An HTTP status other than 200: left to be counted by that status.
+    Http(u16),
+    /// A 200 that is not gRPC's: no gRPC content type, no `grpc-status` (or one that is no
+    /// number), a body that is not gRPC's framing, or a unary call answered with other than
+    /// one message.
+    Protocol(String),
+}
+
+impl super::Events for Call {
+    const FIELDS: bool = true;
+
+    fn field(&mut self, name: &[u8], value: &[u8]) {
+        if name.eq_ignore_ascii_case(b"content-type") {
+            let v = value.trim_ascii();
+            self.grpc_type = v.len() >= 16 && v[..16].eq_ignore_ascii_case(b"application/grpc");
+        }
+        self.status.field(name, value);
+    }
+
+    fn head(&mut self, status: u16, _media: super::Media) {
+        self.http = status;
+    }
+
+    fn data(&mut self, bytes: &[u8]) {
+        let messages = &mut self.messages;
+        if let Err(e) = self.frames.feed(bytes, |_| *messages += 1) {
+            self.framing.get_or_insert(e);
+        }
+    }
+}
+
+impl Call {
+    /// The call ended with its response complete: what it said. `unary`: exactly one message
+    /// is the answer to a unary call.
+    pub fn verdict(&self, unary: bool) -> Verdict {
+        if self.http != 200 {
+            return Verdict::Http(self.http);
+        }
+        let protocol = |why: String| Verdict::Protocol(why);
+        if !self.grpc_type {
+            return protocol("a 200 response without a gRPC content type".into());
+        }
+        match self.status.code {
+            None if self.status.malformed => {
+                return protocol("a grpc-status that is not a number".into());
+            }
+            None => return protocol("a response without grpc-status".into()),
+            Some(0) => {}
+            Some(code) => {
+                return Verdict::Status {
+                    code,
+                    message: self.status.message.clone(),
+                };
+            }
+        }
+        if let Some(e) = self.framing.or(self.frames.finish().err()) {
+            return protocol(e.to_string());
+        }
+        if unary && self.messages != 1 {
+            return protocol(format!(
+                "a unary call answered with {} messages, not one",
+                self.messages
+            ));
+        }
+        Verdict::Ok {
+            messages: self.messages,
+        }
+    }
+
+    /// Ready for the next call.
+    pub fn reset(&mut self) {
+        *self = Call::default();
+    }
+}
+
 /// The messages and the outcome of reading `body` at the cuts `cuts` (ascending offsets).
 fn parse_at(body: &[u8], cuts: &[usize]) -> (Vec<Message>, Result<(), FrameError>) {
     let mut f = Frames::new();

@@ -35,6 +35,14 @@ pub trait Events {
     /// The bytes of the final head, status line to blank line, before `head` reports it.
     #[inline(always)]
     fn head_bytes(&mut self, _head: &[u8]) {}
+    /// Whether the receiver wants each header field of the final head and of the trailers
+    /// (`field`): gRPC's status is in them. HTTP/2 hands them over, only then; HTTP/1.1 has no
+    /// receiver that asks (its heads go whole through `head_bytes`).
+    const FIELDS: bool = false;
+    /// A field of the final head (before `head` reports it) or of the trailers (before the
+    /// response completes); pseudo-fields (`:status`) are not among them.
+    #[inline(always)]
+    fn field(&mut self, _name: &[u8], _value: &[u8]) {}
     /// The final head arrived, with this status and the kind of body its Content-Type names
     /// (interim 1xx heads are not reported).
     #[inline(always)]

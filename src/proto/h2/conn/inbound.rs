@@ -266,6 +266,10 @@ impl<S: Events> Conn<S> {
             head.clear();
             head.extend_from_slice(b"HTTP/2 000\r\n");
         }
+        let fields = &mut self.fields;
+        if S::FIELDS {
+            fields.clear();
+        }
         let decoded = self.decoder.decode(block, |name, value| {
             list += name.len() + value.len() + 32;
             if name == b":status" {
@@ -278,6 +282,13 @@ impl<S: Events> Conn<S> {
                 head.extend_from_slice(b": ");
                 head.extend_from_slice(value);
                 head.extend_from_slice(b"\r\n");
+            }
+            // Lengths fit: the list is bounded far below 64 KiB names and 4 GiB values.
+            if S::FIELDS && !name.starts_with(b":") && list <= self.cfg.max_header_bytes {
+                fields.extend_from_slice(&(name.len() as u16).to_be_bytes());
+                fields.extend_from_slice(&(value.len() as u32).to_be_bytes());
+                fields.extend_from_slice(name);
+                fields.extend_from_slice(value);
             }
         });
         if let Err(e) = decoded {
@@ -298,6 +309,9 @@ impl<S: Events> Conn<S> {
             // Trailers end the stream.
             if !end_stream {
                 return self.reset(k, frame::PROTOCOL_ERROR, "trailers without END_STREAM");
+            }
+            if S::FIELDS {
+                tell_fields(&mut slot.events, &self.fields);
             }
             return self.complete(k, now);
         }
@@ -321,6 +335,9 @@ impl<S: Events> Conn<S> {
                     self.head[7..10].copy_from_slice(&digits);
                     self.head.extend_from_slice(b"\r\n");
                     slot.events.head_bytes(&self.head);
+                }
+                if S::FIELDS {
+                    tell_fields(&mut slot.events, &self.fields);
                 }
                 slot.events.head(s, media);
                 if end_stream {
@@ -352,6 +369,20 @@ impl<S: Events> Conn<S> {
                 }),
             );
         }
+    }
+}
+
+/// Tells `events` each field `fields` holds (as `block` wrote them).
+fn tell_fields<S: Events>(events: &mut S, fields: &[u8]) {
+    let mut rest = fields;
+    while let [a, b, c, d, e, f, tail @ ..] = rest {
+        let n = usize::from(u16::from_be_bytes([*a, *b]));
+        let v = u32::from_be_bytes([*c, *d, *e, *f]) as usize;
+        let (Some(name), Some(value)) = (tail.get(..n), tail.get(n..n + v)) else {
+            return;
+        };
+        events.field(name, value);
+        rest = &tail[n + v..];
     }
 }
 

@@ -158,6 +158,10 @@ pub struct Conn<S = ()> {
     /// The fields of the response head being decoded, for a receiver that reads them
     /// (`Events::HEADS`); empty otherwise.
     head: Vec<u8>,
+    /// The fields of the header block being decoded, each as a 2-byte name length, a 4-byte
+    /// value length, the name and the value, for a receiver that takes them one by one
+    /// (`Events::FIELDS`); empty otherwise.
+    fields: Vec<u8>,
     /// The server's SETTINGS_HEADER_TABLE_SIZE, and the request's header blocks on this
     /// connection: `blocks[0]` is sent once (the next stream's), `blocks[1]` by every stream
     /// after it. Both empty until the first stream.
@@ -230,6 +234,7 @@ impl<S: Events> Conn<S> {
             recv_unacked: 0,
             partial: None,
             head: Vec::new(),
+            fields: Vec::new(),
             peer_table: hpack::TABLE_SIZE,
             blocks: [Vec::new(), Vec::new()],
             started: false,

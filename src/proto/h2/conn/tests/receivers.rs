@@ -105,3 +105,105 @@ fn a_receiver_that_has_enough_cancels_its_stream_and_the_connection_carries_on()
         assert_eq!(outcome(&mut c, 0).unwrap().unwrap().body_bytes, 0);
     }
 }
+
+/// A header field as a literal without indexing, its name and value not Huffman-coded.
+fn literal(name: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut b = vec![0x00, name.len() as u8];
+    b.extend_from_slice(name);
+    b.push(value.len() as u8);
+    b.extend_from_slice(value);
+    b
+}
+
+/// `:status: 200` and gRPC's content type, then `more`.
+fn grpc_head(more: &[(&[u8], &[u8])]) -> Vec<u8> {
+    let mut b = vec![0x88];
+    b.extend(literal(b"content-type", b"application/grpc"));
+    for (n, v) in more {
+        b.extend(literal(n, v));
+    }
+    b
+}
+
+/// A gRPC call's response, its messages split over DATA frames and its status in the trailers
+/// (or, Trailers-Only, in its head), is judged the same at every split of the server's bytes.
+#[test]
+fn a_grpc_call_is_judged_from_its_messages_and_trailers_at_every_split() {
+    use crate::proto::grpc::{Call, Verdict, prefix};
+    let mut body = prefix(3).to_vec();
+    body.extend_from_slice(b"abc");
+    body.extend_from_slice(&prefix(0));
+    let ok = Script::default()
+        .frame(HEADERS, END_HEADERS, 1, &grpc_head(&[]))
+        .frame(DATA, 0, 1, &body[..4])
+        .frame(DATA, 0, 1, &body[4..])
+        .frame(
+            HEADERS,
+            END_HEADERS | END_STREAM,
+            1,
+            &literal(b"grpc-status", b"0"),
+        )
+        .0;
+    let not_found = Script::default()
+        .frame(HEADERS, END_HEADERS, 1, &grpc_head(&[]))
+        .frame(
+            HEADERS,
+            END_HEADERS | END_STREAM,
+            1,
+            &[
+                literal(b"grpc-status", b"5"),
+                literal(b"grpc-message", b"no%20such%20key"),
+            ]
+            .concat(),
+        )
+        .0;
+    let trailers_only = Script::default()
+        .frame(
+            HEADERS,
+            END_HEADERS | END_STREAM,
+            1,
+            &grpc_head(&[(b"grpc-status", b"14"), (b"grpc-message", b"down")]),
+        )
+        .0;
+    let no_status = Script::default()
+        .frame(HEADERS, END_HEADERS, 1, &grpc_head(&[]))
+        .frame(DATA, END_STREAM, 1, &body)
+        .0;
+    for (server, unary, want) in [
+        (&ok, false, Verdict::Ok { messages: 2 }),
+        (
+            &ok,
+            true,
+            Verdict::Protocol("a unary call answered with 2 messages, not one".into()),
+        ),
+        (
+            &not_found,
+            true,
+            Verdict::Status {
+                code: 5,
+                message: Some("no such key".into()),
+            },
+        ),
+        (
+            &trailers_only,
+            true,
+            Verdict::Status {
+                code: 14,
+                message: Some("down".into()),
+            },
+        ),
+        (
+            &no_status,
+            false,
+            Verdict::Protocol("a response without grpc-status".into()),
+        ),
+    ] {
+        for cut in 0..=server.len() {
+            let mut c: Conn<Call> = settled_with(1, &[], b"");
+            open(&mut c, 0);
+            feed(&mut c, server, &[cut]);
+            assert!(outcome(&mut c, 0).expect("complete").is_ok(), "cut {cut}");
+            assert_eq!(c.events(0).verdict(unary), want, "cut {cut}");
+        }
+    }
+}
