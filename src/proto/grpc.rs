@@ -225,6 +225,32 @@ pub fn percent_decoded(value: &[u8]) -> String {
     text[..end].to_owned()
 }
 
+/// The messages of a whole body (each at most `MAX_MESSAGE` bytes), for a caller that keeps
+/// them: a reflection answer, read once before a run. The body's framing is checked as
+/// `Frames` checks it.
+pub fn messages(body: &[u8]) -> Result<Vec<&[u8]>, FrameError> {
+    let mut out = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        let Some((p, tail)) = rest.split_first_chunk::<5>() else {
+            return Err(FrameError::Truncated);
+        };
+        let len = u32::from_be_bytes([p[1], p[2], p[3], p[4]]);
+        match p[0] {
+            0 if len > MAX_MESSAGE => return Err(FrameError::TooLong(len)),
+            0 => {}
+            // Compressed messages are not asked for, so none should come.
+            flag => return Err(FrameError::Flag(flag)),
+        }
+        let Some(m) = tail.get(..len as usize) else {
+            return Err(FrameError::Truncated);
+        };
+        out.push(m);
+        rest = &tail[len as usize..];
+    }
+    Ok(out)
+}
+
 /// One call's response as HTTP/2 reads it (an `Events` receiver): its HTTP status, whether its
 /// content type is gRPC's, its messages counted, and its status from the head (Trailers-Only)
 /// or the trailers. Judged at the end by `verdict`; `reset` makes it ready for the next call.
@@ -416,6 +442,24 @@ mod tests {
             f.feed(&prefix(0), |_| panic!("read after a refusal")),
             Err(FrameError::Flag(9))
         );
+    }
+
+    #[test]
+    fn a_whole_body_gives_its_messages_or_why_not() {
+        let body = framed(&[(0, b"one"), (0, b""), (0, b"three")]);
+        let got = messages(&body).unwrap();
+        assert_eq!(got, [&b"one"[..], b"", b"three"]);
+        assert_eq!(
+            messages(&body[..body.len() - 1]),
+            Err(FrameError::Truncated)
+        );
+        assert_eq!(messages(&body[..2]), Err(FrameError::Truncated));
+        assert_eq!(messages(&framed(&[(1, b"z")])), Err(FrameError::Flag(1)));
+        assert_eq!(
+            messages(&[0, 0xff, 0xff, 0xff, 0xff]),
+            Err(FrameError::TooLong(u32::MAX))
+        );
+        assert_eq!(messages(b""), Ok(vec![]));
     }
 
     #[test]
