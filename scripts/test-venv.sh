@@ -13,4 +13,5 @@ venv="$root/target/test-venv"
   mcp==2.3.0 \
   hypercorn==0.18.0 aioquic==1.7.2 \
   kubernetes-validate==1.37.0 \
+  grpcio==1.85.3 grpcio-tools==1.85.1 grpcio-reflection==1.85.1 protobuf==7.36.2 \
   ruamel.yaml==0.18.17 ruamel.yaml.clib==0.2.15

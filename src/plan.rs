@@ -140,10 +140,14 @@ pub struct Plan {
     pub h2: H2,
     /// Open model (`-q`): this many requests per second in total, at intended times.
     pub rate: Option<Rate>,
-    /// `--stages`: a profile of rates the open model follows instead of one rate (the run lasts
-    /// its stages).
+    /// `--stages`: a profile of rates (the open model) or of connections (the closed model) that
+    /// the run follows (it lasts its stages).
     #[serde(default)]
     pub stages: Option<Stages>,
+    /// `spate grpc`: the call each request makes (the request itself is the plan's method,
+    /// path, headers and body), judged by its gRPC status.
+    #[serde(default)]
+    pub grpc: Option<GrpcPlan>,
     /// Open model: requests later than this are dropped and counted (`--max-lag`).
     pub max_lag: Option<Duration>,
     /// Requests per connection before it is closed and re-opened (`--rpc`).
@@ -286,6 +290,7 @@ impl Plan {
             h2: H2::default(),
             rate: None,
             stages: None,
+            grpc: None,
             max_lag: None,
             rpc: None,
             redirects: 0,
@@ -387,6 +392,15 @@ impl Plan {
     pub fn effective_threads(&self) -> u32 {
         self.threads.min(self.connections).max(1)
     }
+}
+
+/// `spate grpc`'s call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrpcPlan {
+    /// The method, `package.Service/Method`.
+    pub call: String,
+    /// The method answers with a stream of messages (one message answers a unary call).
+    pub server_streaming: bool,
 }
 
 #[cfg(test)]

@@ -136,6 +136,24 @@ pub enum Sub {
         mut_arg("accept", |a| a.hide(true))
     )]
     Mcp(Box<McpArgs>),
+    /// Call a gRPC method under load: unary and server-streaming calls over HTTP/2, each a
+    /// success only with grpc-status 0; every other status is a failure class named by its
+    /// code (grpc_not_found...), with its first message.
+    ///
+    /// The schema comes from --proto (compiled at start, no protoc); -d (or -D FILE) is the
+    /// request message as proto3's JSON, built once; -m adds metadata. The load flags are a
+    /// run's (-c, -p streams per connection, -n, -z, -q, --stages, --slo, --save...).
+    #[command(
+        mut_arg("method", |a| a.short(None).hide(true)),
+        mut_arg("body", |a| a.help("The request message as JSON (proto3's JSON mapping), e.g. -d '{\"key\":\"k\"}'; {} without")),
+        mut_arg("body_file", |a| a.help("The request message as JSON, from this file")),
+        mut_arg("script", |a| a.hide(true)),
+        mut_arg("content_type", |a| a.hide(true)),
+        mut_arg("accept", |a| a.hide(true)),
+        mut_arg("verbose", |a| a.hide(true)),
+        mut_arg("dry_run", |a| a.hide(true))
+    )]
+    Grpc(Box<super::grpc::GrpcArgs>),
     /// Merge the results of a job's shards (--shard, their JSON) into the job's: latency
     /// histograms added exactly, counts summed, the rate over the job's window, the start skew
     /// and a row per shard.

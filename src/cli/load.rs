@@ -149,6 +149,7 @@ pub(super) fn plan(mut a: LoadArgs, url: &str) -> Result<Planned, Exit> {
         h2,
         rate: a.rate.map(|(num, den)| Rate { num, den }),
         stages: a.stages.clone(),
+        grpc: None,
         max_lag: a.max_lag,
         rpc: a.rpc,
         redirects: a.redirect.unwrap_or(0),

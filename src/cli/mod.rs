@@ -5,6 +5,7 @@ mod args;
 mod compare;
 mod dry_run;
 mod generate;
+mod grpc;
 mod k8s;
 mod list;
 mod load;
@@ -236,6 +237,7 @@ where
         Some(Sub::Sweep(s)) => sweep::command(*s),
         Some(Sub::Wrk(w)) => wrk::command(*w),
         Some(Sub::Mcp(m)) => mcp::command(*m),
+        Some(Sub::Grpc(g)) => grpc::command(*g),
         Some(Sub::Merge(m)) => merge::command(m),
         Some(Sub::K8sJob(k)) => k8s::command(*k),
         None => run(cli.run),
@@ -468,6 +470,7 @@ mod tests {
             ("wrk", "Run as wrk runs"),
             ("sweep", "several concurrency levels"),
             ("mcp", "MCP server's tools"),
+            ("grpc", "Call a gRPC method"),
             ("merge", "a job's shards"),
             ("k8s-job", "Kubernetes Indexed Job"),
         ];

@@ -90,6 +90,8 @@ pub enum PlanError {
     ScriptWith(&'static str),
     #[error("a request list (several URLs, --urls-from-file) cannot be combined with {0}")]
     ListWith(&'static str),
+    #[error("spate grpc: {0}")]
+    GrpcOf(&'static str),
     #[error("--http3 needs an https:// URL: HTTP/3 runs over QUIC, which is always encrypted")]
     Http3NeedsHttps,
     #[error("--http3 cannot be combined with {0}")]

@@ -119,6 +119,33 @@ impl Plan {
         {
             return Err(PlanError::StreamsWithoutKeepAlive);
         }
+        if self.grpc.is_some() {
+            if self.protocol != super::Protocol::Http2 {
+                return Err(PlanError::GrpcOf("gRPC runs over HTTP/2 only"));
+            }
+            for (given, what) in [
+                (
+                    self.list.is_some(),
+                    "a request list is not a call: give one --call",
+                ),
+                (
+                    self.script.is_some(),
+                    "--script does not apply to gRPC calls",
+                ),
+                (
+                    self.stream.is_some(),
+                    "--stream does not apply to gRPC calls",
+                ),
+                (
+                    self.redirects > 0,
+                    "--redirect does not apply to gRPC calls",
+                ),
+            ] {
+                if given {
+                    return Err(PlanError::GrpcOf(what));
+                }
+            }
+        }
         if self.max_lag.is_some() && !self.is_open() {
             return Err(PlanError::MaxLagWithoutRate);
         }

@@ -40,18 +40,38 @@ pub enum Failure {
     ToolError,
     /// MCP: the server answered the call with a JSON-RPC error object.
     JsonRpc,
-    /// MCP: the answer broke the protocol: not JSON-RPC, another id, or no answer at all.
+    /// MCP or gRPC: the answer broke the protocol: not JSON-RPC, another id, or no answer at
+    /// all; a gRPC response without its status, with a body that is not gRPC's framing, or a
+    /// unary call answered with other than one message.
     Protocol,
     /// MCP: the server no longer knows the call's session (404): a new one is opened.
     SessionExpired,
     /// HTTP/3: the QUIC connection ended with an error (a QUIC or HTTP/3 error code), or a
-    /// response broke HTTP/3. (Last: a class is only ever added at the end, for the CSV's
-    /// columns.)
+    /// response broke HTTP/3.
     H3,
+    /// gRPC: the call ended with this status code (`grpc-status` 1 to 16, in the order gRPC
+    /// numbers them; a code gRPC does not define counts as `GrpcUnknown`). (Last: a class is
+    /// only ever added at the end, for the CSV's columns.)
+    GrpcCancelled,
+    GrpcUnknown,
+    GrpcInvalidArgument,
+    GrpcDeadlineExceeded,
+    GrpcNotFound,
+    GrpcAlreadyExists,
+    GrpcPermissionDenied,
+    GrpcResourceExhausted,
+    GrpcFailedPrecondition,
+    GrpcAborted,
+    GrpcOutOfRange,
+    GrpcUnimplemented,
+    GrpcInternal,
+    GrpcUnavailable,
+    GrpcDataLoss,
+    GrpcUnauthenticated,
 }
 
 impl Failure {
-    pub const ALL: [Failure; 18] = [
+    pub const ALL: [Failure; 34] = [
         Failure::Connect,
         Failure::Ports,
         Failure::Tls,
@@ -70,7 +90,46 @@ impl Failure {
         Failure::Protocol,
         Failure::SessionExpired,
         Failure::H3,
+        Failure::GrpcCancelled,
+        Failure::GrpcUnknown,
+        Failure::GrpcInvalidArgument,
+        Failure::GrpcDeadlineExceeded,
+        Failure::GrpcNotFound,
+        Failure::GrpcAlreadyExists,
+        Failure::GrpcPermissionDenied,
+        Failure::GrpcResourceExhausted,
+        Failure::GrpcFailedPrecondition,
+        Failure::GrpcAborted,
+        Failure::GrpcOutOfRange,
+        Failure::GrpcUnimplemented,
+        Failure::GrpcInternal,
+        Failure::GrpcUnavailable,
+        Failure::GrpcDataLoss,
+        Failure::GrpcUnauthenticated,
     ];
+
+    /// The class of a call that ended with gRPC status `code` (not 0).
+    pub fn grpc(code: u32) -> Failure {
+        match code {
+            1 => Failure::GrpcCancelled,
+            2 => Failure::GrpcUnknown,
+            3 => Failure::GrpcInvalidArgument,
+            4 => Failure::GrpcDeadlineExceeded,
+            5 => Failure::GrpcNotFound,
+            6 => Failure::GrpcAlreadyExists,
+            7 => Failure::GrpcPermissionDenied,
+            8 => Failure::GrpcResourceExhausted,
+            9 => Failure::GrpcFailedPrecondition,
+            10 => Failure::GrpcAborted,
+            11 => Failure::GrpcOutOfRange,
+            12 => Failure::GrpcUnimplemented,
+            13 => Failure::GrpcInternal,
+            14 => Failure::GrpcUnavailable,
+            15 => Failure::GrpcDataLoss,
+            16 => Failure::GrpcUnauthenticated,
+            _ => Failure::GrpcUnknown,
+        }
+    }
 
     /// Stable name used in the report and the JSON.
     pub fn name(self) -> &'static str {
@@ -93,6 +152,22 @@ impl Failure {
             Failure::JsonRpc => "jsonrpc_error",
             Failure::Protocol => "protocol",
             Failure::SessionExpired => "session_expired",
+            Failure::GrpcCancelled => "grpc_cancelled",
+            Failure::GrpcUnknown => "grpc_unknown",
+            Failure::GrpcInvalidArgument => "grpc_invalid_argument",
+            Failure::GrpcDeadlineExceeded => "grpc_deadline_exceeded",
+            Failure::GrpcNotFound => "grpc_not_found",
+            Failure::GrpcAlreadyExists => "grpc_already_exists",
+            Failure::GrpcPermissionDenied => "grpc_permission_denied",
+            Failure::GrpcResourceExhausted => "grpc_resource_exhausted",
+            Failure::GrpcFailedPrecondition => "grpc_failed_precondition",
+            Failure::GrpcAborted => "grpc_aborted",
+            Failure::GrpcOutOfRange => "grpc_out_of_range",
+            Failure::GrpcUnimplemented => "grpc_unimplemented",
+            Failure::GrpcInternal => "grpc_internal",
+            Failure::GrpcUnavailable => "grpc_unavailable",
+            Failure::GrpcDataLoss => "grpc_data_loss",
+            Failure::GrpcUnauthenticated => "grpc_unauthenticated",
         }
     }
 
@@ -152,9 +227,34 @@ mod tests {
                 "jsonrpc_error",
                 "protocol",
                 "session_expired",
-                "h3"
+                "h3",
+                "grpc_cancelled",
+                "grpc_unknown",
+                "grpc_invalid_argument",
+                "grpc_deadline_exceeded",
+                "grpc_not_found",
+                "grpc_already_exists",
+                "grpc_permission_denied",
+                "grpc_resource_exhausted",
+                "grpc_failed_precondition",
+                "grpc_aborted",
+                "grpc_out_of_range",
+                "grpc_unimplemented",
+                "grpc_internal",
+                "grpc_unavailable",
+                "grpc_data_loss",
+                "grpc_unauthenticated",
             ]
         );
+    }
+
+    #[test]
+    fn each_grpc_code_has_its_class_named_as_grpc_names_it() {
+        for code in 1..=16 {
+            let name = crate::proto::grpc::code_name(code).to_ascii_lowercase();
+            assert_eq!(Failure::grpc(code).name(), format!("grpc_{name}"));
+        }
+        assert_eq!(Failure::grpc(17), Failure::GrpcUnknown);
     }
 
     #[test]

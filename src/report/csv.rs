@@ -304,7 +304,13 @@ mod tests {
             failed_connect,failed_ports,failed_tls,failed_timeout,failed_read,failed_write,\
             failed_parse,failed_closed,failed_reset,failed_h2,failed_redirect,\
             failed_stream_truncated,failed_stream_idle,failed_tool_error,failed_jsonrpc_error,\
-            failed_protocol,failed_session_expired,failed_h3,error_status,target_connections";
+            failed_protocol,failed_session_expired,failed_h3,error_status,target_connections,\
+            failed_grpc_cancelled,failed_grpc_unknown,failed_grpc_invalid_argument,\
+            failed_grpc_deadline_exceeded,failed_grpc_not_found,failed_grpc_already_exists,\
+            failed_grpc_permission_denied,failed_grpc_resource_exhausted,\
+            failed_grpc_failed_precondition,failed_grpc_aborted,failed_grpc_out_of_range,\
+            failed_grpc_unimplemented,failed_grpc_internal,failed_grpc_unavailable,\
+            failed_grpc_data_loss,failed_grpc_unauthenticated";
         assert_eq!(timeline_header().join(","), want);
     }
 

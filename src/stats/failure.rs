@@ -7,10 +7,20 @@ use crate::proto::Failure;
 
 /// Count per failure class, plus the first message seen for each class (formatted once, not per
 /// request).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct FailureCounts {
     counts: [u64; Failure::ALL.len()],
     examples: [Option<String>; Failure::ALL.len()],
+}
+
+// By hand: the standard library derives `Default` for arrays of at most 32.
+impl Default for FailureCounts {
+    fn default() -> FailureCounts {
+        FailureCounts {
+            counts: [0; Failure::ALL.len()],
+            examples: std::array::from_fn(|_| None),
+        }
+    }
 }
 
 impl FailureCounts {

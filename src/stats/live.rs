@@ -113,7 +113,7 @@ impl LiveHist {
 }
 
 /// Counters of one thread at one moment (or summed over threads).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counters {
     pub attempts: u64,
     pub completed: u64,
@@ -124,6 +124,20 @@ pub struct Counters {
     pub connect_failures: u64,
     /// Completed responses with a status of 400 or above.
     pub error_status: u64,
+}
+
+// By hand: the standard library derives `Default` for arrays of at most 32.
+impl Default for Counters {
+    fn default() -> Counters {
+        Counters {
+            attempts: 0,
+            completed: 0,
+            failures: [0; Failure::ALL.len()],
+            open: 0,
+            connect_failures: 0,
+            error_status: 0,
+        }
+    }
 }
 
 impl Counters {
@@ -144,7 +158,7 @@ impl Counters {
 }
 
 /// What one load thread shares with the display.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Live {
     attempts: AtomicU64,
     completed: AtomicU64,
@@ -154,6 +168,21 @@ pub struct Live {
     error_status: AtomicU64,
     /// Latencies published since the display last took them.
     interval: Mutex<LiveHist>,
+}
+
+// By hand: the standard library derives `Default` for arrays of at most 32.
+impl Default for Live {
+    fn default() -> Live {
+        Live {
+            attempts: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            failures: std::array::from_fn(|_| AtomicU64::new(0)),
+            open: AtomicU64::new(0),
+            connect_failures: AtomicU64::new(0),
+            error_status: AtomicU64::new(0),
+            interval: Mutex::default(),
+        }
+    }
 }
 
 impl Live {

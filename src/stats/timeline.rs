@@ -13,7 +13,7 @@ use super::hist::Sparse;
 use super::{Failure, Hist, Stats};
 
 /// One second of one thread or, added up, of the run: what changed in it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Second {
     /// Offset of its start from the start of the measured window, and its length, in ns (the
     /// last second of a run may be shorter).
@@ -35,6 +35,26 @@ pub struct Second {
     /// sent in it: bucket counts.
     pub latency: Sparse,
     pub lag: Sparse,
+}
+
+// By hand: the standard library derives `Default` for arrays of at most 32.
+impl Default for Second {
+    fn default() -> Second {
+        Second {
+            start_ns: 0,
+            span_ns: 0,
+            completed: 0,
+            error_status: 0,
+            failures: [0; Failure::ALL.len()],
+            bytes_in: 0,
+            sent: 0,
+            open: 0,
+            scheduled: 0,
+            dropped: 0,
+            latency: Sparse::default(),
+            lag: Sparse::default(),
+        }
+    }
 }
 
 impl AddAssign<&Second> for Second {

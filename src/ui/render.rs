@@ -328,7 +328,7 @@ mod tests {
             block(&v, 120)[2],
             "errors: timeout 3  closed 1  status>=400 86,591"
         );
-        v.counters.failures = Default::default();
+        v.counters.failures = [0; Failure::ALL.len()];
         assert_eq!(block(&v, 120)[2], "errors: status>=400 86,591");
     }
 

@@ -10,6 +10,7 @@ mod documents;
 mod engine;
 mod fairness;
 mod golden;
+mod grpc;
 mod h2;
 mod h3;
 mod h3_hostile;

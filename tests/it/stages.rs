@@ -400,10 +400,22 @@ fn a_ramp_of_connections_across_a_servers_capacity_names_its_breaking_point() {
     // The CSV's last column is each second's target, as the JSON has it.
     let text = std::fs::read_to_string(&csv).unwrap();
     let _ = std::fs::remove_file(&csv);
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let column = header
+        .iter()
+        .position(|c| *c == "target_connections")
+        .unwrap();
     let targets: Vec<f64> = text
         .lines()
         .skip(1)
-        .map(|l| l.trim_end().rsplit(',').next().unwrap().parse().unwrap())
+        .map(|l| {
+            l.trim_end()
+                .split(',')
+                .nth(column)
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
         .collect();
     let json: Vec<f64> = doc["timeline"]
         .as_array()

@@ -200,7 +200,7 @@ impl<E: Observe + 'static> Protocol for H2Lane<E> {
 
     fn poll_send(
         &mut self,
-        _: &Shared,
+        ctx: &Shared,
         cx: &mut Context<'_>,
         req: Sent<'_>,
     ) -> Poll<Result<Response, Fail>> {
@@ -230,7 +230,11 @@ impl<E: Observe + 'static> Protocol for H2Lane<E> {
         }
         let r = std::task::ready!(lane.poll_response(self.k, cx));
         self.open = false;
-        Poll::Ready(r)
+        Poll::Ready(match r {
+            // A gRPC call: what its status said.
+            Ok(res) if E::JUDGES => lane.events(self.k).judged(ctx, res),
+            r => r,
+        })
     }
 
     /// Under --idle-timeout the slot learns of each read of its stream (the connection wakes it

@@ -23,6 +23,7 @@ use crate::engine::workloads::script_lane::Heard;
 use crate::engine::workloads::workload::Work;
 use crate::net::quic::OpenError;
 use crate::net::{self, DialError, Stream, TlsClient};
+use crate::proto::grpc::Call;
 use crate::proto::h1::Conn;
 use crate::proto::h2::{self as lane_h2, Counted};
 use crate::proto::{Cause, Events, Fail};
@@ -235,6 +236,10 @@ impl Shared {
             Work::Followed => {
                 let (lane, n) = self.start_h2(stream, Led::default).await?;
                 (H2Handle::Followed(lane), n)
+            }
+            Work::Called => {
+                let (lane, n) = self.start_h2(stream, Call::default).await?;
+                (H2Handle::Called(lane), n)
             }
         };
         Ok(OpenH2 { lane, max_streams })

@@ -1,6 +1,6 @@
 //! --stream: what a protocol's response is told to when streams are measured. `Observe` is the
-//! engine's side of `proto::Events`: an attempt begins, the response ends (`settle`), and the
-//! last read for the idle timeout. `()` observes nothing and compiles to nothing, so the static
+//! engine's side of `proto::Events`: an attempt begins, the response ends (`settle`), its
+//! judgement (`judged`), and the last read for the idle timeout. `()` observes nothing and compiles to nothing, so the static
 //! path pays nothing; `Watch` cuts streamed responses into units with a `proto::stream::Meter`
 //! and hands each gap to the thread's histogram. Must not touch the run's statistics other than
 //! through the gap histogram it is given.
@@ -10,10 +10,10 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::clock::Tick;
-use crate::engine::slots::shared::H2Handle;
+use crate::engine::slots::shared::{H2Handle, Shared};
 use crate::plan::{StreamMode, StreamPlan};
 use crate::proto::stream::{Facts, Meter, Rules, Unit};
-use crate::proto::{Events, Media, h2};
+use crate::proto::{Events, Fail, Media, Response, h2};
 use crate::stats::Hist;
 
 /// How a measured stream ended.
@@ -61,6 +61,14 @@ pub trait Observe: Events {
     #[inline(always)]
     fn settle(&mut self) -> Option<Streamed> {
         None
+    }
+    /// Whether `judged` does anything (a gRPC call's status): without, the lane skips it at
+    /// compile time.
+    const JUDGES: bool = false;
+    /// The response `r` was read in full: as it came, or the failure the receiver found in it
+    /// (a gRPC status other than OK).
+    fn judged(&mut self, _ctx: &Shared, r: Response) -> Result<Response, Fail> {
+        Ok(r)
     }
     /// Whether this stream slot's responses go to `tap` from now on (the legacy MCP transport's
     /// session stream, opened beside a call): only MCP's receiver takes one.

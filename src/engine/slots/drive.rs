@@ -23,6 +23,7 @@ use crate::engine::workloads::follow::{FollowWork, Led};
 use crate::engine::workloads::list_lane::{ListWork, Listing};
 use crate::engine::workloads::script_lane::{Heard, ScriptWork};
 use crate::engine::workloads::workload::{Fixed, Work};
+use crate::proto::grpc::Call;
 use crate::proto::{Cause, Fail};
 use crate::stats::Failure;
 
@@ -72,6 +73,7 @@ fn h1_link(ctx: &Rc<Shared>, first: usize, c: OpenConn) -> Drive {
             let work = FollowWork::new(ctx.clone(), first);
             boxed(Link::new(own, first, proto, work))
         }
+        Work::Called => unreachable!("gRPC over HTTP/1.1: the plan speaks HTTP/2 only"),
     }
 }
 
@@ -100,6 +102,7 @@ fn h3_link(ctx: &Rc<Shared>, g: Rc<h3_lane::Group>, k: usize) -> Drive {
             let work = FollowWork::new(ctx.clone(), index);
             boxed(Link::new(own, index, proto, work))
         }
+        Work::Called => unreachable!("gRPC over HTTP/3: the plan speaks HTTP/2 only"),
     }
 }
 
@@ -153,6 +156,7 @@ enum Making {
     Scripted(Rc<Group<Heard>>),
     Answered(Rc<Group<Answering>>),
     Followed(Rc<Group<Led>>),
+    Called(Rc<Group<Call>>),
     H3(Rc<h3_lane::Group>),
 }
 
@@ -205,6 +209,10 @@ impl Iterator for Links {
                     let work = ScriptWork::new(scripted(ctx));
                     boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
                 }
+                Making::Called(g) => {
+                    let index = g.base() + k;
+                    boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed))
+                }
                 Making::H3(g) => h3_link(ctx, g, k),
             });
         }
@@ -223,6 +231,7 @@ impl Iterator for Links {
                     H2Handle::Scripted(_) => Making::Scripted(Group::new(ctx, g, c)),
                     H2Handle::Answered(_) => Making::Answered(Group::new(ctx, g, c)),
                     H2Handle::Followed(_) => Making::Followed(Group::new(ctx, g, c)),
+                    H2Handle::Called(_) => Making::Called(Group::new(ctx, g, c)),
                 };
                 self.group = Some((group, 0));
                 self.next()

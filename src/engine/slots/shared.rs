@@ -105,6 +105,8 @@ pub enum Feature {
     List(Arc<ListSetup>),
     /// --redirect: what following needs.
     Follow(Arc<Follow>),
+    /// `spate grpc`: each response judged by its gRPC status.
+    Grpc(Arc<crate::plan::GrpcPlan>),
 }
 
 impl Feature {
@@ -125,6 +127,13 @@ impl Feature {
     pub fn follow(&self) -> Option<&Arc<Follow>> {
         match self {
             Feature::Follow(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    pub fn grpc(&self) -> Option<&Arc<crate::plan::GrpcPlan>> {
+        match self {
+            Feature::Grpc(g) => Some(g),
             _ => None,
         }
     }
@@ -210,6 +219,7 @@ pub enum H2Handle {
     Scripted(Lane<crate::engine::workloads::script_lane::Heard>),
     Answered(Lane<crate::engine::workloads::answering::Answering>),
     Followed(Lane<crate::engine::workloads::follow::Led>),
+    Called(Lane<crate::proto::grpc::Call>),
 }
 
 /// An open HTTP/3 connection: the handle that starts requests, and the QUIC connection under

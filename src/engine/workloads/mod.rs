@@ -7,6 +7,7 @@
 //! - `list_lane`: `ListWork`, a request list (several URLs, `--urls-from-file`, MCP's calls);
 //!   `answering`, the receiver that judges MCP's answers; `own_session`, a call in a session
 //!   of its own over HTTP/2 and HTTP/3 (`--session per-request`).
+//! - `called`: `spate grpc`'s receiver, which judges each call by its gRPC status.
 //! - `script_lane`: `ScriptWork`, a script's `delay()`, `request()` and `response()`.
 //! - `follow`, `away`, `hops`: --redirect, attempts that are redirect chains: on the slot's own
 //!   connection at the run's origin, on connections of their own elsewhere, with the
@@ -14,6 +15,7 @@
 
 pub(super) mod answering;
 pub(super) mod away;
+pub(super) mod called;
 pub(super) mod follow;
 pub(super) mod hops;
 pub(super) mod list_lane;

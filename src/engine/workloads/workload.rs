@@ -151,6 +151,9 @@ pub enum Work {
     Scripted,
     /// --redirect (`FollowWork` with `Led`).
     Followed,
+    /// `spate grpc`'s calls (`Fixed` with `proto::grpc::Call`, which judges each by its
+    /// status). HTTP/2 only: the plan refuses every other protocol.
+    Called,
 }
 
 impl Work {
@@ -159,6 +162,7 @@ impl Work {
     pub fn of(setup: &Setup, script: Option<&crate::script::Worker>) -> Work {
         match &setup.feature {
             Feature::Follow(_) => Work::Followed,
+            Feature::Grpc(_) => Work::Called,
             Feature::List(l) if l.mcp.is_some() => Work::Answered,
             Feature::List(_) => Work::Listed,
             _ if script.is_some_and(crate::script::Worker::runs_per_request) => Work::Scripted,

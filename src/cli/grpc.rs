@@ -1,0 +1,286 @@
+//! `spate grpc`: a gRPC method called under a run's load flags. The schema comes from
+//! `--proto` files (compiled here, with `--import-path`), the request message from `-d`/`-D`
+//! as proto3's JSON, metadata from `-m`; all of it becomes the plan's one request, built once:
+//! a POST over HTTP/2 of the framed message, judged by its gRPC status. Refuses what would
+//! change the call gRPC defines. Reads the files, runs nothing.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::args::{LoadArgs, OutputArgs, ShardArgs};
+use super::{Command, Exit, load, shard, show};
+use crate::grpc::schema::Schema;
+use crate::plan::GrpcPlan;
+
+/// `spate grpc`'s own flags, beside a run's.
+#[derive(Debug, Args)]
+pub struct GrpcArgs {
+    /// The server: http://HOST:PORT (HTTP/2 with prior knowledge, h2c) or https://HOST:PORT
+    /// (TLS with ALPN h2).
+    #[arg(value_name = "URL")]
+    pub url: String,
+
+    /// The method to call: package.Service/Method.
+    #[arg(long = "call", value_name = "package.Service/Method")]
+    pub call: Option<String>,
+
+    /// A .proto file that defines the service (repeatable); compiled at start, no protoc
+    /// needed.
+    #[arg(long = "proto", value_name = "FILE")]
+    pub protos: Vec<PathBuf>,
+
+    /// A directory to look for the .proto files' imports in (repeatable); the first proto's
+    /// own directory is searched too, and the well-known types are built in.
+    #[arg(short = 'i', long = "import-path", value_name = "DIR")]
+    pub import_paths: Vec<PathBuf>,
+
+    /// Metadata sent with each call: KEY=VALUE (repeatable), or a JSON object of them.
+    #[arg(short = 'm', long = "metadata", value_name = "KEY=VALUE|JSON")]
+    pub metadata: Vec<String>,
+
+    /// The call's deadline, sent as grpc-timeout (the server gives up after it).
+    #[arg(long = "deadline", value_name = "TIME", value_parser = super::values::duration)]
+    pub deadline: Option<Duration>,
+
+    #[command(flatten)]
+    pub load: LoadArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(
+        flatten,
+        next_help_heading = "Shards (one part of a run over several machines)"
+    )]
+    pub shard: ShardArgs,
+}
+
+pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
+    let usage = |m: String| Exit::usage(format!("grpc: {m}"));
+    refused(&a.load).map_err(usage)?;
+    let Some(call) = a.call.clone() else {
+        return Err(usage(
+            "name the method: --call package.Service/Method (with --proto FILE)".into(),
+        ));
+    };
+    if a.protos.is_empty() {
+        return Err(usage(
+            "give the service's --proto FILE: asking the server (reflection) is not made yet"
+                .into(),
+        ));
+    }
+    let target = crate::target::Target::parse(&a.url).map_err(|e| usage(e.to_string()))?;
+    if !matches!(target.path.as_str(), "" | "/") {
+        return Err(usage(format!(
+            "{}: give the server's URL without a path (the call gives it: --call)",
+            a.url
+        )));
+    }
+    let schema = Schema::compile(&a.protos, &a.import_paths).map_err(usage)?;
+    let method = schema.method(&call).map_err(usage)?;
+    if method.client_streaming() {
+        return Err(usage(format!(
+            "--call {call} streams from the client: client and bidirectional streaming calls are not measured yet"
+        )));
+    }
+    let json = match (a.load.body.take(), a.load.body_file.take()) {
+        (Some(d), _) => d,
+        (None, Some(path)) => {
+            let bytes =
+                crate::files::read("-D", &path, crate::files::BODY_LIMIT).map_err(Exit::usage)?;
+            String::from_utf8(bytes)
+                .map_err(|_| usage(format!("-D {}: not UTF-8 text", path.display())))?
+        }
+        (None, None) => "{}".into(),
+    };
+    let message = method.request(&json).map_err(usage)?;
+    let mut headers = vec![
+        ("content-type".to_owned(), "application/grpc".to_owned()),
+        ("te".to_owned(), "trailers".to_owned()),
+    ];
+    if let Some(d) = a.deadline {
+        headers.push(("grpc-timeout".into(), timeout(d).map_err(usage)?));
+    }
+    headers.extend(metadata(&a.metadata).map_err(usage)?);
+    a.load.headers.extend(headers);
+    // HTTP/2 from the start: -p's streams are checked against the protocol as the plan is made.
+    a.load.http2 = true;
+    let load::Planned {
+        mut plan, notes, ..
+    } = load::plan(
+        a.load,
+        &format!("{}{}", a.url.trim_end_matches('/'), method.path()),
+    )?;
+    plan.method = "POST".into();
+    // The message is gRPC's; Accept-Encoding would ask for HTTP's.
+    plan.compression = false;
+    plan.body = [
+        crate::proto::grpc::prefix(message.len() as u32).as_slice(),
+        &message,
+    ]
+    .concat();
+    plan.grpc = Some(GrpcPlan {
+        call,
+        server_streaming: method.server_streaming(),
+    });
+    shard::apply(&mut plan, &a.shard)?;
+    plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
+    let mut notes = notes;
+    notes.extend(shard::notes(&plan));
+    let mut show = show(a.output)?;
+    super::csv_stages_need_stages(&show, &plan)?;
+    show.notes = notes;
+    show.output.log_result = a.shard.log_result;
+    Ok(Command::Run {
+        plan: Box::new(plan),
+        script: None,
+        show,
+    })
+}
+
+/// The load flags that would change the call gRPC defines.
+fn refused(load: &LoadArgs) -> Result<(), String> {
+    for (given, flag) in [
+        (load.method != "GET", "--method: a gRPC call is a POST"),
+        (
+            load.script.is_some(),
+            "--script does not apply to gRPC calls",
+        ),
+        (
+            load.stream.is_some(),
+            "--stream does not apply to gRPC calls yet",
+        ),
+        (
+            load.redirect.is_some(),
+            "--redirect does not apply to gRPC calls",
+        ),
+        (
+            load.content_type.is_some(),
+            "-T: the content type is gRPC's",
+        ),
+        (load.accept.is_some(), "-A does not apply to gRPC calls"),
+        (load.http1, "--http1.1: gRPC runs over HTTP/2"),
+        (load.http3, "--http3: gRPC runs over HTTP/2"),
+        (load.verbose, "-v for gRPC calls is not made yet"),
+        (load.dry_run, "--dry-run for gRPC calls is not made yet"),
+    ] {
+        if given {
+            return Err(flag.into());
+        }
+    }
+    Ok(())
+}
+
+/// `grpc-timeout`: at most 8 digits and a unit, the coarsest that keeps the deadline exact
+/// or, past that, rounds it up.
+fn timeout(d: Duration) -> Result<String, String> {
+    if d.is_zero() {
+        return Err("--deadline must be longer than zero".into());
+    }
+    const MAX: u128 = 99_999_999;
+    let ns = d.as_nanos();
+    for (unit, per) in [
+        ("n", 1u128),
+        ("u", 1_000),
+        ("m", 1_000_000),
+        ("S", 1_000_000_000),
+        ("M", 60_000_000_000),
+        ("H", 3_600_000_000_000),
+    ] {
+        if ns.div_ceil(per) <= MAX {
+            return Ok(format!("{}{unit}", ns.div_ceil(per)));
+        }
+    }
+    Err("--deadline is longer than gRPC can say".into())
+}
+
+/// `-m`'s metadata as header fields: lower-case names (HTTP/2's), values as given. Names
+/// gRPC or HTTP/2 reserve are refused.
+fn metadata(given: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for m in given {
+        let pairs: Vec<(String, String)> = match m.trim_start().starts_with('{') {
+            true => {
+                let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(m)
+                    .map_err(|e| format!("-m {m}: not a JSON object of strings: {e}"))?;
+                map.into_iter()
+                    .map(|(k, v)| match v {
+                        serde_json::Value::String(s) => Ok((k, s)),
+                        other => Err(format!("-m: the value of {k} is {other}, not a string")),
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            false => {
+                let (k, v) = m
+                    .split_once('=')
+                    .ok_or_else(|| format!("-m {m}: give KEY=VALUE or a JSON object"))?;
+                vec![(k.trim().to_owned(), v.to_owned())]
+            }
+        };
+        for (k, v) in pairs {
+            let k = k.to_ascii_lowercase();
+            if k.is_empty()
+                || k.starts_with(':')
+                || k.starts_with("grpc-")
+                || k == "te"
+                || k == "content-type"
+            {
+                return Err(format!("-m {k}: a name gRPC or HTTP/2 reserves"));
+            }
+            out.push((k, v));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_is_said_in_the_coarsest_exact_unit() {
+        let t = |ms: u64| timeout(Duration::from_millis(ms)).unwrap();
+        assert_eq!(t(50), "50000000n");
+        assert_eq!(t(1500), "1500000u");
+        assert_eq!(timeout(Duration::from_secs(200)).unwrap(), "200000m");
+        assert_eq!(timeout(Duration::from_secs(3 * 86_400)).unwrap(), "259200S");
+        assert_eq!(
+            timeout(Duration::from_secs(400 * 86_400)).unwrap(),
+            "34560000S"
+        );
+        assert_eq!(
+            timeout(Duration::from_nanos(100_000_001)).unwrap(),
+            "100001u",
+            "up"
+        );
+        assert!(timeout(Duration::ZERO).is_err());
+    }
+
+    #[test]
+    fn metadata_is_pairs_or_json_and_never_a_reserved_name() {
+        let m = metadata(&[
+            "Authorization=Bearer x=y".into(),
+            r#"{"tenant":"a"}"#.into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            m,
+            [
+                ("authorization".to_owned(), "Bearer x=y".to_owned()),
+                ("tenant".to_owned(), "a".to_owned())
+            ]
+        );
+        for bad in [
+            "grpc-timeout=1S",
+            "te=x",
+            "novalue",
+            r#"{"n":1}"#,
+            "=x",
+            ":path=/",
+        ] {
+            assert!(metadata(&[bad.into()]).is_err(), "{bad}");
+        }
+    }
+}

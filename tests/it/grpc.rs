@@ -1,0 +1,241 @@
+//! `spate grpc` against PyPI's grpcio (tests/it/servers/grpc/server.py, kv.proto compiled at
+//! its start): the server executes exactly the calls spate counts, over several connections and
+//! streams; a status other than OK is a failure of its code's class with the server's message;
+//! a server-streaming call succeeds with its messages; metadata and the deadline reach the
+//! server; and what the schema does not have is one line, exit 2, before anything is sent.
+//! grpcio is required in CI (SPATE_REQUIRE_TOOLS); elsewhere the tests say they were skipped.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::support::{Child, free_addr, spate, spawn_listening, test_python};
+
+/// The grpcio server, and the log of the calls it executed.
+struct Server {
+    _child: Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl Server {
+    fn start(tag: &str) -> Option<Server> {
+        let python = test_python("grpc_tools")?;
+        let addr = free_addr();
+        let log = std::env::temp_dir().join(format!("spate-grpc-{tag}-{}.log", std::process::id()));
+        let _ = std::fs::remove_file(&log);
+        let child = Child(spawn_listening(
+            std::process::Command::new(python).args([
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/tests/it/servers/grpc/server.py"
+                ),
+                &addr.port().to_string(),
+                log.to_str().unwrap(),
+            ]),
+            addr,
+        ));
+        Some(Server {
+            _child: child,
+            url: format!("http://{addr}"),
+            log,
+        })
+    }
+
+    /// The calls executed: (method, key, tenant, had a deadline).
+    fn calls(&self) -> Vec<(String, String, String, bool)> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (f[0].into(), f[1].into(), f[2].into(), f[3] == "1")
+            })
+            .collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+const PROTO: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/it/servers/grpc/kv.proto"
+);
+const IMPORTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/servers/grpc/imports");
+
+fn grpc_args<'a>(call: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["grpc", "--proto", PROTO, "-i", IMPORTS, "--call", call];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// `spate grpc` with `args` (after `grpc`), its JSON result; the run must succeed.
+fn grpc_json(args: &[&str]) -> Value {
+    let all: Vec<&str> = [
+        &args[..1],
+        &["--no-progress", "--format", "json"][..],
+        &args[1..],
+    ]
+    .concat();
+    let out = spate(&all);
+    crate::support::succeeded(&out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_server_executes_exactly_the_calls_spate_counts() {
+    let Some(server) = Server::start("exact") else {
+        return;
+    };
+    let mut args = grpc_args(
+        "kv.v1.Store/Get",
+        &["-d", r#"{"key":"k","page":{"size":3}}"#],
+    );
+    args.extend([
+        "-n",
+        "300",
+        "-c",
+        "3",
+        "-p",
+        "2",
+        "-m",
+        "tenant=acme",
+        "--deadline",
+        "5s",
+    ]);
+    args.push(&server.url);
+    let doc = grpc_json(&args);
+    crate::schema::validate(&doc);
+    assert_eq!(doc["requests"]["completed"], 300, "{}", doc["requests"]);
+    assert_eq!(doc["requests"]["successful"], 300);
+    assert_eq!(doc["config"]["protocol"], "HTTP/2 (h2c)");
+    assert_eq!(doc["connections"]["http2"], 3);
+    let calls = server.calls();
+    assert_eq!(
+        calls.len(),
+        300,
+        "the server executed every call spate counted"
+    );
+    assert!(
+        calls
+            .iter()
+            .all(|(m, k, t, d)| m == "Get" && k == "k" && t == "acme" && *d),
+        "the message, the metadata and the deadline reached the server: {:?}",
+        &calls[0]
+    );
+}
+
+#[test]
+fn a_status_other_than_ok_is_a_failure_of_its_codes_class() {
+    let Some(server) = Server::start("status") else {
+        return;
+    };
+    for (key, class, message) in [
+        (
+            "missing",
+            "grpc_not_found",
+            "NOT_FOUND: no such key: missing",
+        ),
+        ("down", "grpc_unavailable", "UNAVAILABLE: the store is down"),
+    ] {
+        let data = format!(r#"{{"key":"{key}"}}"#);
+        let mut args = grpc_args("kv.v1.Store/Get", &["--format", "json", "-d", &data]);
+        args.extend(["--no-progress", "-n", "40", "-c", "2", &server.url]);
+        let out = spate(&args);
+        assert_eq!(out.status.code(), Some(1), "no call succeeded");
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        crate::schema::validate(&doc);
+        let r = &doc["requests"];
+        assert_eq!(
+            (r["completed"].as_u64(), r["failed"].as_u64()),
+            (Some(0), Some(40))
+        );
+        let errors = doc["errors"].as_array().unwrap();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0]["class"], class);
+        assert_eq!(errors[0]["count"], 40);
+        assert_eq!(errors[0]["example"], message);
+    }
+    assert_eq!(server.calls().len(), 80);
+}
+
+#[test]
+fn a_server_streaming_call_succeeds_with_its_messages() {
+    let Some(server) = Server::start("stream") else {
+        return;
+    };
+    let mut args = grpc_args("kv.v1.Store/Watch", &["-d", r#"{"key":"w","count":5}"#]);
+    args.extend(["-n", "30", "-c", "2"]);
+    args.push(&server.url);
+    let doc = grpc_json(&args);
+    assert_eq!(doc["requests"]["successful"], 30, "{}", doc["requests"]);
+    assert_eq!(server.calls().len(), 30);
+    // Five items of 6 bytes, framed: 55 bytes of body each.
+    assert_eq!(
+        doc["totals"]["body_bytes"].as_u64().map(|b| b / 30),
+        Some(55),
+        "{}",
+        doc["totals"]
+    );
+}
+
+#[test]
+fn what_the_schema_does_not_have_is_one_line_and_exit_2() {
+    for (call, extra, says) in [
+        (
+            "kv.v1.Store/Put",
+            &[][..],
+            "kv.v1.Store has no method Put (it has: Get, Watch)",
+        ),
+        ("kv.v1.Nope/Get", &[][..], "no service kv.v1.Nope"),
+        (
+            "kv.v1.Store/Get",
+            &["-d", r#"{"ky":"k"}"#][..],
+            "unrecognized field name 'ky'",
+        ),
+        (
+            "kv.v1.Store/Get",
+            &["-d", r#"{"page":{"size":"x"}}"#][..],
+            "(at page.size)",
+        ),
+        (
+            "kv.v1.Store/Get",
+            &["-m", "grpc-timeout=1S"][..],
+            "reserves",
+        ),
+        ("kv.v1.Store/Get", &["--http3"][..], "--http3"),
+        (
+            "kv.v1.Store/Get",
+            &["-v"][..],
+            "-v for gRPC calls is not made yet",
+        ),
+    ] {
+        let mut args = grpc_args(call, extra);
+        args.push("http://127.0.0.1:9");
+        let out = spate(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{call} {extra:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{call} {extra:?}: {err}");
+    }
+    let out = spate(&["grpc", "--call", "kv.v1.Store/Get", "http://127.0.0.1:9"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--proto"));
+    let out = spate(&[
+        "grpc",
+        "--proto",
+        PROTO,
+        "--call",
+        "kv.v1.Store/Get",
+        "http://127.0.0.1:9",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("common.proto"),
+        "an import not found names it: {err}"
+    );
+}

@@ -1,0 +1,66 @@
+"""A gRPC server of PyPI's grpcio, for tests/it/grpc.rs.
+
+python server.py PORT LOG: serves kv.v1.Store (kv.proto, compiled at start with grpc_tools)
+on 127.0.0.1:PORT with server reflection, and appends a line to LOG for each call it executes:
+the method, the request's key, the `tenant` metadata (- without) and whether the call had a
+deadline (1 or 0). Get answers NOT_FOUND ("no such key: missing") for the key
+"missing" and UNAVAILABLE for "down"; Watch sends `count` items.
+"""
+
+import os
+import sys
+import tempfile
+import threading
+from concurrent import futures
+
+import grpc
+from grpc_reflection.v1alpha import reflection
+from grpc_tools import protoc
+
+here = os.path.dirname(os.path.abspath(__file__))
+out = tempfile.mkdtemp(prefix="spate-grpc-")
+imports = os.path.join(here, "imports")
+for proto in ("common.proto", "kv.proto"):
+    code = protoc.main(
+        ["protoc", f"-I{here}", f"-I{imports}", f"--python_out={out}", f"--grpc_python_out={out}", proto]
+    )
+    if code != 0:
+        sys.exit(f"protoc failed on {proto}")
+sys.path.insert(0, out)
+import kv_pb2  # noqa: E402
+import kv_pb2_grpc  # noqa: E402
+
+port, log_path = int(sys.argv[1]), sys.argv[2]
+lock = threading.Lock()
+log = open(log_path, "a", buffering=1)
+
+
+def note(method, request, context):
+    tenant = dict(context.invocation_metadata()).get("tenant", "-")
+    deadline = int(context.time_remaining() is not None)
+    with lock:
+        log.write(f"{method} {request.key} {tenant} {deadline}\n")
+
+
+class Store(kv_pb2_grpc.StoreServicer):
+    def Get(self, request, context):
+        note("Get", request, context)
+        if request.key == "missing":
+            context.abort(grpc.StatusCode.NOT_FOUND, "no such key: missing")
+        if request.key == "down":
+            context.abort(grpc.StatusCode.UNAVAILABLE, "the store is down")
+        return kv_pb2.Item(key=request.key, value=b"v")
+
+    def Watch(self, request, context):
+        note("Watch", request, context)
+        for _ in range(request.count):
+            yield kv_pb2.Item(key=request.key, value=b"v")
+
+
+server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+kv_pb2_grpc.add_StoreServicer_to_server(Store(), server)
+names = (kv_pb2.DESCRIPTOR.services_by_name["Store"].full_name, reflection.SERVICE_NAME)
+reflection.enable_server_reflection(names, server)
+server.add_insecure_port(f"127.0.0.1:{port}")
+server.start()
+server.wait_for_termination()
