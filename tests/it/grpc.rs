@@ -2,7 +2,8 @@
 //! its start): the server executes exactly the calls spate counts, over several connections and
 //! streams; a status other than OK is a failure of its code's class with the server's message;
 //! a server-streaming call succeeds with its messages; metadata and the deadline reach the
-//! server; and what the schema does not have is one line, exit 2, before anything is sent.
+//! server; calls over TLS speak h2 by ALPN; and what the schema does not have is one line,
+//! exit 2, before anything is sent.
 //! grpcio is required in CI (SPATE_REQUIRE_TOOLS); elsewhere the tests say they were skipped.
 
 use std::path::PathBuf;
@@ -20,24 +21,32 @@ struct Server {
 
 impl Server {
     fn start(tag: &str) -> Option<Server> {
+        Server::start_with(tag, None)
+    }
+
+    /// As `start`, over TLS with `tls`'s server certificate and key (PEM files) when given.
+    fn start_with(tag: &str, tls: Option<(&str, &str)>) -> Option<Server> {
         let python = test_python("grpc_tools")?;
         let addr = free_addr();
         let log = std::env::temp_dir().join(format!("spate-grpc-{tag}-{}.log", std::process::id()));
         let _ = std::fs::remove_file(&log);
-        let child = Child(spawn_listening(
-            std::process::Command::new(python).args([
-                concat!(
-                    env!("CARGO_MANIFEST_DIR"),
-                    "/tests/it/servers/grpc/server.py"
-                ),
-                &addr.port().to_string(),
-                log.to_str().unwrap(),
-            ]),
-            addr,
-        ));
+        let mut cmd = std::process::Command::new(python);
+        cmd.args([
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/it/servers/grpc/server.py"
+            ),
+            &addr.port().to_string(),
+            log.to_str().unwrap(),
+        ]);
+        if let Some((cert, key)) = tls {
+            cmd.args([cert, key]);
+        }
+        let child = Child(spawn_listening(&mut cmd, addr));
+        let scheme = if tls.is_some() { "https" } else { "http" };
         Some(Server {
             _child: child,
-            url: format!("http://{addr}"),
+            url: format!("{scheme}://{addr}"),
             log,
         })
     }
@@ -238,4 +247,32 @@ fn what_the_schema_does_not_have_is_one_line_and_exit_2() {
         err.contains("common.proto"),
         "an import not found names it: {err}"
     );
+}
+
+/// Over TLS the connection offers ALPN h2 alone, and the calls are counted as over h2c.
+#[test]
+fn calls_over_tls_speak_h2_by_alpn() {
+    let pki = crate::pki::Pki::new("grpc");
+    std::fs::write(pki.dir.join("server.pem"), &pki.server_cert).unwrap();
+    std::fs::write(pki.dir.join("server-key.pem"), &pki.server_key).unwrap();
+    let (cert, key) = (pki.path("server.pem"), pki.path("server-key.pem"));
+    let Some(server) = Server::start_with("tls", Some((&cert, &key))) else {
+        return;
+    };
+    let ca = pki.path("ca.pem");
+    let mut args = grpc_args(
+        "kv.v1.Store/Get",
+        &["-d", r#"{"key":"t"}"#, "--cacert", &ca],
+    );
+    args.extend(["-n", "60", "-c", "2", "-p", "3", &server.url]);
+    let doc = grpc_json(&args);
+    assert_eq!(doc["requests"]["successful"], 60, "{}", doc["requests"]);
+    assert_eq!(doc["connections"]["http2"], 2);
+    assert!(
+        doc["config"]["protocol"]
+            .as_str()
+            .unwrap()
+            .starts_with("HTTP/2")
+    );
+    assert_eq!(server.calls().len(), 60);
 }
