@@ -38,6 +38,7 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
         Command::Compare(c) => crate::compare::run(&c),
         Command::Sweep(s) => crate::sweep::run(&s),
         Command::Mcp(m) => mcp_test(&m),
+        Command::Grpc(g) => grpc_test(&g),
         Command::Merge(m) => merge(&m),
         Command::Serve(config) => match Server::start(&config) {
             Ok(server) => serve_until_interrupted(&server),
@@ -199,6 +200,40 @@ fn mcp_test(m: &cli::McpRun) -> u8 {
     let code = load_test(&staged.plan, None, &m.show);
     staged.end();
     code
+}
+
+/// `spate grpc` without --proto: the server's schema by reflection, then its services listed,
+/// or the call made under load. A server that cannot say is one line, exit 1 (as an
+/// unreachable one); a call its schema does not have, exit 2.
+fn grpc_test(g: &cli::GrpcRun) -> u8 {
+    let refuse = |kind: &str, message: String, code: u8| {
+        say(&format!("spate: grpc: {message}"));
+        let failure = RunFailure {
+            kind: kind.into(),
+            message,
+        };
+        emit(
+            &Report::not_run(&g.plan, failure, &g.show.summary),
+            &g.show,
+            code,
+        )
+    };
+    let (services, schema) = match crate::grpc::ask::reflect(&g.plan, &g.metadata) {
+        Ok(found) => found,
+        Err(e) => return refuse("unreachable", e, crate::exit::EXIT_NO_SUCCESS),
+    };
+    if g.list_only {
+        let listed: Vec<(String, Vec<String>)> = schema
+            .services()
+            .into_iter()
+            .filter(|(s, _)| services.contains(s))
+            .collect();
+        return print_bytes(cli::grpc_listing(&listed).as_bytes());
+    }
+    match g.finish(&schema) {
+        Ok(plan) => load_test(&plan, None, &g.show),
+        Err(e) => refuse("plan", e, EXIT_USAGE),
+    }
 }
 
 /// `spate merge`: the shards' results merged into the job's, or why they are not one job's.

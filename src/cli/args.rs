@@ -140,8 +140,9 @@ pub enum Sub {
     /// success only with grpc-status 0; every other status is a failure class named by its
     /// code (grpc_not_found...), with its first message.
     ///
-    /// The schema comes from --proto (compiled at start, no protoc); -d (or -D FILE) is the
-    /// request message as proto3's JSON, built once; -m adds metadata. The load flags are a
+    /// The schema comes from --proto (compiled at start, no protoc) or, without it, from the
+    /// server's reflection service; `spate grpc --list URL` prints its services and methods.
+    /// -d (or -D FILE) is the request message as proto3's JSON, built once; -m adds metadata. The load flags are a
     /// run's (-c, -p streams per connection, -n, -z, -q, --stages, --slo, --save...).
     #[command(
         mut_arg("method", |a| a.short(None).hide(true)),

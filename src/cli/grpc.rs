@@ -12,7 +12,7 @@ use clap::Args;
 use super::args::{LoadArgs, OutputArgs, ShardArgs};
 use super::{Command, Exit, load, shard, show};
 use crate::grpc::schema::Schema;
-use crate::plan::GrpcPlan;
+use crate::plan::{GrpcPlan, Plan};
 
 /// `spate grpc`'s own flags, beside a run's.
 #[derive(Debug, Args)]
@@ -27,7 +27,7 @@ pub struct GrpcArgs {
     pub call: Option<String>,
 
     /// A .proto file that defines the service (repeatable); compiled at start, no protoc
-    /// needed.
+    /// needed. Without it, the server is asked for its schema (server reflection).
     #[arg(long = "proto", value_name = "FILE")]
     pub protos: Vec<PathBuf>,
 
@@ -39,6 +39,11 @@ pub struct GrpcArgs {
     /// Metadata sent with each call: KEY=VALUE (repeatable), or a JSON object of them.
     #[arg(short = 'm', long = "metadata", value_name = "KEY=VALUE|JSON")]
     pub metadata: Vec<String>,
+
+    /// Print the services and their methods (from --proto, or asked of the server by
+    /// reflection), and run nothing.
+    #[arg(long = "list")]
+    pub list: bool,
 
     /// The call's deadline, sent as grpc-timeout (the server gives up after it).
     #[arg(long = "deadline", value_name = "TIME", value_parser = super::values::duration)]
@@ -57,18 +62,66 @@ pub struct GrpcArgs {
     pub shard: ShardArgs,
 }
 
+/// What `spate grpc` does once the schema is known: the plan made of every flag but the
+/// call's, and what the call needs of the schema.
+#[derive(Debug)]
+pub struct GrpcRun {
+    /// The run's plan, to the server's root: load flags, HTTP/2, gRPC's header fields and the
+    /// metadata; `finish` adds the call.
+    pub plan: Plan,
+    pub show: super::Show,
+    /// `--call`, and the message's JSON (`-d`, `-D`, or `{}`).
+    pub call: Option<String>,
+    pub json: String,
+    /// `-m`'s metadata, which reflection is asked with too.
+    pub metadata: Vec<(String, String)>,
+    /// `--list`: print the services and methods, and run nothing.
+    pub list_only: bool,
+}
+
+impl GrpcRun {
+    /// The run's plan with the call `schema` describes: its path, its message, built once.
+    pub fn finish(&self, schema: &Schema) -> Result<Plan, String> {
+        let Some(call) = &self.call else {
+            return Err("name the method: --call package.Service/Method".into());
+        };
+        let method = schema.method(call)?;
+        if method.client_streaming() {
+            return Err(format!(
+                "--call {call} streams from the client: client and bidirectional streaming calls are not measured yet"
+            ));
+        }
+        let message = method.request(&self.json)?;
+        let mut plan = self.plan.clone();
+        let root = plan.target.url.trim_end_matches('/').to_owned();
+        plan.target = crate::target::Target::parse(&format!("{root}{}", method.path()))
+            .map_err(|e| e.to_string())?;
+        plan.body = [
+            crate::proto::grpc::prefix(message.len() as u32).as_slice(),
+            &message,
+        ]
+        .concat();
+        plan.grpc = Some(GrpcPlan {
+            call: call.clone(),
+            server_streaming: method.server_streaming(),
+        });
+        plan.validate().map_err(|e| e.to_string())?;
+        Ok(plan)
+    }
+}
+
 pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
     let usage = |m: String| Exit::usage(format!("grpc: {m}"));
     refused(&a.load).map_err(usage)?;
-    let Some(call) = a.call.clone() else {
+    if a.call.is_none() && !a.list {
         return Err(usage(
-            "name the method: --call package.Service/Method (with --proto FILE)".into(),
-        ));
-    };
-    if a.protos.is_empty() {
-        return Err(usage(
-            "give the service's --proto FILE: asking the server (reflection) is not made yet"
+            "name the method: --call package.Service/Method (spate grpc --list URL shows them)"
                 .into(),
+        ));
+    }
+    if a.list && a.call.is_some() {
+        return Err(usage(
+            "--list prints the services and runs nothing: give it without --call".into(),
         ));
     }
     let target = crate::target::Target::parse(&a.url).map_err(|e| usage(e.to_string()))?;
@@ -76,13 +129,6 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
         return Err(usage(format!(
             "{}: give the server's URL without a path (the call gives it: --call)",
             a.url
-        )));
-    }
-    let schema = Schema::compile(&a.protos, &a.import_paths).map_err(usage)?;
-    let method = schema.method(&call).map_err(usage)?;
-    if method.client_streaming() {
-        return Err(usage(format!(
-            "--call {call} streams from the client: client and bidirectional streaming calls are not measured yet"
         )));
     }
     let json = match (a.load.body.take(), a.load.body_file.take()) {
@@ -95,7 +141,7 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
         }
         (None, None) => "{}".into(),
     };
-    let message = method.request(&json).map_err(usage)?;
+    let metadata = metadata(&a.metadata).map_err(usage)?;
     let mut headers = vec![
         ("content-type".to_owned(), "application/grpc".to_owned()),
         ("te".to_owned(), "trailers".to_owned()),
@@ -103,41 +149,58 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
     if let Some(d) = a.deadline {
         headers.push(("grpc-timeout".into(), timeout(d).map_err(usage)?));
     }
-    headers.extend(metadata(&a.metadata).map_err(usage)?);
+    headers.extend(metadata.iter().cloned());
     a.load.headers.extend(headers);
     // HTTP/2 from the start: -p's streams are checked against the protocol as the plan is made.
     a.load.http2 = true;
     let load::Planned {
         mut plan, notes, ..
-    } = load::plan(
-        a.load,
-        &format!("{}{}", a.url.trim_end_matches('/'), method.path()),
-    )?;
+    } = load::plan(a.load, &format!("{}/", a.url.trim_end_matches('/')))?;
     plan.method = "POST".into();
     // The message is gRPC's; Accept-Encoding would ask for HTTP's.
     plan.compression = false;
-    plan.body = [
-        crate::proto::grpc::prefix(message.len() as u32).as_slice(),
-        &message,
-    ]
-    .concat();
-    plan.grpc = Some(GrpcPlan {
-        call,
-        server_streaming: method.server_streaming(),
-    });
     shard::apply(&mut plan, &a.shard)?;
-    plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
     let mut notes = notes;
     notes.extend(shard::notes(&plan));
     let mut show = show(a.output)?;
-    super::csv_stages_need_stages(&show, &plan)?;
     show.notes = notes;
     show.output.log_result = a.shard.log_result;
+    let run = GrpcRun {
+        plan,
+        show,
+        call: a.call,
+        json,
+        metadata,
+        list_only: a.list,
+    };
+    // Without --proto the server is asked (reflection), which is the app's.
+    if a.protos.is_empty() {
+        return Ok(Command::Grpc(Box::new(run)));
+    }
+    let schema = Schema::compile(&a.protos, &a.import_paths).map_err(usage)?;
+    if run.list_only {
+        return Ok(Command::Print(listing(&schema.services()).into_bytes()));
+    }
+    let plan = run.finish(&schema).map_err(usage)?;
+    super::csv_stages_need_stages(&run.show, &plan)?;
     Ok(Command::Run {
         plan: Box::new(plan),
         script: None,
-        show,
+        show: run.show,
     })
+}
+
+/// `--list`: each service and its methods, a line each.
+pub fn listing(services: &[(String, Vec<String>)]) -> String {
+    let mut out = String::new();
+    for (service, methods) in services {
+        let service = crate::escape::term(service);
+        out.push_str(&format!("{service}\n"));
+        for m in methods {
+            out.push_str(&format!("  {service}/{}\n", crate::escape::term(m)));
+        }
+    }
+    out
 }
 
 /// The load flags that would change the call gRPC defines.

@@ -34,6 +34,7 @@ use crate::report::ReportOptions;
 use crate::report::{Format, Output, save};
 use crate::serve::ServeConfig;
 use args::{Cli, FormatArg, Forms, OutputArgs, RunArgs, Sub};
+pub use grpc::{GrpcRun, listing as grpc_listing};
 pub use mcp::McpRun;
 pub use merge::Merge;
 
@@ -75,6 +76,9 @@ pub enum Command {
     Sweep(Sweep),
     /// `spate mcp`: an MCP server's tools, listed or measured.
     Mcp(Box<McpRun>),
+    /// `spate grpc` without --proto: the server's schema asked by reflection, then listed or
+    /// called.
+    Grpc(Box<grpc::GrpcRun>),
     /// `spate merge`: a job's shards' results, merged.
     Merge(Merge),
 }

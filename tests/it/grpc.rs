@@ -26,6 +26,10 @@ impl Server {
 
     /// As `start`, over TLS with `tls`'s server certificate and key (PEM files) when given.
     fn start_with(tag: &str, tls: Option<(&str, &str)>) -> Option<Server> {
+        Server::spawn(tag, tls, true)
+    }
+
+    fn spawn(tag: &str, tls: Option<(&str, &str)>, reflection: bool) -> Option<Server> {
         let python = test_python("grpc_tools")?;
         let addr = free_addr();
         let log = std::env::temp_dir().join(format!("spate-grpc-{tag}-{}.log", std::process::id()));
@@ -41,6 +45,9 @@ impl Server {
         ]);
         if let Some((cert, key)) = tls {
             cmd.args([cert, key]);
+        }
+        if !reflection {
+            cmd.env("SPATE_TEST_NO_REFLECTION", "1");
         }
         let child = Child(spawn_listening(&mut cmd, addr));
         let scheme = if tls.is_some() { "https" } else { "http" };
@@ -231,8 +238,14 @@ fn what_the_schema_does_not_have_is_one_line_and_exit_2() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert!(err.contains(says), "{call} {extra:?}: {err}");
     }
+    // Without --proto the server is asked, and one that cannot be reached says so.
     let out = spate(&["grpc", "--call", "kv.v1.Store/Get", "http://127.0.0.1:9"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--proto"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("(reflection): cannot connect to 127.0.0.1:9"),
+        "{err}"
+    );
     let out = spate(&[
         "grpc",
         "--proto",
@@ -275,4 +288,61 @@ fn calls_over_tls_speak_h2_by_alpn() {
             .starts_with("HTTP/2")
     );
     assert_eq!(server.calls().len(), 60);
+}
+
+/// Without --proto the server's reflection service gives the schema: --list prints its
+/// services and methods, and a run calls as with the files. A server without reflection, or a
+/// method it does not have, is one line.
+#[test]
+fn reflection_gives_the_schema_without_a_proto() {
+    let Some(server) = Server::start("reflect") else {
+        return;
+    };
+    let out = spate(&["grpc", "--list", &server.url]);
+    crate::support::succeeded(&out);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "kv.v1.Store\n  kv.v1.Store/Get\n  kv.v1.Store/Watch\n"
+    );
+    let doc = grpc_json(&[
+        "grpc",
+        "--call",
+        "kv.v1.Store/Get",
+        "-d",
+        r#"{"key":"r","page":{"size":2}}"#,
+        "-m",
+        "tenant=refl",
+        "-n",
+        "40",
+        "-c",
+        "2",
+        &server.url,
+    ]);
+    assert_eq!(doc["requests"]["successful"], 40, "{}", doc["requests"]);
+    let calls = server.calls();
+    assert_eq!(
+        calls.len(),
+        40,
+        "reflection itself is no call of the store's"
+    );
+    assert!(
+        calls
+            .iter()
+            .all(|(m, k, t, _)| m == "Get" && k == "r" && t == "refl")
+    );
+    let out = spate(&["grpc", "--call", "kv.v1.Store/Put", &server.url]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kv.v1.Store has no method Put"));
+
+    let Some(silent) = Server::spawn("no-reflect", None, false) else {
+        return;
+    };
+    let out = spate(&["grpc", "--list", &silent.url]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no reflection service") && err.contains("--proto"),
+        "{err}"
+    );
 }

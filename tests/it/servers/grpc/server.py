@@ -3,7 +3,7 @@
 python server.py PORT LOG [CERT KEY]: serves kv.v1.Store (kv.proto, compiled at start with grpc_tools)
 on 127.0.0.1:PORT (over TLS with CERT and KEY, PEM files, when given) with server reflection, and appends a line to LOG for each call it executes:
 the method, the request's key, the `tenant` metadata (- without) and whether the call had a
-deadline (1 or 0). Get answers NOT_FOUND ("no such key: missing") for the key
+deadline (1 or 0). Without reflection when SPATE_TEST_NO_REFLECTION is set. Get answers NOT_FOUND ("no such key: missing") for the key
 "missing" and UNAVAILABLE for "down"; Watch sends `count` items.
 """
 
@@ -60,7 +60,8 @@ class Store(kv_pb2_grpc.StoreServicer):
 server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
 kv_pb2_grpc.add_StoreServicer_to_server(Store(), server)
 names = (kv_pb2.DESCRIPTOR.services_by_name["Store"].full_name, reflection.SERVICE_NAME)
-reflection.enable_server_reflection(names, server)
+if not os.environ.get("SPATE_TEST_NO_REFLECTION"):
+    reflection.enable_server_reflection(names, server)
 if len(sys.argv) > 4:
     with open(sys.argv[3], "rb") as c, open(sys.argv[4], "rb") as k:
         credentials = grpc.ssl_server_credentials([(k.read(), c.read())])
