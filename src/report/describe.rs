@@ -23,6 +23,19 @@ pub fn plan_words(plan: &crate::plan::Plan) -> Vec<String> {
     lines
 }
 
+/// The load model in the header's words: its rate, or the profile it followed.
+pub(crate) fn model(rate_per_s: Option<f64>, stages: Option<&str>) -> String {
+    match (rate_per_s, stages) {
+        (Some(r), Some(stages)) => format!(
+            "open model following --stages {stages} (mean {} requests/s)",
+            rate(r)
+        ),
+        (Some(r), None) => format!("open model at {} requests/s", rate(r)),
+        (None, Some(stages)) => format!("closed model following --stages {stages}"),
+        (None, None) => "closed model".into(),
+    }
+}
+
 /// What was run, in the words of the report's header (after its first line): the load, the
 /// protocol and model, and where the connections went. The HTML report's header says the same.
 pub(super) fn describe(s: &Report) -> Vec<String> {
@@ -54,15 +67,7 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
         Some(alt) => format!("{protocol} (Alt-Svc {alt})"),
         None => protocol,
     };
-    let model = match (c.rate, &c.stages) {
-        (Some(r), Some(stages)) => format!(
-            "open model following --stages {stages} (mean {} requests/s)",
-            rate(r)
-        ),
-        (Some(r), None) => format!("open model at {} requests/s", rate(r)),
-        (None, Some(stages)) => format!("closed model following --stages {stages}"),
-        (None, None) => "closed model".into(),
-    };
+    let model = model(c.rate, c.stages.as_deref());
     let mut extras = Vec::new();
     match c.rpc {
         Some(1) => extras.push("a new connection per request".to_string()),

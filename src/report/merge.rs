@@ -153,15 +153,7 @@ pub fn describe(m: &Merged) -> Vec<String> {
         (None, Some(d)) => format!(", {} duration", millis(d * 1e3)),
         _ => String::new(),
     };
-    let model = match (j.rate, &j.stages) {
-        (Some(r), Some(s)) => format!(
-            "open model following --stages {s} (mean {} requests/s)",
-            per_second(r)
-        ),
-        (Some(r), None) => format!("open model at {} requests/s", per_second(r)),
-        (None, Some(s)) => format!("closed model following --stages {s}"),
-        (None, None) => "closed model".into(),
-    };
+    let model = crate::report::describe::model(j.rate, j.stages.as_deref());
     lines.push(format!(
         "the job: {}{stop}, {model}",
         counted(j.connections, "connection", "connections")

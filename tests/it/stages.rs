@@ -23,6 +23,19 @@ fn server(delay: Duration) -> Server {
     .unwrap()
 }
 
+/// tests/it/servers/capacity.py serving 4 requests at a time for 20 ms each (about 200 a
+/// second), and its address; `None` (skipped) without the test venv.
+fn capacity_server() -> Option<(Child, std::net::SocketAddr)> {
+    let python = test_python("asyncio")?;
+    let addr = free_addr();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/servers/capacity.py");
+    let server = Child(spawn_listening(
+        std::process::Command::new(python).args([script, &addr.port().to_string(), "4", "20"]),
+        addr,
+    ));
+    Some((server, addr))
+}
+
 fn per_second(doc: &Value, key: &str) -> Vec<u64> {
     doc["timeline"]
         .as_array()
@@ -222,15 +235,9 @@ fn the_requests_nginx_logged_each_second_follow_the_profile() {
 /// it held, and the report says it in JSON, the stage table and one sentence.
 #[test]
 fn a_ramp_across_a_servers_capacity_names_its_breaking_point() {
-    let Some(python) = test_python("asyncio") else {
+    let Some((_server, addr)) = capacity_server() else {
         return;
     };
-    let addr = free_addr();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/servers/capacity.py");
-    let _server = Child(spawn_listening(
-        std::process::Command::new(python).args([script, &addr.port().to_string(), "4", "20"]),
-        addr,
-    ));
     // 150/s, then up by about 18/s each second to 260/s.
     let doc = spate_json(&[
         "-c",
@@ -376,15 +383,9 @@ fn the_connections_nginx_saw_each_second_follow_a_connection_profile() {
 /// fifth connection stops bringing more responses: between 4 and 5 connections.
 #[test]
 fn a_ramp_of_connections_across_a_servers_capacity_names_its_breaking_point() {
-    let Some(python) = test_python("asyncio") else {
+    let Some((_server, addr)) = capacity_server() else {
         return;
     };
-    let addr = free_addr();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/servers/capacity.py");
-    let _server = Child(spawn_listening(
-        std::process::Command::new(python).args([script, &addr.port().to_string(), "4", "20"]),
-        addr,
-    ));
     // From 1 to 8 connections over 10 s: 0.7 more each second.
     let csv = std::env::temp_dir().join(format!("spate-it-conns-{}.csv", std::process::id()));
     let doc = spate_json(&[
