@@ -271,11 +271,11 @@ pub enum Verdict {
     Ok { messages: u64 },
     /// Another status code, and its message.
     Status { code: u32, message: Option<String> },
-    /// An HTTP status other than 200: left to be counted by that status.
+    /// An HTTP status of 300 or more: left to be counted by that status.
     Http(u16),
-    /// A 200 that is not gRPC's: no gRPC content type, no `grpc-status` (or one that is no
-    /// number), a body that is not gRPC's framing, or a unary call answered with other than
-    /// one message.
+    /// A 2xx that is not gRPC's: another status than 200, no gRPC content type, no
+    /// `grpc-status` (or one that is no number), a body that is not gRPC's framing, or a unary
+    /// call answered with other than one message.
     Protocol(String),
 }
 
@@ -306,10 +306,13 @@ impl Call {
     /// The call ended with its response complete: what it said. `unary`: exactly one message
     /// is the answer to a unary call.
     pub fn verdict(&self, unary: bool) -> Verdict {
-        if self.http != 200 {
-            return Verdict::Http(self.http);
-        }
         let protocol = |why: String| Verdict::Protocol(why);
+        match self.http {
+            200 => {}
+            // A success of HTTP's that is not gRPC's one answer.
+            s @ 201..=299 => return protocol(format!("a {s} response, where gRPC answers 200")),
+            s => return Verdict::Http(s),
+        }
         if !self.grpc_type {
             return protocol("a 200 response without a gRPC content type".into());
         }
@@ -442,6 +445,26 @@ mod tests {
             f.feed(&prefix(0), |_| panic!("read after a refusal")),
             Err(FrameError::Flag(9))
         );
+    }
+
+    #[test]
+    fn only_a_200_is_judged_as_grpc_and_3xx_and_over_keep_their_status() {
+        use crate::proto::{Events as _, Media};
+        let told = |status: u16| {
+            let mut c = Call::default();
+            c.field(b"content-type", b"application/grpc+proto");
+            c.field(b"grpc-status", b"0");
+            c.head(status, Media::Other);
+            c.data(&[0, 0, 0, 0, 0]);
+            c.verdict(true)
+        };
+        assert_eq!(told(200), Verdict::Ok { messages: 1 });
+        assert_eq!(told(503), Verdict::Http(503));
+        assert_eq!(told(302), Verdict::Http(302));
+        assert!(matches!(told(204), Verdict::Protocol(w) if w.contains("204")));
+        let mut plain = Call::default();
+        plain.head(200, Media::Other);
+        assert!(matches!(plain.verdict(true), Verdict::Protocol(w) if w.contains("content type")));
     }
 
     #[test]

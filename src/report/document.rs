@@ -81,6 +81,8 @@ struct Wire<'a> {
     streaming: &'a Option<crate::stats::Streaming>,
     per_url: &'a [crate::stats::UrlRow],
     mcp: &'a Option<crate::stats::McpSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grpc: &'a Option<crate::stats::GrpcSummary>,
     start_unix_ms: u64,
     timeline: &'a [crate::stats::timeline::Entry],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -117,6 +119,7 @@ impl Serialize for Report {
             streaming: &r.streaming,
             per_url: &r.per_url,
             mcp: &r.mcp,
+            grpc: &r.grpc,
             start_unix_ms: r.start_unix_ms,
             timeline: &r.timeline,
             stages: &r.stages,

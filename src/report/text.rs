@@ -195,6 +195,17 @@ fn statuses_and_errors(o: &mut String, s: &Report) -> std::fmt::Result {
     for row in &s.status_codes {
         writeln!(o, "  [{}] {:>14}", row.code, count(row.count))?;
     }
+    if let Some(g) = &s.grpc {
+        writeln!(o, "\ngRPC status ({})", g.call)?;
+        for row in &g.statuses {
+            let first = row
+                .first_message
+                .as_deref()
+                .map(|m| format!("  (first: {m})"))
+                .unwrap_or_default();
+            writeln!(o, "  {:<20} {:>10}{first}", row.name, count(row.count))?;
+        }
+    }
     writeln!(o, "\nErrors")?;
     let statuses = s.requests.error_status;
     if s.errors.is_empty() && statuses == 0 {

@@ -48,6 +48,9 @@ pub struct Summary {
     /// `spate mcp`: the server, the transport and a row per tool; null otherwise.
     #[serde(default)]
     pub mcp: Option<super::McpSummary>,
+    /// `spate grpc`: the call and its calls by gRPC status; null otherwise.
+    #[serde(default)]
+    pub grpc: Option<super::GrpcSummary>,
     /// When the measured window began, in ms since the Unix epoch.
     pub start_unix_ms: u64,
     /// The measured window second by second.
@@ -409,6 +412,9 @@ impl Summary {
             mcp: plan.list.as_ref().and_then(|l| l.mcp.as_ref()).map(|m| {
                 let h = s.handshakes.as_deref();
                 super::McpSummary::of(m, &s.per_entry, h, s.sessions_ended, elapsed)
+            }),
+            grpc: plan.grpc.as_ref().map(|g| {
+                super::GrpcSummary::of(g, s.status.get(200).copied().unwrap_or(0), &s.failures)
             }),
             start_unix_ms: run.start_unix_ms,
             timeline: super::stage_rows::with_targets(

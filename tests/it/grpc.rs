@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::support::{Child, free_addr, spate, spawn_listening, test_python};
+use crate::support::{Child, spate, test_python};
 
 /// The grpcio server, and the log of the calls it executed.
 struct Server {
@@ -31,16 +31,15 @@ impl Server {
 
     fn spawn(tag: &str, tls: Option<(&str, &str)>, reflection: bool) -> Option<Server> {
         let python = test_python("grpc_tools")?;
-        let addr = free_addr();
         let log = std::env::temp_dir().join(format!("spate-grpc-{tag}-{}.log", std::process::id()));
-        let _ = std::fs::remove_file(&log);
+        let port_file = log.with_extension("log.port");
+        let _ = (std::fs::remove_file(&log), std::fs::remove_file(&port_file));
         let mut cmd = std::process::Command::new(python);
         cmd.args([
             concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/tests/it/servers/grpc/server.py"
             ),
-            &addr.port().to_string(),
             log.to_str().unwrap(),
         ]);
         if let Some((cert, key)) = tls {
@@ -49,7 +48,26 @@ impl Server {
         if !reflection {
             cmd.env("SPATE_TEST_NO_REFLECTION", "1");
         }
-        let child = Child(spawn_listening(&mut cmd, addr));
+        let child = Child(
+            cmd.stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        // The server takes a port of its own and says which once it listens.
+        let t = std::time::Instant::now();
+        let port: u16 = loop {
+            if let Ok(p) = std::fs::read_to_string(&port_file) {
+                break p.trim().parse().unwrap();
+            }
+            assert!(
+                t.elapsed() < std::time::Duration::from_secs(30),
+                "the gRPC server never listened"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let _ = std::fs::remove_file(&port_file);
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
         let scheme = if tls.is_some() { "https" } else { "http" };
         Some(Server {
             _child: child,
@@ -130,6 +148,12 @@ fn the_server_executes_exactly_the_calls_spate_counts() {
     assert_eq!(doc["requests"]["successful"], 300);
     assert_eq!(doc["config"]["protocol"], "HTTP/2 (h2c)");
     assert_eq!(doc["connections"]["http2"], 3);
+    let g = &doc["grpc"];
+    assert_eq!(g["call"], "kv.v1.Store/Get");
+    assert_eq!(
+        g["statuses"],
+        serde_json::json!([{"code": 0, "name": "OK", "count": 300, "first_message": null}])
+    );
     let calls = server.calls();
     assert_eq!(
         calls.len(),
@@ -175,8 +199,35 @@ fn a_status_other_than_ok_is_a_failure_of_its_codes_class() {
         assert_eq!(errors[0]["class"], class);
         assert_eq!(errors[0]["count"], 40);
         assert_eq!(errors[0]["example"], message);
+        // The status table, as ghz's: OK, then the code with its first message.
+        let statuses = doc["grpc"]["statuses"].as_array().unwrap();
+        assert_eq!(statuses.len(), 2, "{statuses:?}");
+        assert_eq!(statuses[0]["name"], "OK");
+        assert_eq!(statuses[0]["count"], 0);
+        assert_eq!(
+            statuses[1]["name"],
+            class["grpc_".len()..].to_ascii_uppercase()
+        );
+        assert_eq!(statuses[1]["count"], 40);
+        assert_eq!(
+            statuses[1]["first_message"],
+            message.split_once(": ").unwrap().1
+        );
     }
-    assert_eq!(server.calls().len(), 80);
+    // And in the text report.
+    let mut args = grpc_args(
+        "kv.v1.Store/Get",
+        &["-d", r#"{"key":"missing"}"#, "-n", "5"],
+    );
+    args.extend(["--no-progress", &server.url]);
+    let text = String::from_utf8_lossy(&spate(&args).stdout).into_owned();
+    assert!(
+        text.contains(
+            "gRPC status (kv.v1.Store/Get)\n  OK                            0\n  NOT_FOUND                     5  (first: no such key: missing)\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(server.calls().len(), 85);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 """A gRPC server of PyPI's grpcio, for tests/it/grpc.rs.
 
-python server.py PORT LOG [CERT KEY]: serves kv.v1.Store (kv.proto, compiled at start with grpc_tools)
-on 127.0.0.1:PORT (over TLS with CERT and KEY, PEM files, when given) with server reflection, and appends a line to LOG for each call it executes:
+python server.py LOG [CERT KEY]: serves kv.v1.Store (kv.proto, compiled at start with grpc_tools)
+on a port of 127.0.0.1 it writes to LOG.port once it listens (over TLS with CERT and KEY, PEM
+files, when given) with server reflection, and appends a line to LOG for each call it executes:
 the method, the request's key, the `tenant` metadata (- without) and whether the call had a
 deadline (1 or 0). Without reflection when SPATE_TEST_NO_REFLECTION is set. Get answers NOT_FOUND ("no such key: missing") for the key
 "missing" and UNAVAILABLE for "down"; Watch sends `count` items.
@@ -30,7 +31,7 @@ sys.path.insert(0, out)
 import kv_pb2  # noqa: E402
 import kv_pb2_grpc  # noqa: E402
 
-port, log_path = int(sys.argv[1]), sys.argv[2]
+log_path = sys.argv[1]
 lock = threading.Lock()
 log = open(log_path, "a", buffering=1)
 
@@ -57,16 +58,20 @@ class Store(kv_pb2_grpc.StoreServicer):
             yield kv_pb2.Item(key=request.key, value=b"v")
 
 
-server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+# Without SO_REUSEPORT (grpcio's default), a port is this server's alone.
+server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=[("grpc.so_reuseport", 0)])
 kv_pb2_grpc.add_StoreServicer_to_server(Store(), server)
 names = (kv_pb2.DESCRIPTOR.services_by_name["Store"].full_name, reflection.SERVICE_NAME)
 if not os.environ.get("SPATE_TEST_NO_REFLECTION"):
     reflection.enable_server_reflection(names, server)
-if len(sys.argv) > 4:
-    with open(sys.argv[3], "rb") as c, open(sys.argv[4], "rb") as k:
+if len(sys.argv) > 3:
+    with open(sys.argv[2], "rb") as c, open(sys.argv[3], "rb") as k:
         credentials = grpc.ssl_server_credentials([(k.read(), c.read())])
-    server.add_secure_port(f"127.0.0.1:{port}", credentials)
+    port = server.add_secure_port("127.0.0.1:0", credentials)
 else:
-    server.add_insecure_port(f"127.0.0.1:{port}")
+    port = server.add_insecure_port("127.0.0.1:0")
 server.start()
+with open(log_path + ".port.tmp", "w") as f:
+    f.write(str(port))
+os.rename(log_path + ".port.tmp", log_path + ".port")
 server.wait_for_termination()
