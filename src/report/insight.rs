@@ -271,6 +271,10 @@ pub fn sentence(f: &Finding) -> String {
             "The script's Lua (delay, request, response) took {us_per_request:.2} µs per request{}.",
             cpu_share.map_or(String::new(), |c| format!(", {c:.0} % of spate's CPU time"))
         ),
+        // The law's estimate can pass 100 % by its error: no connection is busier than always.
+        F::ConnectionsLoaded { busy } if *busy > 100.0 => format!(
+            "Connections were busy all of the time (mean latency x rate / connections gives {busy:.1} %, 100 % within its error): spate kept them loaded."
+        ),
         F::ConnectionsLoaded { busy } => format!(
             "Connections were busy {busy:.1} % of the time (mean latency x rate / connections): spate kept them loaded."
         ),
@@ -636,6 +640,12 @@ mod tests {
             f.said()
                 .contains("connections were busy only 70 % of the time")
         );
+        // An estimate past 100 % by its error says so, not that connections were busier than
+        // always.
+        f.generator.busy_connections_ratio = Some(1.001);
+        let t = f.said();
+        assert!(t.contains("Connections were busy all of the time"), "{t}");
+        assert!(!t.contains("busy 100.1 % of the time"), "{t}");
 
         let mut f = F::new();
         f.connections.established = 30;
