@@ -235,12 +235,18 @@ fn a_server_streaming_call_succeeds_with_its_messages() {
     let Some(server) = Server::start("stream") else {
         return;
     };
-    let mut args = grpc_args("kv.v1.Store/Watch", &["-d", r#"{"key":"w","count":5}"#]);
+    // The message from a file (-D), as from -d.
+    let file = std::env::temp_dir().join(format!("spate-grpc-watch-{}.json", std::process::id()));
+    std::fs::write(&file, r#"{"key":"w","count":5}"#).unwrap();
+    let mut args = grpc_args("kv.v1.Store/Watch", &["-D", file.to_str().unwrap()]);
     args.extend(["-n", "30", "-c", "2"]);
     args.push(&server.url);
     let doc = grpc_json(&args);
     assert_eq!(doc["requests"]["successful"], 30, "{}", doc["requests"]);
-    assert_eq!(server.calls().len(), 30);
+    let _ = std::fs::remove_file(&file);
+    let calls = server.calls();
+    assert_eq!(calls.len(), 30);
+    assert!(calls.iter().all(|(m, k, _, _)| m == "Watch" && k == "w"));
     // Five items of 6 bytes, framed: 55 bytes of body each.
     assert_eq!(
         doc["totals"]["body_bytes"].as_u64().map(|b| b / 30),
