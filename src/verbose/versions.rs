@@ -98,15 +98,7 @@ pub(super) async fn h3_open(
     }
     stream.finish().await.map_err(failed)?;
     let response = stream.recv_response().await.map_err(failed)?;
-    let _ = writeln!(out, "< :status: {}", response.status().as_u16());
-    for (n, v) in response.headers() {
-        let _ = writeln!(
-            out,
-            "< {}",
-            shown(n.as_str(), &String::from_utf8_lossy(v.as_bytes()))
-        );
-    }
-    let fields = Fields::of(response.status().as_u16(), response.headers());
+    let fields = said_head(response.status().as_u16(), response.headers(), out);
     Ok((
         fields,
         H3Stream {
@@ -178,14 +170,19 @@ pub(super) async fn h2_open(
     let response = response
         .await
         .map_err(|e| format!("reading the response: {e}"))?;
-    let _ = writeln!(out, "< :status: {}", response.status().as_u16());
-    for (n, v) in response.headers() {
+    let fields = said_head(response.status().as_u16(), response.headers(), out);
+    Ok((fields, response.into_body()))
+}
+
+/// An HTTP/2 or HTTP/3 response head, shown on `out` as it came, and its fields.
+fn said_head(status: u16, headers: &http::HeaderMap, out: &mut String) -> Fields {
+    let _ = writeln!(out, "< :status: {status}");
+    for (n, v) in headers {
         let _ = writeln!(
             out,
             "< {}",
             shown(n.as_str(), &String::from_utf8_lossy(v.as_bytes()))
         );
     }
-    let fields = Fields::of(response.status().as_u16(), response.headers());
-    Ok((fields, response.into_body()))
+    Fields::of(status, headers)
 }
