@@ -225,6 +225,29 @@ pub enum StreamMode {
     Sse,
     Lines,
     Chunks,
+    /// `spate grpc`'s server-streaming calls: each gRPC message is an event.
+    Grpc,
+}
+
+impl StreamMode {
+    /// The mode as the reports name it.
+    pub fn words(self) -> &'static str {
+        match self {
+            StreamMode::Auto => "auto: by Content-Type",
+            StreamMode::Sse => "sse",
+            StreamMode::Lines => "lines",
+            StreamMode::Chunks => "chunks: each read",
+            StreamMode::Grpc => "gRPC messages",
+        }
+    }
+
+    /// What one unit of a stream is called: a message of a gRPC call, an event otherwise.
+    pub fn unit(self) -> &'static str {
+        match self {
+            StreamMode::Grpc => "message",
+            _ => "event",
+        }
+    }
 }
 
 /// What --stream, --done, --usage, --max-events, --max-stream-time and --idle-timeout ask.

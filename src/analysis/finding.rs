@@ -116,12 +116,15 @@ pub enum Finding {
         gap_ms: f64,
         /// A typical stream's time after its first token: its mean gap times its gaps.
         after_first_ms: f64,
+        /// The streams are server-streaming gRPC calls: their events are messages.
+        grpc: bool,
     },
     /// --stream: the longest gap of some stream was at least `STALL_MS` and
     /// `STALL_P50_FACTOR` times the median gap.
     StreamStalled {
         longest_ms: f64,
         gap_ms: f64,
+        grpc: bool,
     },
     /// Closed model: connections that got no response in the whole run.
     Starved {

@@ -343,16 +343,22 @@ fn streams(f: &Facts<'_>, out: &mut Vec<Finding>) {
         0 => 0.0,
         n => st.gap.count as f64 / n as f64,
     };
+    let grpc = st.mode == crate::plan::StreamMode::Grpc;
     out.push(Finding::StreamPace {
         first_data_ms,
         gap_ms,
         after_first_ms: st.mean_gap.mean_ms.unwrap_or(0.0) * gaps_per_stream,
+        grpc,
     });
     if let Some(longest_ms) = st.longest_gap.max_ms
         && longest_ms >= STALL_MS
         && longest_ms >= STALL_P50_FACTOR * gap_ms
     {
-        out.push(Finding::StreamStalled { longest_ms, gap_ms });
+        out.push(Finding::StreamStalled {
+            longest_ms,
+            gap_ms,
+            grpc,
+        });
     }
 }
 

@@ -105,6 +105,27 @@ impl GrpcRun {
             call: call.clone(),
             server_streaming: method.server_streaming(),
         });
+        // A server-streaming call's messages are always timed as a stream's events; the caps
+        // and --idle-timeout (which made a stream plan of their own) apply to them.
+        plan.stream = match (method.server_streaming(), plan.stream.take()) {
+            (true, given) => Some(crate::plan::StreamPlan {
+                mode: crate::plan::StreamMode::Grpc,
+                ..given.unwrap_or(crate::plan::StreamPlan {
+                    mode: crate::plan::StreamMode::Grpc,
+                    rules: Default::default(),
+                    max_events: None,
+                    max_time: None,
+                    idle: None,
+                })
+            }),
+            (false, Some(_)) => {
+                return Err(format!(
+                    "--call {call} answers one message: --max-events, --max-stream-time and \
+                     --idle-timeout apply to server-streaming methods"
+                ));
+            }
+            (false, None) => None,
+        };
         plan.validate().map_err(|e| e.to_string())?;
         Ok(plan)
     }
@@ -213,8 +234,10 @@ fn refused(load: &LoadArgs) -> Result<(), String> {
         ),
         (
             load.stream.is_some(),
-            "--stream does not apply to gRPC calls yet",
+            "--stream: a server-streaming method's messages are measured as a stream already",
         ),
+        (load.done.is_some(), "--done does not apply to gRPC calls"),
+        (load.usage.is_some(), "--usage does not apply to gRPC calls"),
         (
             load.redirect.is_some(),
             "--redirect does not apply to gRPC calls",

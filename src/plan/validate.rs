@@ -133,8 +133,11 @@ impl Plan {
                     "--script does not apply to gRPC calls",
                 ),
                 (
-                    self.stream.is_some(),
-                    "--stream does not apply to gRPC calls",
+                    self.stream.as_ref().is_some_and(|s| {
+                        s.mode != super::StreamMode::Grpc
+                            || !self.grpc.as_ref().is_some_and(|g| g.server_streaming)
+                    }),
+                    "only a server-streaming call's messages are measured as a stream",
                 ),
                 (
                     self.redirects > 0,

@@ -21,7 +21,7 @@ pub fn prefix(len: u32) -> [u8; 5] {
 }
 
 /// One message of a response body, as its prefix described it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Message {
     pub len: u32,
     pub compressed: bool,
@@ -57,7 +57,8 @@ pub struct Frames {
     /// The prefix read so far of the next message.
     prefix: [u8; 5],
     have: u8,
-    /// Bytes of the current message still to come.
+    /// The current message, and its bytes still to come.
+    current: Message,
     left: u32,
     /// A message or prefix was refused: nothing more is read.
     failed: Option<FrameError>,
@@ -68,8 +69,8 @@ impl Frames {
         Frames::default()
     }
 
-    /// Reads the next `bytes` of the body, calling `on` with each message whose prefix
-    /// completes in them (before its bytes have all come).
+    /// Reads the next `bytes` of the body, calling `on` with each message whose last byte is
+    /// in them: a message has arrived when all of it has.
     pub fn feed(
         &mut self,
         mut bytes: &[u8],
@@ -83,6 +84,9 @@ impl Frames {
                 let n = bytes.len().min(self.left as usize);
                 self.left -= n as u32;
                 bytes = &bytes[n..];
+                if self.left == 0 {
+                    on(self.current);
+                }
                 continue;
             }
             let n = bytes.len().min(5 - usize::from(self.have));
@@ -105,11 +109,14 @@ impl Frames {
                 self.failed = Some(e);
                 return Err(e);
             }
-            on(Message {
+            self.current = Message {
                 len,
                 compressed: p[0] == 1,
-            });
+            };
             self.left = len;
+            if len == 0 {
+                on(self.current);
+            }
         }
         Ok(())
     }
@@ -341,6 +348,12 @@ impl Call {
         Verdict::Ok {
             messages: self.messages,
         }
+    }
+
+    /// The framing was refused (a bad flag, a message over the bound) in what came so far; a
+    /// body cut short is not among these (a cap that ends a stream cuts it).
+    pub fn framing(&self) -> Option<FrameError> {
+        self.framing
     }
 
     /// Ready for the next call.

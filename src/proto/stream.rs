@@ -11,6 +11,7 @@ use std::rc::Rc;
 use serde::Deserialize;
 
 use super::Events;
+use super::grpc::Frames;
 use super::sse::{Item, MAX_LINE, Sse};
 use crate::clock::Tick;
 
@@ -23,6 +24,9 @@ pub enum Unit {
     Lines,
     /// Whatever each read of the body brought, as one unit.
     Chunks,
+    /// gRPC's Length-Prefixed-Messages: each message, once all of it has arrived. A body that
+    /// is not their framing stops being cut (the call's own receiver judges it).
+    Grpc,
 }
 
 /// What a stream must do, from the command line.
@@ -84,6 +88,7 @@ pub struct Meter<G> {
     line_cut: bool,
     /// Chunks: the read that was last counted as a unit.
     counted: Option<Tick>,
+    grpc: Frames,
     timing: Timing<G>,
 }
 
@@ -106,6 +111,7 @@ impl<G: FnMut(u64)> Meter<G> {
             line: Vec::new(),
             line_cut: false,
             counted: None,
+            grpc: Frames::new(),
             timing: Timing {
                 rules,
                 at: None,
@@ -126,6 +132,7 @@ impl<G: FnMut(u64)> Meter<G> {
         self.line.clear();
         self.line_cut = false;
         self.counted = None;
+        self.grpc = Frames::new();
         self.timing.at = None;
         std::mem::take(&mut self.timing.facts)
     }
@@ -248,6 +255,11 @@ impl<G: FnMut(u64)> Events for Meter<G> {
                     self.counted = self.timing.at;
                     self.timing.unit(true);
                 }
+            }
+            Unit::Grpc => {
+                let timing = &mut self.timing;
+                // A refusal is the call's to count; the units before it stand.
+                let _ = self.grpc.feed(bytes, |_| timing.unit(true));
             }
         }
     }
@@ -450,6 +462,43 @@ mod tests {
         );
         assert_eq!((f.units, f.data_units), (3, 3));
         assert_eq!(gaps, [3 * MS, 6 * MS]);
+    }
+
+    #[test]
+    fn grpc_messages_are_timed_when_their_last_byte_arrives() {
+        let msg = |body: &[u8]| {
+            let mut m = super::super::grpc::prefix(body.len() as u32).to_vec();
+            m.extend_from_slice(body);
+            m
+        };
+        let (a, b, c) = (msg(b"first"), msg(b""), msg(b"third one"));
+        // The first message is cut over two reads; the second (empty) and the third share one.
+        let second_read: Vec<u8> = [&a[4..], &b[..], &c[..]].concat();
+        let (f, gaps, t0) = run(
+            Unit::Grpc,
+            Rules::default(),
+            &[(1, &a[..4]), (5, &second_read), (9, &msg(b"x"))],
+        );
+        assert_eq!((f.units, f.data_units), (4, 4));
+        assert_eq!(f.first_unit, Some(t0.after(Duration::from_millis(5))));
+        assert_eq!(gaps, [0, 0, 4 * MS]);
+        // --max-events counts messages too.
+        let (f, _, _) = run(
+            Unit::Grpc,
+            Rules {
+                max_units: Some(2),
+                ..Rules::default()
+            },
+            &[(1, &[a.clone(), b.clone(), c.clone()].concat())],
+        );
+        assert_eq!(f.units, 2);
+        // Past a body that is not gRPC's framing nothing more is counted.
+        let (f, _, _) = run(
+            Unit::Grpc,
+            Rules::default(),
+            &[(1, &a), (2, &[7, 0, 0, 0, 0]), (3, &c)],
+        );
+        assert_eq!(f.units, 1);
     }
 
     #[test]

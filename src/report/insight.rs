@@ -44,6 +44,25 @@ pub fn sentence(f: &Finding) -> String {
             first_data_ms,
             gap_ms,
             after_first_ms,
+            grpc: true,
+        } => {
+            let most = match first_data_ms >= after_first_ms {
+                true => "most of a call's time is the wait for its first message",
+                false => {
+                    "most of a call's time comes after its first message (the pace the server sends at, not its first answer)"
+                }
+            };
+            format!(
+                "Server-streaming calls: the first message came after {} (p50), then one every {} (p50 gap): {most}.",
+                millis(*first_data_ms),
+                millis(*gap_ms)
+            )
+        }
+        F::StreamPace {
+            first_data_ms,
+            gap_ms,
+            after_first_ms,
+            grpc: false,
         } => {
             let most = match first_data_ms >= after_first_ms {
                 true => {
@@ -59,8 +78,13 @@ pub fn sentence(f: &Finding) -> String {
                 millis(*gap_ms)
             )
         }
-        F::StreamStalled { longest_ms, gap_ms } => format!(
-            "A stream stalled: its longest gap between events was {}, {:.0}x the median gap ({}); the streams' longest gaps are in the Streaming section.",
+        F::StreamStalled {
+            longest_ms,
+            gap_ms,
+            grpc,
+        } => format!(
+            "A stream stalled: its longest gap between {} was {}, {:.0}x the median gap ({}); the streams' longest gaps are in the Streaming section.",
+            if *grpc { "messages" } else { "events" },
             millis(*longest_ms),
             longest_ms / gap_ms.max(1e-9),
             millis(*gap_ms)

@@ -13,13 +13,7 @@ pub(super) fn section(o: &mut String, s: &Summary) -> std::fmt::Result {
     let Some(st) = &s.streaming else {
         return Ok(());
     };
-    let mode = match st.mode {
-        StreamMode::Auto => "auto: by Content-Type",
-        StreamMode::Sse => "sse",
-        StreamMode::Lines => "lines",
-        StreamMode::Chunks => "chunks: each read",
-    };
-    writeln!(o, "\nStreaming ({mode})")?;
+    writeln!(o, "\nStreaming ({})", st.mode.words())?;
     let others = match st.not_streams {
         0 => String::new(),
         n => format!(", {} completed responses were not streams", count(n)),
@@ -29,11 +23,19 @@ pub(super) fn section(o: &mut String, s: &Summary) -> std::fmt::Result {
         return Ok(());
     }
     let per = st.events_per_response.unwrap_or(0.0);
+    // Every gRPC message is data: its count is said once.
+    let grpc = st.mode == StreamMode::Grpc;
+    let (label, with_data) = match grpc {
+        true => ("Messages       ", String::new()),
+        false => (
+            "Events         ",
+            format!(" ({} with data)", count(st.data_events)),
+        ),
+    };
     writeln!(
         o,
-        "  Events          {} ({} with data), {per:.1} per stream, at most {}{}",
+        "  {label} {}{with_data}, {per:.1} per stream, at most {}{}",
         count(st.events),
-        count(st.data_events),
         count(st.max_events_per_response),
         match st.keepalives {
             0 => String::new(),
@@ -58,17 +60,27 @@ pub(super) fn section(o: &mut String, s: &Summary) -> std::fmt::Result {
             )?;
         }
     }
+    let unit = st.mode.unit();
     phase_header(o)?;
-    phase_row(o, "first event", &st.first_event)?;
-    phase_row(o, "first data event", &st.first_data)?;
-    phase_row(o, "gap between events", &st.gap)?;
+    phase_row(o, &format!("first {unit}"), &st.first_event)?;
+    if !grpc {
+        phase_row(o, "first data event", &st.first_data)?;
+    }
+    phase_row(o, &format!("gap between {unit}s"), &st.gap)?;
     phase_row(o, "mean gap of a stream", &st.mean_gap)?;
     phase_row(o, "longest gap of a stream", &st.longest_gap)?;
-    writeln!(
-        o,
-        "  First events count from the request's start, as latency does; gaps are between\n  \
-         consecutive events with data."
-    )
+    match grpc {
+        true => writeln!(
+            o,
+            "  First messages count from the call's start, as latency does; a message arrives\n  \
+             with its last byte."
+        ),
+        false => writeln!(
+            o,
+            "  First events count from the request's start, as latency does; gaps are between\n  \
+             consecutive events with data."
+        ),
+    }
 }
 
 /// How the streams ended, in words.

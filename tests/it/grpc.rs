@@ -1,7 +1,8 @@
 //! `spate grpc` against PyPI's grpcio (tests/it/servers/grpc/server.py, kv.proto compiled at
 //! its start): the server executes exactly the calls spate counts, over several connections and
 //! streams; a status other than OK is a failure of its code's class with the server's message;
-//! a server-streaming call succeeds with its messages; metadata and the deadline reach the
+//! a server-streaming call succeeds with its messages, each timed as a stream's event, and
+//! --max-events ends a long one as a success; metadata and the deadline reach the
 //! server; calls over TLS speak h2 by ALPN; and what the schema does not have is one line,
 //! exit 2, before anything is sent.
 //! grpcio is required in CI (SPATE_REQUIRE_TOOLS); elsewhere the tests say they were skipped.
@@ -253,6 +254,83 @@ fn a_server_streaming_call_succeeds_with_its_messages() {
         Some(55),
         "{}",
         doc["totals"]
+    );
+    // Each message is a stream's event: timed to the first, and between them.
+    let st = &doc["streaming"];
+    assert_eq!(st["mode"], "grpc", "{st}");
+    assert_eq!(
+        (
+            &st["responses"],
+            &st["events"],
+            &st["max_events_per_response"]
+        ),
+        (&30.into(), &150.into(), &5.into()),
+        "{st}"
+    );
+    assert_eq!(st["events_per_response"], 5.0);
+    assert_eq!(st["first_event"]["count"], 30, "{st}");
+    assert_eq!(st["gap"]["count"], 120, "four gaps a call: {st}");
+    assert_eq!(st["ends"]["server"], 30);
+    assert!(
+        doc["insight"].as_array().is_some_and(|i| i.iter().any(|s| s
+            .as_str()
+            .is_some_and(|s| s.starts_with("Server-streaming calls: the first message")))),
+        "{}",
+        doc["insight"]
+    );
+    crate::schema::validate(&doc);
+}
+
+#[test]
+fn a_long_stream_ends_at_max_events_as_a_success() {
+    let Some(server) = Server::start("cap") else {
+        return;
+    };
+    let mut args = grpc_args(
+        "kv.v1.Store/Watch",
+        &["-d", r#"{"key":"w","count":100000}"#, "--max-events", "3"],
+    );
+    args.extend(["-n", "12", "-c", "2", "-p", "2"]);
+    args.push(&server.url);
+    let doc = grpc_json(&args);
+    assert_eq!(doc["requests"]["successful"], 12, "{}", doc["requests"]);
+    let st = &doc["streaming"];
+    assert_eq!(
+        (
+            &st["events"],
+            &st["ends"]["max_events"],
+            &st["ends"]["server"]
+        ),
+        (&36.into(), &12.into(), &0.into()),
+        "{st}"
+    );
+    assert_eq!(server.calls().len(), 12);
+    // The text report names them as messages.
+    let mut args = grpc_args(
+        "kv.v1.Store/Watch",
+        &["-d", r#"{"key":"w","count":2}"#, "-n", "4", "--no-progress"],
+    );
+    args.push(&server.url);
+    let out = spate(&args);
+    crate::support::succeeded(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "Streaming (gRPC messages)",
+        "Messages        8, 2.0 per stream",
+        "first message",
+        "gap between messages",
+    ] {
+        assert!(text.contains(line), "{line} in:\n{text}");
+    }
+    // A unary call answers one message: the stream's caps are refused.
+    let mut args = grpc_args("kv.v1.Store/Get", &["--max-events", "2"]);
+    args.push(&server.url);
+    let out = spate(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("answers one message"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

@@ -258,10 +258,18 @@ fn every_finding_kind_matches_the_schema() {
             first_data_ms: 200.0,
             gap_ms: 20.0,
             after_first_ms: 100.0,
+            grpc: false,
+        },
+        F::StreamPace {
+            first_data_ms: 2.0,
+            gap_ms: 20.0,
+            after_first_ms: 100.0,
+            grpc: true,
         },
         F::StreamStalled {
             longest_ms: 400.0,
             gap_ms: 20.0,
+            grpc: true,
         },
         F::Starved {
             starved: 1,

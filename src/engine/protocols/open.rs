@@ -17,6 +17,7 @@ use crate::engine::slots::shared::{
 };
 use crate::engine::slots::slot::{ConnectPhase, Slot};
 use crate::engine::workloads::answering::Answering;
+use crate::engine::workloads::called::Streaming;
 use crate::engine::workloads::follow::Led;
 use crate::engine::workloads::list_lane::Listing;
 use crate::engine::workloads::script_lane::Heard;
@@ -240,6 +241,14 @@ impl Shared {
             Work::Called => {
                 let (lane, n) = self.start_h2(stream, Call::default).await?;
                 (H2Handle::Called(lane), n)
+            }
+            Work::CalledStreams => {
+                let (Some(plan), Some(gaps)) = (self.setup.feature.stream(), &self.rec.gaps) else {
+                    unreachable!("a streaming call in a run that does not stream");
+                };
+                let make = || Streaming::new(Watch::new(plan.clone(), gaps.clone()));
+                let (lane, n) = self.start_h2(stream, make).await?;
+                (H2Handle::CalledStreams(lane), n)
             }
         };
         Ok(OpenH2 { lane, max_streams })

@@ -129,6 +129,7 @@ impl Watch {
             (StreamMode::Sse, _) | (StreamMode::Auto, Media::EventStream) => Some(Unit::Sse),
             (StreamMode::Lines, _) | (StreamMode::Auto, Media::JsonLines) => Some(Unit::Lines),
             (StreamMode::Chunks, _) => Some(Unit::Chunks),
+            (StreamMode::Grpc, _) => Some(Unit::Grpc),
             (StreamMode::Auto, Media::Other) => None,
         }
     }

@@ -12,7 +12,8 @@ use crate::request;
 /// The one feature `plan`'s slots have (the plan refuses two together), built for its threads.
 pub(in crate::engine) fn feature(plan: &Plan) -> Result<Feature, String> {
     if let Some(g) = &plan.grpc {
-        return Ok(Feature::Grpc(Arc::new(g.clone())));
+        let stream = plan.stream.clone().map(Arc::new);
+        return Ok(Feature::Grpc(Arc::new(g.clone()), stream));
     }
     if let Some(l) = &plan.list {
         return Ok(Feature::List(Arc::new(list_setup(plan, l)?)));

@@ -19,6 +19,7 @@ use crate::engine::slots::shared::{Connected, H2Handle, OpenConn, Shared};
 use crate::engine::slots::slot::{Cancel, Slot, guarded};
 use crate::engine::slots::task_set::Member;
 use crate::engine::workloads::answering::Answering;
+use crate::engine::workloads::called::Streaming;
 use crate::engine::workloads::follow::{FollowWork, Led};
 use crate::engine::workloads::list_lane::{ListWork, Listing};
 use crate::engine::workloads::script_lane::{Heard, ScriptWork};
@@ -73,7 +74,9 @@ fn h1_link(ctx: &Rc<Shared>, first: usize, c: OpenConn) -> Drive {
             let work = FollowWork::new(ctx.clone(), first);
             boxed(Link::new(own, first, proto, work))
         }
-        Work::Called => unreachable!("gRPC over HTTP/1.1: the plan speaks HTTP/2 only"),
+        Work::Called | Work::CalledStreams => {
+            unreachable!("gRPC over HTTP/1.1: the plan speaks HTTP/2 only")
+        }
     }
 }
 
@@ -102,11 +105,13 @@ fn h3_link(ctx: &Rc<Shared>, g: Rc<h3_lane::Group>, k: usize) -> Drive {
             let work = FollowWork::new(ctx.clone(), index);
             boxed(Link::new(own, index, proto, work))
         }
-        Work::Called => unreachable!("gRPC over HTTP/3: the plan speaks HTTP/2 only"),
+        Work::Called | Work::CalledStreams => {
+            unreachable!("gRPC over HTTP/3: the plan speaks HTTP/2 only")
+        }
     }
 }
 
-/// A slot's --stream receiver.
+/// A slot's --stream receiver (or a server-streaming gRPC call's).
 fn watch(ctx: &Shared) -> Watch {
     let (Some(plan), Some(gaps)) = (ctx.setup.feature.stream(), &ctx.rec.gaps) else {
         unreachable!("a watched connection in a run that does not stream");
@@ -157,6 +162,7 @@ enum Making {
     Answered(Rc<Group<Answering>>),
     Followed(Rc<Group<Led>>),
     Called(Rc<Group<Call>>),
+    CalledStreams(Rc<Group<Streaming>>),
     H3(Rc<h3_lane::Group>),
 }
 
@@ -213,6 +219,10 @@ impl Iterator for Links {
                     let index = g.base() + k;
                     boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed))
                 }
+                Making::CalledStreams(g) => {
+                    let index = g.base() + k;
+                    boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed))
+                }
                 Making::H3(g) => h3_link(ctx, g, k),
             });
         }
@@ -232,6 +242,7 @@ impl Iterator for Links {
                     H2Handle::Answered(_) => Making::Answered(Group::new(ctx, g, c)),
                     H2Handle::Followed(_) => Making::Followed(Group::new(ctx, g, c)),
                     H2Handle::Called(_) => Making::Called(Group::new(ctx, g, c)),
+                    H2Handle::CalledStreams(_) => Making::CalledStreams(Group::new(ctx, g, c)),
                 };
                 self.group = Some((group, 0));
                 self.next()

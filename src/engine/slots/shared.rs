@@ -105,14 +105,18 @@ pub enum Feature {
     List(Arc<ListSetup>),
     /// --redirect: what following needs.
     Follow(Arc<Follow>),
-    /// `spate grpc`: each response judged by its gRPC status.
-    Grpc(Arc<crate::plan::GrpcPlan>),
+    /// `spate grpc`: each response judged by its gRPC status; a server-streaming call's
+    /// messages measured as a stream.
+    Grpc(
+        Arc<crate::plan::GrpcPlan>,
+        Option<Arc<crate::plan::StreamPlan>>,
+    ),
 }
 
 impl Feature {
     pub fn stream(&self) -> Option<&Arc<crate::plan::StreamPlan>> {
         match self {
-            Feature::Stream(s) => Some(s),
+            Feature::Stream(s) | Feature::Grpc(_, Some(s)) => Some(s),
             _ => None,
         }
     }
@@ -133,7 +137,7 @@ impl Feature {
 
     pub fn grpc(&self) -> Option<&Arc<crate::plan::GrpcPlan>> {
         match self {
-            Feature::Grpc(g) => Some(g),
+            Feature::Grpc(g, _) => Some(g),
             _ => None,
         }
     }
@@ -220,6 +224,7 @@ pub enum H2Handle {
     Answered(Lane<crate::engine::workloads::answering::Answering>),
     Followed(Lane<crate::engine::workloads::follow::Led>),
     Called(Lane<crate::proto::grpc::Call>),
+    CalledStreams(Lane<crate::engine::workloads::called::Streaming>),
 }
 
 /// An open HTTP/3 connection: the handle that starts requests, and the QUIC connection under

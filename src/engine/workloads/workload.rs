@@ -154,6 +154,9 @@ pub enum Work {
     /// `spate grpc`'s calls (`Fixed` with `proto::grpc::Call`, which judges each by its
     /// status). HTTP/2 only: the plan refuses every other protocol.
     Called,
+    /// The same, of a server-streaming method: each message timed as a stream's event
+    /// (`called::Streaming`).
+    CalledStreams,
 }
 
 impl Work {
@@ -162,7 +165,8 @@ impl Work {
     pub fn of(setup: &Setup, script: Option<&crate::script::Worker>) -> Work {
         match &setup.feature {
             Feature::Follow(_) => Work::Followed,
-            Feature::Grpc(_) => Work::Called,
+            Feature::Grpc(_, None) => Work::Called,
+            Feature::Grpc(_, Some(_)) => Work::CalledStreams,
             Feature::List(l) if l.mcp.is_some() => Work::Answered,
             Feature::List(_) => Work::Listed,
             _ if script.is_some_and(crate::script::Worker::runs_per_request) => Work::Scripted,

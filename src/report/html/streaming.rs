@@ -11,15 +11,7 @@ use crate::report::Report;
 pub fn section(r: &Report) -> Option<String> {
     let st = r.run.streaming.as_ref()?;
     let mut a = Table::new("kv", &[]);
-    a.row(
-        "Mode",
-        &[words(match st.mode {
-            StreamMode::Auto => "auto: by Content-Type",
-            StreamMode::Sse => "sse",
-            StreamMode::Lines => "lines",
-            StreamMode::Chunks => "chunks: each read",
-        })],
-    );
+    a.row("Mode", &[words(st.mode.words())]);
     a.row("Streams", &[count_val("streaming.responses", st.responses)]);
     if st.not_streams > 0 {
         a.row(
@@ -27,13 +19,21 @@ pub fn section(r: &Report) -> Option<String> {
             &[count_val("streaming.not_streams", st.not_streams)],
         );
     }
-    a.row("Events", &[count_val("streaming.events", st.events)]);
+    // Every gRPC message is data: its count is said once.
+    let grpc = st.mode == StreamMode::Grpc;
+    let (unit, units) = match grpc {
+        true => ("message", "Messages"),
+        false => ("event", "Events"),
+    };
+    a.row(units, &[count_val("streaming.events", st.events)]);
+    if !grpc {
+        a.row(
+            "Events with data",
+            &[count_val("streaming.data_events", st.data_events)],
+        );
+    }
     a.row(
-        "Events with data",
-        &[count_val("streaming.data_events", st.data_events)],
-    );
-    a.row(
-        "Events per stream",
+        &format!("{units} per stream"),
         &[val(
             "streaming.events_per_response",
             st.events_per_response
@@ -41,7 +41,7 @@ pub fn section(r: &Report) -> Option<String> {
         )],
     );
     a.row(
-        "Most events in a stream",
+        &format!("Most {unit}s in a stream"),
         &[count_val(
             "streaming.max_events_per_response",
             st.max_events_per_response,
@@ -127,21 +127,29 @@ pub fn section(r: &Report) -> Option<String> {
     );
     phase_row(
         &mut times,
-        "first event",
+        &format!("first {unit}"),
         "streaming.first_event",
         &st.first_event,
     );
+    if !grpc {
+        phase_row(
+            &mut times,
+            "first data event",
+            "streaming.first_data",
+            &st.first_data,
+        );
+    }
+    let between = match grpc {
+        true => "between messages",
+        false => "between data events",
+    };
+    let mut gaps = Table::new("num", &[between, "count", "mean", "p50", "p99", "max"]);
     phase_row(
-        &mut times,
-        "first data event",
-        "streaming.first_data",
-        &st.first_data,
+        &mut gaps,
+        &format!("gap between {unit}s"),
+        "streaming.gap",
+        &st.gap,
     );
-    let mut gaps = Table::new(
-        "num",
-        &["between data events", "count", "mean", "p50", "p99", "max"],
-    );
-    phase_row(&mut gaps, "gap between events", "streaming.gap", &st.gap);
     phase_row(
         &mut gaps,
         "mean gap of a stream",
