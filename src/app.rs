@@ -230,8 +230,10 @@ fn grpc_test(g: &cli::GrpcRun) -> u8 {
             .collect();
         return print_bytes(cli::grpc_listing(&listed).as_bytes());
     }
-    match g.finish(&schema) {
-        Ok(plan) => load_test(&plan, None, &g.show),
+    match g.command(&schema, true) {
+        Ok(Command::Run { plan, show, .. }) => load_test(&plan, None, &show),
+        Ok(Command::Print(text)) => print_bytes(&text),
+        Ok(_) => unreachable!("a gRPC call runs or is printed"),
         Err(e) => refuse("plan", e, EXIT_USAGE),
     }
 }
@@ -281,7 +283,11 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
     }
     // A failed look is shown and the run goes on: its own report says what the load met.
     if show.verbose {
-        match crate::verbose::exchange(plan, script) {
+        let shown = match &show.grpc {
+            Some(method) => crate::verbose::grpc::exchange(plan, method),
+            None => crate::verbose::exchange(plan, script),
+        };
+        match shown {
             Ok(text) | Err(text) => text.lines().for_each(say),
         }
     }

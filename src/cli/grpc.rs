@@ -77,11 +77,32 @@ pub struct GrpcRun {
     pub metadata: Vec<(String, String)>,
     /// `--list`: print the services and methods, and run nothing.
     pub list_only: bool,
+    /// `--dry-run`: print the call as it would be sent, and run nothing.
+    pub dry_run: bool,
 }
 
 impl GrpcRun {
-    /// The run's plan with the call `schema` describes: its path, its message, built once.
-    pub fn finish(&self, schema: &Schema) -> Result<Plan, String> {
+    /// What to do with the call `schema` describes: its run, with `-v` shown with the call's
+    /// messages, or (`--dry-run`) the call printed; `reflected`: the schema came from the
+    /// server.
+    pub fn command(&self, schema: &Schema, reflected: bool) -> Result<Command, String> {
+        let (plan, method) = self.finish(schema)?;
+        if self.dry_run {
+            let text = crate::verbose::grpc::dry_run(&plan, &method, reflected)?;
+            return Ok(Command::Print(text.into_bytes()));
+        }
+        let mut show = self.show.clone();
+        show.grpc = Some(method);
+        Ok(Command::Run {
+            plan: Box::new(plan),
+            script: None,
+            show,
+        })
+    }
+
+    /// The run's plan with the call `schema` describes (its path, its message, built once),
+    /// and the method.
+    fn finish(&self, schema: &Schema) -> Result<(Plan, crate::grpc::schema::Method), String> {
         let Some(call) = &self.call else {
             return Err("name the method: --call package.Service/Method".into());
         };
@@ -127,7 +148,7 @@ impl GrpcRun {
             (false, None) => None,
         };
         plan.validate().map_err(|e| e.to_string())?;
-        Ok(plan)
+        Ok((plan, method))
     }
 }
 
@@ -145,6 +166,7 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
             "--list prints the services and runs nothing: give it without --call".into(),
         ));
     }
+    let (verbose, dry_run) = (a.load.verbose, a.load.dry_run);
     let target = crate::target::Target::parse(&a.url).map_err(|e| usage(e.to_string()))?;
     if !matches!(target.path.as_str(), "" | "/") {
         return Err(usage(format!(
@@ -186,6 +208,7 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
     let mut show = show(a.output)?;
     show.notes = notes;
     show.output.log_result = a.shard.log_result;
+    show.verbose = verbose;
     let run = GrpcRun {
         plan,
         show,
@@ -193,7 +216,10 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
         json,
         metadata,
         list_only: a.list,
+        dry_run,
     };
+    // The call changes no stage: checked here for the reflection's path too.
+    super::csv_stages_need_stages(&run.show, &run.plan)?;
     // Without --proto the server is asked (reflection), which is the app's.
     if a.protos.is_empty() {
         return Ok(Command::Grpc(Box::new(run)));
@@ -202,13 +228,7 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
     if run.list_only {
         return Ok(Command::Print(listing(&schema.services()).into_bytes()));
     }
-    let plan = run.finish(&schema).map_err(usage)?;
-    super::csv_stages_need_stages(&run.show, &plan)?;
-    Ok(Command::Run {
-        plan: Box::new(plan),
-        script: None,
-        show: run.show,
-    })
+    run.command(&schema, false).map_err(usage)
 }
 
 /// `--list`: each service and its methods, a line each.
@@ -249,8 +269,6 @@ fn refused(load: &LoadArgs) -> Result<(), String> {
         (load.accept.is_some(), "-A does not apply to gRPC calls"),
         (load.http1, "--http1.1: gRPC runs over HTTP/2"),
         (load.http3, "--http3: gRPC runs over HTTP/2"),
-        (load.verbose, "-v for gRPC calls is not made yet"),
-        (load.dry_run, "--dry-run for gRPC calls is not made yet"),
     ] {
         if given {
             return Err(flag.into());

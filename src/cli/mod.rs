@@ -142,6 +142,8 @@ pub struct Show {
     pub notes: Vec<String>,
     /// `-v`: show one exchange on stderr before the run.
     pub verbose: bool,
+    /// `spate grpc`: the method called, which `-v` shows the messages of.
+    pub grpc: Option<crate::grpc::schema::Method>,
 }
 
 /// The command line ended before anything ran: help, version, or an error.
@@ -280,6 +282,7 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
         progress: !o.no_progress,
         notes: Vec::new(),
         verbose: false,
+        grpc: None,
     })
 }
 

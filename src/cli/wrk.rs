@@ -78,6 +78,7 @@ pub(super) fn command(a: WrkArgs) -> Result<Command, Exit> {
             progress: false,
             notes: Vec::new(),
             verbose: false,
+            grpc: None,
         },
     })
 }

@@ -25,7 +25,7 @@ pub struct Schema {
 }
 
 /// One method of a service, found in a schema.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Method {
     desc: MethodDescriptor,
 }
@@ -169,6 +169,24 @@ impl Method {
         )
     }
 
+    /// `package.Service/Method`.
+    pub fn name(&self) -> String {
+        format!(
+            "{}/{}",
+            self.desc.parent_service().full_name(),
+            self.desc.name()
+        )
+    }
+
+    /// The full names of the request's and the response's message types.
+    pub fn input_name(&self) -> String {
+        self.desc.input().full_name().to_owned()
+    }
+
+    pub fn output_name(&self) -> String {
+        self.desc.output().full_name().to_owned()
+    }
+
     /// Whether the server answers with a stream of messages; whether the client sends one.
     pub fn server_streaming(&self) -> bool {
         self.desc.is_server_streaming()
@@ -215,6 +233,12 @@ impl Method {
     /// A response message, as JSON (for `-v`); `None` if the bytes are not one.
     pub fn response_json(&self, bytes: &[u8]) -> Option<String> {
         let msg = DynamicMessage::decode(self.desc.output(), bytes).ok()?;
+        serde_json::to_string(&msg).ok()
+    }
+
+    /// A request message, as JSON (for `-v` and `--dry-run`).
+    pub fn request_json(&self, bytes: &[u8]) -> Option<String> {
+        let msg = DynamicMessage::decode(self.desc.input(), bytes).ok()?;
         serde_json::to_string(&msg).ok()
     }
 }

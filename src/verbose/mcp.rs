@@ -119,7 +119,7 @@ async fn open_stream(
     let choice = lane_choice(plan);
     let (stream, alpn_h2) = connect(plan, endpoint, out).await?;
     if choice == LaneChoice::Http2 || (choice == LaneChoice::Alpn && alpn_h2) {
-        let (fields, body) = super::h2_open(plan, written()?.h2(), stream, out).await?;
+        let (fields, body) = super::h2_open(plan, written()?.h2(), None, stream, out).await?;
         ok(Some(fields.status))?;
         return Ok(Source::H2(body));
     }

@@ -19,6 +19,7 @@ use crate::route::Endpoint;
 use crate::script::Loaded;
 
 mod first;
+pub mod grpc;
 mod mcp;
 mod versions;
 

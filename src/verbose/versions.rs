@@ -114,7 +114,7 @@ pub(super) async fn h2(
     stream: Stream,
     out: &mut String,
 ) -> Result<Fields, String> {
-    let (fields, mut body) = h2_open(plan, prepared, stream, out).await?;
+    let (fields, mut body) = h2_open(plan, prepared, None, stream, out).await?;
     if let Some(Ok(data)) = body.data().await {
         let _ = body.flow_control().release_capacity(data.len());
         let _ = writeln!(out, "< {}", printable(&data));
@@ -123,11 +123,12 @@ pub(super) async fn h2(
     Ok(fields)
 }
 
-/// The request over HTTP/2 on `stream`, shown, and its response's head: its fields, and its
-/// body still to read.
+/// The request over HTTP/2 on `stream`, shown (with `body_words`, what its body means, after
+/// its bytes), and its response's head: its fields, and its body still to read.
 pub(super) async fn h2_open(
     plan: &Plan,
     prepared: crate::proto::h2::Prepared,
+    body_words: Option<String>,
     stream: Stream,
     out: &mut String,
 ) -> Result<(Fields, h2::RecvStream), String> {
@@ -153,6 +154,9 @@ pub(super) async fn h2_open(
     if !prepared.body.is_empty() {
         let _ = writeln!(out, "> ({} bytes of body)", prepared.body.len());
         let _ = writeln!(out, "> {}", shown_body(&prepared.body, "> "));
+    }
+    if let Some(words) = body_words {
+        let _ = writeln!(out, "{words}");
     }
     let uri = format!("{}://{authority}{path}", plan.target.scheme());
     let req = req

@@ -481,3 +481,95 @@ fn reflection_gives_the_schema_without_a_proto() {
         "{err}"
     );
 }
+
+#[test]
+fn verbose_shows_the_call_and_its_answer_as_json_and_dry_run_sends_nothing() {
+    let Some(server) = Server::start("verbose") else {
+        return;
+    };
+    let text = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).into_owned();
+    let mut args = grpc_args(
+        "kv.v1.Store/Get",
+        &[
+            "-d",
+            r#"{"key":"k","page":{"size":3}}"#,
+            "-m",
+            "tenant=acme",
+            "-m",
+            "authorization=Bearer sesame",
+            "-v",
+            "-n",
+            "4",
+            "--no-progress",
+        ],
+    );
+    args.push(&server.url);
+    let out = spate(&args);
+    crate::support::succeeded(&out);
+    let shown = text(&out);
+    for line in [
+        "* gRPC call kv.v1.Store/Get",
+        "> :path: /kv.v1.Store/Get",
+        "> content-type: application/grpc",
+        "> tenant: acme",
+        "> authorization: ***",
+        r#"> message (7 bytes): {"key":"k","page":{"size":3}}"#,
+        "< :status: 200",
+        r#"< message 1 (6 bytes): {"key":"k","value":"dg=="}"#,
+        "* trailers:",
+        "< grpc-status: 0",
+        "* status OK: the run counts this call a success",
+    ] {
+        assert!(shown.lines().any(|l| l == line), "{line} in:\n{shown}");
+    }
+    assert!(!shown.contains("sesame"), "{shown}");
+    // The call -v makes is its own, not one of the run's four.
+    assert_eq!(server.calls().len(), 5);
+
+    // A status other than OK (here in a Trailers-Only head), as the run counts it.
+    let mut args = grpc_args("kv.v1.Store/Get", &["-d", r#"{"key":"missing"}"#, "-v"]);
+    args.extend(["-n", "1", "--no-progress", &server.url]);
+    let shown = text(&spate(&args));
+    assert!(
+        shown.lines().any(|l| l
+            == "* status NOT_FOUND (no such key: missing): the run counts this call a failure (grpc_not_found)"),
+        "{shown}"
+    );
+
+    // A long stream shows its first ten messages, then is cancelled.
+    let mut args = grpc_args(
+        "kv.v1.Store/Watch",
+        &["-d", r#"{"key":"w","count":100000}"#],
+    );
+    args.extend([
+        "-v",
+        "-n",
+        "1",
+        "--max-events",
+        "1",
+        "--no-progress",
+        &server.url,
+    ]);
+    let shown = text(&spate(&args));
+    assert!(shown.contains("< message 10 (6 bytes)"), "{shown}");
+    assert!(!shown.contains("< message 11 "), "{shown}");
+    assert!(
+        shown.contains("the stream was cancelled after them"),
+        "{shown}"
+    );
+
+    // --dry-run: the call as it would go, and nothing sent.
+    let before = server.calls().len();
+    let mut args = grpc_args("kv.v1.Store/Get", &["-d", r#"{"key":"k"}"#, "--dry-run"]);
+    args.push(&server.url);
+    let out = spate(&args);
+    crate::support::succeeded(&out);
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(printed.starts_with("spate --dry-run: the command line is valid; nothing was sent\n"));
+    assert!(printed.contains("> :path: /kv.v1.Store/Get\n"), "{printed}");
+    assert!(
+        printed.contains(r#"> message (3 bytes): {"key":"k"}"#),
+        "{printed}"
+    );
+    assert_eq!(server.calls().len(), before);
+}
