@@ -40,6 +40,9 @@ pub struct RequestList {
     pub order: Order,
     /// `spate mcp`: each request's own headers, its row in the report and the calls' weights.
     pub mcp: Option<std::sync::Arc<crate::calls::Prepared>>,
+    /// Each entry's name in the report, in place of its method and URL (`spate grpc`'s
+    /// messages, which share both); empty: none.
+    pub labels: Vec<String>,
 }
 
 /// Why a list cannot be used; says where.
@@ -86,6 +89,7 @@ impl RequestList {
             entries,
             order,
             mcp: None,
+            labels: Vec::new(),
         })
     }
 

@@ -146,13 +146,19 @@ pub enum Sub {
     /// run's (-c, -p streams per connection, -n, -z, -q, --stages, --slo, --save...).
     #[command(
         mut_arg("method", |a| a.short(None).hide(true)),
-        mut_arg("body", |a| a.help("The request message as JSON (proto3's JSON mapping), e.g. -d '{\"key\":\"k\"}'; {} without")),
-        mut_arg("body_file", |a| a.help("The request message as JSON, from this file")),
+        mut_arg("body", |a| a.help("The request message as JSON (proto3's JSON mapping), e.g. -d '{\"key\":\"k\"}'; {} without. A JSON array is several messages, sent in turn")),
+        mut_arg("body_file", |a| a.help("The request message as JSON, from this file; several (an array, or JSON lines) are sent in turn")),
         mut_arg("script", |a| a.hide(true)),
         mut_arg("content_type", |a| a.hide(true)),
         mut_arg("accept", |a| a.hide(true)),
-        mut_arg("verbose", |a| a.hide(true)),
-        mut_arg("dry_run", |a| a.hide(true))
+        mut_arg("verbose", |a| a.help("Make one call before the run and show it on stderr: the fields, the messages as JSON, the trailers")),
+        mut_arg("dry_run", |a| a.help("Print the call as it would be sent, and send nothing")),
+        mut_arg("stream", |a| a.hide(true)),
+        mut_arg("done", |a| a.hide(true)),
+        mut_arg("usage", |a| a.hide(true)),
+        mut_arg("max_events", |a| a.help("End each server-streaming call after N messages (spate cancels it; a success)")),
+        mut_arg("max_stream_time", |a| a.help("End each server-streaming call this long after it started (spate cancels it; a success)")),
+        mut_arg("idle_timeout", |a| a.help("Fail a server-streaming call that receives nothing for this long (\"stream_idle\")"))
     )]
     Grpc(Box<super::grpc::GrpcArgs>),
     /// Merge the results of a job's shards (--shard, their JSON) into the job's: latency

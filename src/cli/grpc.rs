@@ -70,9 +70,10 @@ pub struct GrpcRun {
     /// metadata; `finish` adds the call.
     pub plan: Plan,
     pub show: super::Show,
-    /// `--call`, and the message's JSON (`-d`, `-D`, or `{}`).
+    /// `--call`, and the messages' JSON (`-d`, `-D`, or `{}`), and where it came from.
     pub call: Option<String>,
     pub json: String,
+    pub json_source: String,
     /// `-m`'s metadata, which reflection is asked with too.
     pub metadata: Vec<(String, String)>,
     /// `--list`: print the services and methods, and run nothing.
@@ -112,16 +113,39 @@ impl GrpcRun {
                 "--call {call} streams from the client: client and bidirectional streaming calls are not measured yet"
             ));
         }
-        let message = method.request(&self.json)?;
+        let messages = super::grpc_messages::messages(&method, &self.json, &self.json_source)?;
         let mut plan = self.plan.clone();
         let root = plan.target.url.trim_end_matches('/').to_owned();
         plan.target = crate::target::Target::parse(&format!("{root}{}", method.path()))
             .map_err(|e| e.to_string())?;
-        plan.body = [
-            crate::proto::grpc::prefix(message.len() as u32).as_slice(),
-            &message,
-        ]
-        .concat();
+        let framed = |m: &super::grpc_messages::Message| {
+            [
+                crate::proto::grpc::prefix(m.bytes.len() as u32).as_slice(),
+                &m.bytes,
+            ]
+            .concat()
+        };
+        // The first message is the plan's own (what -v and --dry-run show); several are sent
+        // in turn as a request list's requests, each named by its JSON in the report.
+        plan.body = framed(&messages[0]);
+        if messages.len() > 1 {
+            use crate::request_list::{Entry, Order, RequestList};
+            let entries = messages
+                .iter()
+                .map(|m| Entry {
+                    method: None,
+                    target: plan.target.clone(),
+                    body: Some(framed(m)),
+                })
+                .collect();
+            let mut list = RequestList::new(entries, Order::RoundRobin).map_err(|e| e.0)?;
+            list.labels = messages
+                .iter()
+                .enumerate()
+                .map(|(i, m)| format!("#{} {}", i + 1, m.name))
+                .collect();
+            plan.list = Some(std::sync::Arc::new(list));
+        }
         plan.grpc = Some(GrpcPlan {
             call: call.clone(),
             server_streaming: method.server_streaming(),
@@ -174,15 +198,16 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
             a.url
         )));
     }
-    let json = match (a.load.body.take(), a.load.body_file.take()) {
-        (Some(d), _) => d,
+    let (json, json_source) = match (a.load.body.take(), a.load.body_file.take()) {
+        (Some(d), _) => (d, "-d".to_owned()),
         (None, Some(path)) => {
             let bytes =
                 crate::files::read("-D", &path, crate::files::BODY_LIMIT).map_err(Exit::usage)?;
-            String::from_utf8(bytes)
-                .map_err(|_| usage(format!("-D {}: not UTF-8 text", path.display())))?
+            let text = String::from_utf8(bytes)
+                .map_err(|_| usage(format!("-D {}: not UTF-8 text", path.display())))?;
+            (text, format!("-D {}", path.display()))
         }
-        (None, None) => "{}".into(),
+        (None, None) => ("{}".into(), "-d".to_owned()),
     };
     let metadata = metadata(&a.metadata).map_err(usage)?;
     let mut headers = vec![
@@ -214,6 +239,7 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
         show,
         call: a.call,
         json,
+        json_source,
         metadata,
         list_only: a.list,
         dry_run,

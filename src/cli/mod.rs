@@ -6,6 +6,7 @@ mod compare;
 mod dry_run;
 mod generate;
 mod grpc;
+mod grpc_messages;
 mod k8s;
 mod list;
 mod load;

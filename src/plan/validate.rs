@@ -68,7 +68,8 @@ impl Plan {
                     "--script: the script makes the requests",
                 ),
                 (self.redirects > 0, "--redirect"),
-                (self.stream.is_some(), "--stream"),
+                // A list of gRPC messages to a server-streaming method times each call's.
+                (self.stream.is_some() && self.grpc.is_none(), "--stream"),
             ] {
                 if on {
                     return Err(PlanError::ListWith(flag));
@@ -125,7 +126,9 @@ impl Plan {
             }
             for (given, what) in [
                 (
-                    self.list.is_some(),
+                    self.list.as_ref().is_some_and(|l| {
+                        l.mcp.is_some() || l.entries.iter().any(|e| e.target != self.target)
+                    }),
                     "a request list is not a call: give one --call",
                 ),
                 (

@@ -86,8 +86,10 @@ pub(super) fn describe(s: &Report) -> Vec<String> {
     if s.generator.script_error.is_some() {
         extras.push("stopped early by the script's error".into());
     }
-    if !s.per_url.is_empty() {
-        extras.push("a request list, Per URL below".into());
+    match (s.per_url.is_empty(), s.grpc.is_some()) {
+        (true, _) => {}
+        (false, true) => extras.push("a list of messages, Per message below".into()),
+        (false, false) => extras.push("a request list, Per URL below".into()),
     }
     if s.mcp.is_some() {
         extras.push("MCP calls, Per tool below".into());

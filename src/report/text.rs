@@ -243,9 +243,13 @@ fn per_url(o: &mut String, s: &Report) -> std::fmt::Result {
     if s.per_url.is_empty() {
         return Ok(());
     }
+    let per = match s.grpc.is_some() {
+        true => "message",
+        false => "URL",
+    };
     writeln!(
         o,
-        "\nPer URL (completed, failed, status >= 400, p50, p99, max)"
+        "\nPer {per} (completed, failed, status >= 400, p50, p99, max)"
     )?;
     for r in &s.per_url {
         let t = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |x| format!("{x:.3} ms"));

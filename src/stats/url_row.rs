@@ -40,7 +40,10 @@ impl UrlRow {
             .map(|i| {
                 let e = &list.entries[i];
                 let method = e.method.as_deref().unwrap_or(&plan.method);
-                let label = format!("{method} {}", crate::redact::url(&e.target.url));
+                let label = match list.labels.get(i) {
+                    Some(l) => l.clone(),
+                    None => format!("{method} {}", crate::redact::url(&e.target.url)),
+                };
                 UrlRow::from(label, per_entry.get(i).unwrap_or(&none))
             })
             .collect();

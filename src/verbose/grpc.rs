@@ -50,7 +50,7 @@ async fn call(plan: &Plan, method: &Method, out: &mut String) -> Result<(), Stri
         return Err("the server did not choose h2 by ALPN: gRPC runs over HTTP/2".into());
     }
     let prepared = crate::request::h2_prepared(plan)?;
-    let _ = writeln!(out, "* gRPC call {}", term(&method.name()));
+    let _ = writeln!(out, "* gRPC call {}{}", term(&method.name()), of_list(plan));
     let words = Some(request_line(plan, method));
     let (fields, mut body) = h2_open(plan, prepared, words, stream, out).await?;
     let mut buf = Vec::new();
@@ -131,6 +131,14 @@ fn whole_message(buf: &[u8]) -> Result<Option<usize>, String> {
     Ok((buf.len() >= 5 + len as usize).then_some(len as usize))
 }
 
+/// Which message of a list is shown: the first (the one each load thread starts with).
+fn of_list(plan: &Plan) -> String {
+    match plan.list.as_ref().map(|l| l.entries.len()) {
+        Some(n) if n > 1 => format!(" with the first of {n} messages"),
+        _ => String::new(),
+    }
+}
+
 /// The request's message as the run sends it, as JSON.
 fn request_line(plan: &Plan, method: &Method) -> String {
     let message = plan.body.get(5..).unwrap_or_default();
@@ -187,8 +195,9 @@ pub fn dry_run(plan: &Plan, method: &Method, reflected: bool) -> Result<String, 
     }
     let _ = writeln!(
         out,
-        "The call {}, as its HTTP/2 stream carries it:",
-        term(&method.name())
+        "The call {}{}, as its HTTP/2 stream carries it:",
+        term(&method.name()),
+        of_list(plan)
     );
     let prepared = crate::request::h2_prepared(plan)?;
     for (n, v) in prepared.fields.iter() {

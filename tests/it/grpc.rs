@@ -361,9 +361,11 @@ fn what_the_schema_does_not_have_is_one_line_and_exit_2() {
         ("kv.v1.Store/Get", &["--http3"][..], "--http3"),
         (
             "kv.v1.Store/Get",
-            &["-v"][..],
-            "-v for gRPC calls is not made yet",
+            &["-d", r#"[{"key":"a"},{"ky":"b"}]"#][..],
+            "-d: message 2 of the array: not a kv.v1.GetRequest message",
         ),
+        ("kv.v1.Store/Get", &["-d", "[]"][..], "-d: an empty array"),
+        ("kv.v1.Store/Get", &["--stream", "sse"][..], "--stream"),
     ] {
         let mut args = grpc_args(call, extra);
         args.push("http://127.0.0.1:9");
@@ -572,4 +574,90 @@ fn verbose_shows_the_call_and_its_answer_as_json_and_dry_run_sends_nothing() {
         "{printed}"
     );
     assert_eq!(server.calls().len(), before);
+}
+
+#[test]
+fn a_list_of_messages_is_sent_in_turn_and_counted_by_message() {
+    let Some(server) = Server::start("list") else {
+        return;
+    };
+    // JSON lines, one of them written over several lines, and a key the server refuses.
+    let file = std::env::temp_dir().join(format!("spate-grpc-list-{}.ndjson", std::process::id()));
+    std::fs::write(
+        &file,
+        "{\"key\":\"a\"}\n{\n  \"key\": \"b\"\n}\n\n{\"key\":\"missing\"}\n",
+    )
+    .unwrap();
+    let mut args = grpc_args("kv.v1.Store/Get", &["-D", file.to_str().unwrap()]);
+    args.extend(["-n", "60", "-c", "3", "-p", "2", &server.url]);
+    let all: Vec<&str> = [
+        &args[..1],
+        &["--no-progress", "--format", "json"][..],
+        &args[1..],
+    ]
+    .concat();
+    let out = spate(&all);
+    let _ = std::fs::remove_file(&file);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The server executed each message exactly as often as spate counted it (the threads
+    // take turns through the list each from its start, so the shares differ by a call or so).
+    let calls = server.calls();
+    let of = |key: &str| calls.iter().filter(|(_, k, _, _)| k == key).count() as u64;
+    let rows = doc["per_url"].as_array().unwrap();
+    let row = |i: usize| {
+        (
+            rows[i]["request"].as_str().unwrap().to_owned(),
+            rows[i]["completed"].as_u64().unwrap(),
+            rows[i]["failed"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(row(0), (r#"#1 {"key":"a"}"#.into(), of("a"), 0));
+    assert_eq!(row(1), (r#"#2 {"key":"b"}"#.into(), of("b"), 0));
+    assert_eq!(row(2), (r#"#3 {"key":"missing"}"#.into(), 0, of("missing")));
+    assert_eq!(calls.len(), 60);
+    assert!(
+        [of("a"), of("b"), of("missing")]
+            .iter()
+            .all(|&n| (18..=22).contains(&n)),
+        "{calls:?}"
+    );
+    assert_eq!(
+        doc["requests"]["successful"].as_u64(),
+        Some(of("a") + of("b"))
+    );
+    assert_eq!(
+        doc["errors"][0]["class"], "grpc_not_found",
+        "{}",
+        doc["errors"]
+    );
+
+    // ghz's array, to a server-streaming method: each call's messages are timed.
+    let mut args = grpc_args(
+        "kv.v1.Store/Watch",
+        &["-d", r#"[{"key":"w","count":1},{"key":"x","count":3}]"#],
+    );
+    args.extend(["-n", "10", &server.url]);
+    let doc = grpc_json(&args);
+    assert_eq!(doc["requests"]["successful"], 10);
+    let rows = doc["per_url"].as_array().unwrap();
+    let (ones, threes) = (&rows[0]["completed"], &rows[1]["completed"]);
+    assert_eq!(ones.as_u64().unwrap() + threes.as_u64().unwrap(), 10);
+    assert_eq!(
+        doc["streaming"]["events"].as_u64(),
+        Some(ones.as_u64().unwrap() + 3 * threes.as_u64().unwrap()),
+        "{}",
+        doc["streaming"]
+    );
+    assert_eq!(doc["streaming"]["max_events_per_response"], 3);
+    // The text names the rows as messages.
+    let mut args = grpc_args("kv.v1.Store/Get", &["-d", r#"[{"key":"a"},{"key":"b"}]"#]);
+    args.extend(["-n", "4", "--no-progress", &server.url]);
+    let out = spate(&args);
+    crate::support::succeeded(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("a list of messages, Per message below"),
+        "{text}"
+    );
+    assert!(text.contains("Per message (completed"), "{text}");
 }

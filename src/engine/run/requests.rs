@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::engine::slots::shared::{Feature, H3Setup, ListSetup, Listed, Setup};
+use crate::engine::slots::shared::{Feature, GrpcSetup, H3Setup, ListSetup, Listed, Setup};
 use crate::plan::Plan;
 use crate::proto::h2::Other;
 use crate::request;
@@ -12,8 +12,14 @@ use crate::request;
 /// The one feature `plan`'s slots have (the plan refuses two together), built for its threads.
 pub(in crate::engine) fn feature(plan: &Plan) -> Result<Feature, String> {
     if let Some(g) = &plan.grpc {
-        let stream = plan.stream.clone().map(Arc::new);
-        return Ok(Feature::Grpc(Arc::new(g.clone()), stream));
+        return Ok(Feature::Grpc(Arc::new(GrpcSetup {
+            call: g.clone(),
+            stream: plan.stream.clone().map(Arc::new),
+            list: match &plan.list {
+                Some(l) => Some(Arc::new(list_setup(plan, l)?)),
+                None => None,
+            },
+        })));
     }
     if let Some(l) = &plan.list {
         return Ok(Feature::List(Arc::new(list_setup(plan, l)?)));

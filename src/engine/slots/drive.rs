@@ -215,13 +215,26 @@ impl Iterator for Links {
                     let work = ScriptWork::new(scripted(ctx));
                     boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
                 }
+                // A list of messages is a request list, its answers judged as the call's.
                 Making::Called(g) => {
                     let index = g.base() + k;
-                    boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed))
+                    match ctx.setup.feature.list() {
+                        Some(_) => {
+                            let work = ListWork::default();
+                            boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
+                        }
+                        None => boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed)),
+                    }
                 }
                 Making::CalledStreams(g) => {
                     let index = g.base() + k;
-                    boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed))
+                    match ctx.setup.feature.list() {
+                        Some(_) => {
+                            let work = ListWork::default();
+                            boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
+                        }
+                        None => boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed)),
+                    }
                 }
                 Making::H3(g) => h3_link(ctx, g, k),
             });

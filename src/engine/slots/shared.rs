@@ -105,18 +105,15 @@ pub enum Feature {
     List(Arc<ListSetup>),
     /// --redirect: what following needs.
     Follow(Arc<Follow>),
-    /// `spate grpc`: each response judged by its gRPC status; a server-streaming call's
-    /// messages measured as a stream.
-    Grpc(
-        Arc<crate::plan::GrpcPlan>,
-        Option<Arc<crate::plan::StreamPlan>>,
-    ),
+    /// `spate grpc`: each response judged by its gRPC status.
+    Grpc(Arc<GrpcSetup>),
 }
 
 impl Feature {
     pub fn stream(&self) -> Option<&Arc<crate::plan::StreamPlan>> {
         match self {
-            Feature::Stream(s) | Feature::Grpc(_, Some(s)) => Some(s),
+            Feature::Stream(s) => Some(s),
+            Feature::Grpc(g) => g.stream.as_ref(),
             _ => None,
         }
     }
@@ -124,6 +121,7 @@ impl Feature {
     pub fn list(&self) -> Option<&Arc<ListSetup>> {
         match self {
             Feature::List(l) => Some(l),
+            Feature::Grpc(g) => g.list.as_ref(),
             _ => None,
         }
     }
@@ -135,9 +133,9 @@ impl Feature {
         }
     }
 
-    pub fn grpc(&self) -> Option<&Arc<crate::plan::GrpcPlan>> {
+    pub fn grpc(&self) -> Option<&crate::plan::GrpcPlan> {
         match self {
-            Feature::Grpc(g, _) => Some(g),
+            Feature::Grpc(g) => Some(&g.call),
             _ => None,
         }
     }
@@ -176,6 +174,15 @@ pub struct ListSetup {
     /// sessions).
     pub scheme: &'static str,
     pub authority: String,
+}
+
+/// What `spate grpc`'s slots need: the call; a server-streaming call's stream plan, which
+/// times its messages; the messages of a list (`-D` with several), sent in turn.
+#[derive(Debug)]
+pub struct GrpcSetup {
+    pub call: crate::plan::GrpcPlan,
+    pub stream: Option<Arc<crate::plan::StreamPlan>>,
+    pub list: Option<Arc<ListSetup>>,
 }
 
 /// What a thread needs to make its script's state.

@@ -9,6 +9,7 @@
 use crate::clock::Tick;
 use crate::engine::protocols::watch::{Observe, Streamed, Watch};
 use crate::engine::slots::shared::{H2Handle, Shared};
+use crate::engine::workloads::list_lane::Answers;
 use crate::proto::grpc::{Call, Verdict, code_name};
 use crate::proto::{Cause, Events, Fail, Media, Response, h2};
 use crate::stats::Failure;
@@ -118,6 +119,10 @@ impl Observe for Streaming {
         }
     }
 }
+
+/// A list of messages' answers: judged already, as each call's, by the lane (`judged`).
+impl Answers for Call {}
+impl Answers for Streaming {}
 
 /// The attempt's outcome from the call's verdict.
 pub fn outcome(v: Verdict, r: Response) -> Result<Response, Fail> {

@@ -165,8 +165,8 @@ impl Work {
     pub fn of(setup: &Setup, script: Option<&crate::script::Worker>) -> Work {
         match &setup.feature {
             Feature::Follow(_) => Work::Followed,
-            Feature::Grpc(_, None) => Work::Called,
-            Feature::Grpc(_, Some(_)) => Work::CalledStreams,
+            Feature::Grpc(g) if g.stream.is_some() => Work::CalledStreams,
+            Feature::Grpc(_) => Work::Called,
             Feature::List(l) if l.mcp.is_some() => Work::Answered,
             Feature::List(_) => Work::Listed,
             _ if script.is_some_and(crate::script::Worker::runs_per_request) => Work::Scripted,

@@ -273,12 +273,16 @@ pub fn to_html(r: &Report) -> String {
         section(&mut o, "per-tool", "Per tool", &body, &note);
     }
     if let Some(body) = tables::per_url(r) {
+        let (title, each) = match r.run.grpc.is_some() {
+            true => ("Per message", "Each message of the list"),
+            false => ("Per URL", "Each request of the list"),
+        };
         section(
             &mut o,
             "per-url",
-            "Per URL",
+            title,
             &body,
-            "Each request of the list. Its percentiles come from a histogram with two significant digits.",
+            &format!("{each}. Its percentiles come from a histogram with two significant digits."),
         );
     }
     section(
