@@ -41,6 +41,12 @@
 #                                    spate (stateless, and with sessions) and plumbrs, one thread
 #                                    each, alternating (REPS, default 5) at CONCS (default 10): CPU
 #                                    and user us per successful call, and calls/s
+#   GHZ=<ghz> scripts/bench.sh grpc
+#                                    a grpc-go server (bench/grpc-go, built with go) called by
+#                                    spate grpc and ghz, one core each, 32 calls in flight over 4
+#                                    connections, alternating (REPS, default 5; DURATION, default
+#                                    10 s): unary (Get) and server-streaming (Watch, 5 messages)
+#                                    calls; CPU and user us per successful call, and calls/s
 #   BASE=<spate binary> scripts/bench.sh compare
 #                                    before and after a change: CPU and user us per request of
 #                                    BASE, this build and wrk, alternating (REPS, default 5) at
@@ -595,6 +601,44 @@ mode_mcp() {
   kill "$server"
 }
 
+grpc_run() { # TOOL CALL DUR -> "cpu_us_per_call user_us_per_call calls_per_s"
+  local tool=$1 call=$2 d=$3 n tmp data proto="$ROOT/tests/it/servers/grpc/kv.proto"
+  local imports="$ROOT/tests/it/servers/grpc/imports"; tmp=$(mktemp -d)
+  case $call in
+    Get) data='{"key":"k"}' ;;
+    Watch) data='{"key":"k","count":5}' ;;
+  esac
+  # 32 calls in flight over 4 connections on both sides.
+  case $tool in
+    spate)
+      /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 "$SPATE" grpc --threads 1 -c 4 -p 8 \
+        -z "${d}s" --no-progress --format json --proto "$proto" -i "$imports" \
+        --call "kv.v1.Store/$call" -d "$data" http://127.0.0.1:18095 > "$tmp/out.json" 2>/dev/null
+      n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests"]["successful"])' "$tmp/out.json") ;;
+    ghz)
+      /usr/bin/time -o "$tmp/time" -f '%U %S' taskset -c 0 "$GHZ" --insecure -c 32 --connections 4 \
+        -z "${d}s" --format json --proto "$proto" -i "$imports" --call "kv.v1.Store/$call" \
+        -d "$data" 127.0.0.1:18095 > "$tmp/out.json" 2>/dev/null
+      n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["statusCodeDistribution"]["OK"])' "$tmp/out.json") ;;
+    *) echo "bench.sh grpc: unknown tool '$tool' (spate ghz)" >&2
+      rm -rf "$tmp"; exit 2 ;;
+  esac
+  python3 -c 'import sys; u, s = map(float, open(sys.argv[1]).read().split()[-2:]); n = int(sys.argv[2]); print(f"{(u + s) / n * 1e6:.2f} {u / n * 1e6:.2f} {n / float(sys.argv[3]):.0f}")' "$tmp/time" "$n" "$d"
+  rm -rf "$tmp"
+}
+
+# gRPC: spate grpc and ghz against bench/grpc-go (grpc-go, pinned to core 1), unary (Get) and
+# server-streaming (Watch, 5 messages a call) calls, alternating.
+mode_grpc() {
+  [ -x "${GHZ:-}" ] || { echo "bench.sh grpc: set GHZ to ghz (GOBIN=DIR go install github.com/bojand/ghz/cmd/ghz@latest)" >&2; exit 2; }
+  (cd "$ROOT/bench/grpc-go" && go build -o "$ROOT/target/grpc-go-server" .)
+  taskset -c 1 "$ROOT/target/grpc-go-server" 127.0.0.1:18095 >/dev/null 2>&1 &
+  local server=$!
+  sleep 1
+  CONCS=${GRPC_CALLS:-Get Watch} alternate grpc_run "${GRPC_TOOLS:-spate ghz}" 10 mcp_summary
+  kill "$server"
+}
+
 mode_size() {
   local bytes; bytes=$(stat -c %s "$SPATE")
   python3 -c "print(f'release binary: {$bytes / 1048576:.2f} MiB ({$bytes:,} bytes, TLS and HTTP/2 included)')"
@@ -626,6 +670,7 @@ case "${1:-h1}" in
   thread-instructions) mode_thread_instructions ;;
   scripts) mode_scripts ;;
   mcp) mode_mcp ;;
+  grpc) mode_grpc ;;
   tls) mode_tls ;;
   h3) mode_h3 ;;
   all)
@@ -640,5 +685,5 @@ case "${1:-h1}" in
     python3 "$ROOT/scripts/bench-table.py" "/tmp/arena/results/$label-h1/results.csv" \
       "/tmp/arena/results/$label-h2/results.csv"
     ;;
-  *) echo "bench.sh: unknown mode '$1' (h1 h2 h3 tls scripts mcp syscalls instructions thread-instructions display soak size floor compare all)" >&2; exit 2 ;;
+  *) echo "bench.sh: unknown mode '$1' (h1 h2 h3 tls scripts mcp grpc syscalls instructions thread-instructions display soak size floor compare all)" >&2; exit 2 ;;
 esac

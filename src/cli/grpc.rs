@@ -191,6 +191,13 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
         ));
     }
     let (verbose, dry_run) = (a.load.verbose, a.load.dry_run);
+    // ghz takes HOST:PORT, with --insecure for plaintext: say what spate takes instead.
+    if !a.url.contains("://") {
+        return Err(usage(format!(
+            "{}: give http://{0} (HTTP/2 without TLS, ghz's --insecure) or https://{0}",
+            a.url
+        )));
+    }
     let target = crate::target::Target::parse(&a.url).map_err(|e| usage(e.to_string()))?;
     if !matches!(target.path.as_str(), "" | "/") {
         return Err(usage(format!(

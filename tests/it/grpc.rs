@@ -375,6 +375,16 @@ fn what_the_schema_does_not_have_is_one_line_and_exit_2() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert!(err.contains(says), "{call} {extra:?}: {err}");
     }
+    // ghz's HOST:PORT: what to give instead.
+    let out = spate(&grpc_args("kv.v1.Store/Get", &["127.0.0.1:9"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "give http://127.0.0.1:9 (HTTP/2 without TLS, ghz's --insecure) or https://127.0.0.1:9"
+        ),
+        "{err}"
+    );
     // Without --proto the server is asked, and one that cannot be reached says so.
     let out = spate(&["grpc", "--call", "kv.v1.Store/Get", "http://127.0.0.1:9"]);
     let err = String::from_utf8_lossy(&out.stderr);
