@@ -45,6 +45,11 @@ pub struct GrpcArgs {
     #[arg(long = "list")]
     pub list: bool,
 
+    /// Send each message compressed with gzip (grpc-encoding: gzip; compressed once, before
+    /// the run), and accept answers compressed with gzip.
+    #[arg(short = 'e', long = "enable-compression")]
+    pub compress: bool,
+
     /// The call's deadline, sent as grpc-timeout (the server gives up after it).
     #[arg(long = "deadline", value_name = "TIME", value_parser = super::values::duration)]
     pub deadline: Option<Duration>,
@@ -80,6 +85,8 @@ pub struct GrpcRun {
     pub list_only: bool,
     /// `--dry-run`: print the call as it would be sent, and run nothing.
     pub dry_run: bool,
+    /// `-e`: the messages go compressed with gzip.
+    pub compress: bool,
 }
 
 impl GrpcRun {
@@ -118,12 +125,18 @@ impl GrpcRun {
         let root = plan.target.url.trim_end_matches('/').to_owned();
         plan.target = crate::target::Target::parse(&format!("{root}{}", method.path()))
             .map_err(|e| e.to_string())?;
-        let framed = |m: &super::grpc_messages::Message| {
-            [
+        let framed = |m: &super::grpc_messages::Message| match self.compress {
+            true => {
+                let gz = crate::grpc::gzip::compress(&m.bytes);
+                let mut prefix = crate::proto::grpc::prefix(gz.len() as u32);
+                prefix[0] = 1;
+                [prefix.as_slice(), &gz].concat()
+            }
+            false => [
                 crate::proto::grpc::prefix(m.bytes.len() as u32).as_slice(),
                 &m.bytes,
             ]
-            .concat()
+            .concat(),
         };
         // The first message is the plan's own (what -v and --dry-run show); several are sent
         // in turn as a request list's requests, each named by its JSON in the report.
@@ -221,6 +234,11 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
         ("content-type".to_owned(), "application/grpc".to_owned()),
         ("te".to_owned(), "trailers".to_owned()),
     ];
+    if a.compress {
+        use crate::grpc::gzip::NAME;
+        headers.push(("grpc-encoding".into(), NAME.into()));
+        headers.push(("grpc-accept-encoding".into(), NAME.into()));
+    }
     if let Some(d) = a.deadline {
         headers.push(("grpc-timeout".into(), timeout(d).map_err(usage)?));
     }
@@ -250,6 +268,7 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
         metadata,
         list_only: a.list,
         dry_run,
+        compress: a.compress,
     };
     // The call changes no stage: checked here for the reflection's path too.
     super::csv_stages_need_stages(&run.show, &run.plan)?;

@@ -60,13 +60,24 @@ async fn call(plan: &Plan, method: &Method, out: &mut String) -> Result<(), Stri
         let chunk = chunk.map_err(|e| format!("reading the answer: {e}"))?;
         let _ = body.flow_control().release_capacity(chunk.len());
         buf.extend_from_slice(&chunk);
-        while let Some(len) = whole_message(&buf)? {
+        while let Some((len, compressed)) = whole_message(&buf)? {
             shown_messages += 1;
-            let _ = writeln!(
-                out,
-                "< message {shown_messages} ({len} bytes): {}",
-                json(method.response_json(&buf[5..5 + len]), method.output_name())
-            );
+            let bytes = &buf[5..5 + len];
+            let shown = match compressed {
+                false => json(method.response_json(bytes), method.output_name()),
+                true => match fields.header("grpc-encoding").as_deref() {
+                    Some(crate::grpc::gzip::NAME) => match crate::grpc::gzip::decompress(bytes) {
+                        Ok(m) => json(method.response_json(&m), method.output_name()),
+                        Err(e) => format!("(compressed with gzip, but {e})"),
+                    },
+                    other => format!(
+                        "(compressed with {}, which spate did not ask for)",
+                        term(other.unwrap_or("no grpc-encoding"))
+                    ),
+                },
+            };
+            let gz = if compressed { ", compressed" } else { "" };
+            let _ = writeln!(out, "< message {shown_messages} ({len} bytes{gz}): {shown}");
             buf.drain(..5 + len);
         }
         if shown_messages >= SHOWN_MESSAGES {
@@ -111,9 +122,9 @@ async fn call(plan: &Plan, method: &Method, out: &mut String) -> Result<(), Stri
     Ok(())
 }
 
-/// The length of the message `buf` starts with, once all of it is there; a prefix no gRPC
-/// message has is an error.
-fn whole_message(buf: &[u8]) -> Result<Option<usize>, String> {
+/// The length of the message `buf` starts with and whether it is compressed, once all of it is
+/// there; a prefix no gRPC message has is an error.
+fn whole_message(buf: &[u8]) -> Result<Option<(usize, bool)>, String> {
     let Some(p) = buf.first_chunk::<5>() else {
         return Ok(None);
     };
@@ -124,11 +135,10 @@ fn whole_message(buf: &[u8]) -> Result<Option<usize>, String> {
                 "a gRPC message of {len} bytes, more than the {MAX_MESSAGE} spate reads"
             ));
         }
-        0 => {}
-        1 => return Err("a compressed gRPC message, which spate did not ask for".into()),
+        0 | 1 => {}
         flag => return Err(format!("a gRPC message with flag byte {flag}")),
     }
-    Ok((buf.len() >= 5 + len as usize).then_some(len as usize))
+    Ok((buf.len() >= 5 + len as usize).then_some((len as usize, p[0] == 1)))
 }
 
 /// Which message of a list is shown: the first (the one each load thread starts with).
@@ -142,11 +152,22 @@ fn of_list(plan: &Plan) -> String {
 /// The request's message as the run sends it, as JSON.
 fn request_line(plan: &Plan, method: &Method) -> String {
     let message = plan.body.get(5..).unwrap_or_default();
-    format!(
-        "> message ({} bytes): {}",
-        message.len(),
-        json(method.request_json(message), method.input_name())
-    )
+    match plan.body.first() {
+        Some(1) => {
+            let inflated = crate::grpc::gzip::decompress(message).unwrap_or_default();
+            format!(
+                "> message ({} bytes, gzip of {}): {}",
+                message.len(),
+                inflated.len(),
+                json(method.request_json(&inflated), method.input_name())
+            )
+        }
+        _ => format!(
+            "> message ({} bytes): {}",
+            message.len(),
+            json(method.request_json(message), method.input_name())
+        ),
+    }
 }
 
 /// A message's JSON for the terminal, cut to `JSON_SHOWN` characters, or why there is none.
@@ -221,12 +242,8 @@ mod tests {
         assert_eq!(whole_message(&m[..4]), Ok(None));
         assert_eq!(whole_message(&m), Ok(None));
         m.extend_from_slice(b"abc");
-        assert_eq!(whole_message(&m), Ok(Some(3)));
-        assert!(
-            whole_message(&[1, 0, 0, 0, 0])
-                .unwrap_err()
-                .contains("compressed")
-        );
+        assert_eq!(whole_message(&m), Ok(Some((3, false))));
+        assert_eq!(whole_message(&[1, 0, 0, 0, 0]), Ok(Some((0, true))));
         assert!(
             whole_message(&[0, 0xff, 0, 0, 0])
                 .unwrap_err()

@@ -27,10 +27,12 @@ impl Server {
 
     /// As `start`, over TLS with `tls`'s server certificate and key (PEM files) when given.
     fn start_with(tag: &str, tls: Option<(&str, &str)>) -> Option<Server> {
-        Server::spawn(tag, tls, true)
+        Server::spawn(tag, tls, &[])
     }
 
-    fn spawn(tag: &str, tls: Option<(&str, &str)>, reflection: bool) -> Option<Server> {
+    /// As `start_with`, with `env` set for the server (its switches: SPATE_TEST_NO_REFLECTION,
+    /// SPATE_TEST_GZIP).
+    fn spawn(tag: &str, tls: Option<(&str, &str)>, env: &[(&str, &str)]) -> Option<Server> {
         let python = test_python("grpc_tools")?;
         let log = std::env::temp_dir().join(format!("spate-grpc-{tag}-{}.log", std::process::id()));
         let port_file = log.with_extension("log.port");
@@ -46,9 +48,7 @@ impl Server {
         if let Some((cert, key)) = tls {
             cmd.args([cert, key]);
         }
-        if !reflection {
-            cmd.env("SPATE_TEST_NO_REFLECTION", "1");
-        }
+        cmd.envs(env.iter().copied());
         let child = Child(
             cmd.stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
@@ -481,7 +481,8 @@ fn reflection_gives_the_schema_without_a_proto() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("kv.v1.Store has no method Put"));
 
-    let Some(silent) = Server::spawn("no-reflect", None, false) else {
+    let Some(silent) = Server::spawn("no-reflect", None, &[("SPATE_TEST_NO_REFLECTION", "1")])
+    else {
         return;
     };
     let out = spate(&["grpc", "--list", &silent.url]);
@@ -670,4 +671,46 @@ fn a_list_of_messages_is_sent_in_turn_and_counted_by_message() {
         "{text}"
     );
     assert!(text.contains("Per message (completed"), "{text}");
+}
+
+#[test]
+fn compressed_messages_go_both_ways_with_enable_compression() {
+    let Some(server) = Server::spawn("gzip", None, &[("SPATE_TEST_GZIP", "1")]) else {
+        return;
+    };
+    // A key long enough that the server compresses its answer.
+    let key = "k".repeat(300);
+    let data = format!(r#"{{"key":"{key}"}}"#);
+    let mut args = grpc_args("kv.v1.Store/Get", &["-e", "-d", &data, "-v"]);
+    args.extend([
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "--no-progress",
+        "--format",
+        "json",
+        &server.url,
+    ]);
+    let out = spate(&args);
+    crate::support::succeeded(&out);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["requests"]["successful"], 20, "{}", doc["requests"]);
+    // The server read the key out of each compressed message: the run's 20 and -v's one.
+    let calls = server.calls();
+    assert_eq!(calls.len(), 21);
+    assert!(calls.iter().all(|(_, k, _, _)| *k == key));
+    let shown = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        "> grpc-encoding: gzip",
+        "> grpc-accept-encoding: gzip",
+        "< grpc-encoding: gzip",
+    ] {
+        assert!(shown.lines().any(|l| l == line), "{line} in:\n{shown}");
+    }
+    assert!(shown.contains(", gzip of 303): {\"key\":\"kkk"), "{shown}");
+    assert!(
+        shown.contains(" bytes, compressed): {\"key\":\"kkk"),
+        "{shown}"
+    );
 }

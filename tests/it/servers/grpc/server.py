@@ -4,7 +4,8 @@ python server.py LOG [CERT KEY]: serves kv.v1.Store (kv.proto, compiled at start
 on a port of 127.0.0.1 it writes to LOG.port once it listens (over TLS with CERT and KEY, PEM
 files, when given) with server reflection, and appends a line to LOG for each call it executes:
 the method, the request's key, the `tenant` metadata (- without) and whether the call had a
-deadline (1 or 0). Without reflection when SPATE_TEST_NO_REFLECTION is set. Get answers NOT_FOUND ("no such key: missing") for the key
+deadline (1 or 0). Without reflection when SPATE_TEST_NO_REFLECTION is set; answers compressed
+with gzip when SPATE_TEST_GZIP is. Get answers NOT_FOUND ("no such key: missing") for the key
 "missing" and UNAVAILABLE for "down"; Watch sends `count` items.
 """
 
@@ -59,7 +60,11 @@ class Store(kv_pb2_grpc.StoreServicer):
 
 
 # Without SO_REUSEPORT (grpcio's default), a port is this server's alone.
-server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=[("grpc.so_reuseport", 0)])
+# SPATE_TEST_GZIP: answers compressed with gzip (to clients that accept it).
+compression = grpc.Compression.Gzip if os.environ.get("SPATE_TEST_GZIP") else None
+server = grpc.server(
+    futures.ThreadPoolExecutor(max_workers=8), options=[("grpc.so_reuseport", 0)], compression=compression
+)
 kv_pb2_grpc.add_StoreServicer_to_server(Store(), server)
 names = (kv_pb2.DESCRIPTOR.services_by_name["Store"].full_name, reflection.SERVICE_NAME)
 if not os.environ.get("SPATE_TEST_NO_REFLECTION"):
