@@ -21,7 +21,7 @@ use crate::engine::slots::task_set::Member;
 use crate::engine::workloads::answering::Answering;
 use crate::engine::workloads::called::Streaming;
 use crate::engine::workloads::follow::{FollowWork, Led};
-use crate::engine::workloads::list_lane::{ListWork, Listing};
+use crate::engine::workloads::list_lane::{Answers, ListWork, Listing};
 use crate::engine::workloads::script_lane::{Heard, ScriptWork};
 use crate::engine::workloads::workload::{Fixed, Work};
 use crate::proto::grpc::Call;
@@ -108,6 +108,19 @@ fn h3_link(ctx: &Rc<Shared>, g: Rc<h3_lane::Group>, k: usize) -> Drive {
         Work::Called | Work::CalledStreams => {
             unreachable!("gRPC over HTTP/3: the plan speaks HTTP/2 only")
         }
+    }
+}
+
+/// A gRPC call's slot `k` of the connection `g`: a list of messages is a request list, its
+/// answers judged as the call's.
+fn called<E: Answers + 'static>(ctx: &Rc<Shared>, g: Rc<Group<E>>, k: usize) -> Drive {
+    let index = g.base() + k;
+    match ctx.setup.feature.list() {
+        Some(_) => {
+            let work = ListWork::default();
+            boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
+        }
+        None => boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed)),
     }
 }
 
@@ -215,27 +228,8 @@ impl Iterator for Links {
                     let work = ScriptWork::new(scripted(ctx));
                     boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
                 }
-                // A list of messages is a request list, its answers judged as the call's.
-                Making::Called(g) => {
-                    let index = g.base() + k;
-                    match ctx.setup.feature.list() {
-                        Some(_) => {
-                            let work = ListWork::default();
-                            boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
-                        }
-                        None => boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed)),
-                    }
-                }
-                Making::CalledStreams(g) => {
-                    let index = g.base() + k;
-                    match ctx.setup.feature.list() {
-                        Some(_) => {
-                            let work = ListWork::default();
-                            boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), work))
-                        }
-                        None => boxed(Link::new(ctx.clone(), index, H2Lane::new(g, k), Fixed)),
-                    }
-                }
+                Making::Called(g) => called(ctx, g, k),
+                Making::CalledStreams(g) => called(ctx, g, k),
                 Making::H3(g) => h3_link(ctx, g, k),
             });
         }
