@@ -292,10 +292,29 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
         }
     }
     let mode = display_mode(show);
-    let control = Arc::new(match mode {
+    let threads = plan.effective_threads() as usize;
+    let control = match mode {
         Mode::Off => Control::new(),
-        _ => Control::with_live(plan.effective_threads() as usize),
+        _ => Control::with_live(threads),
+    };
+    let board = show
+        .live_json
+        .as_ref()
+        .map(|_| Arc::new(crate::stats::Board::new(threads)));
+    let control = Arc::new(match &board {
+        Some(b) => control.with_board(b.clone()),
+        None => control,
     });
+    let live_json = match (&show.live_json, board) {
+        (Some(path), Some(board)) => match live_lines(path, board, plan) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                say(&format!("spate: {e}"));
+                return EXIT_USAGE;
+            }
+        },
+        _ => None,
+    };
     if let Err(e) = ui::install_signal_handlers(control.stop_flag()) {
         eprintln!(
             "spate: cannot install the Ctrl-C handler ({e}); Ctrl-C will end spate without a report"
@@ -318,6 +337,7 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
     if let Some(s) = script {
         // Script output must not mix into a result that programs read from stdout.
         s.echo.set(match show.output.format {
+            _ if !show.output.print => crate::script::Sink::Stderr,
             report::Format::Text | report::Format::Wrk { .. } => crate::script::Sink::Stdout,
             _ => crate::script::Sink::Stderr,
         });
@@ -346,6 +366,10 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
     });
     if let Some(p) = progress {
         p.finish();
+    }
+    // Its last lines before the report: what reads them sees the run end first.
+    if let Some(Err(e)) = live_json.map(crate::ui::live_json::LiveJson::finish) {
+        say(&format!("spate: {e}"));
     }
     if let Some(s) = script {
         s.echo.release();
@@ -404,6 +428,20 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
         return EXIT_USAGE;
     }
     code
+}
+
+/// --live-json's writer: to stdout for `-`, else to the file (created, or emptied).
+fn live_lines(
+    path: &std::path::Path,
+    board: Arc<crate::stats::Board>,
+    plan: &Plan,
+) -> Result<crate::ui::live_json::LiveJson, String> {
+    let name = format!("--live-json {}", path.display());
+    let out: Box<dyn std::io::Write + Send> = match path.to_str() {
+        Some("-") => Box::new(std::io::stdout()),
+        _ => Box::new(std::fs::File::create(path).map_err(|e| format!("{name}: {e}"))?),
+    };
+    crate::ui::live_json::LiveJson::start(board, plan.clone(), out, name)
 }
 
 /// Saves and prints the result as `show` asks; `code`, unless an output could not be written.

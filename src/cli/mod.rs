@@ -143,6 +143,8 @@ pub struct Show {
     pub notes: Vec<String>,
     /// `-v`: show one exchange on stderr before the run.
     pub verbose: bool,
+    /// `--live-json FILE` (`-`: stdout): the timeline's entries as lines while the run goes.
+    pub live_json: Option<PathBuf>,
     /// `spate grpc`: the method called, which `-v` shows the messages of.
     pub grpc: Option<crate::grpc::schema::Method>,
 }
@@ -272,8 +274,23 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
         }
         baseline.push(crate::analysis::Sample::of(shown, &saved.run));
     }
+    let to_stdout = o.live_json.as_deref() == Some(std::path::Path::new("-"));
+    let mut shown = output(
+        o.forms,
+        o.hdr_log,
+        o.live_json.clone().filter(|_| !to_stdout),
+    )?;
+    if to_stdout {
+        if shown.save.is_none() && shown.html.is_none() {
+            return Err(Exit::usage(
+                "--live-json -: the lines take stdout, where the report is then not printed; keep the report with --save FILE or --html FILE",
+            ));
+        }
+        shown.print = false;
+    }
     Ok(Show {
-        output: output(o.forms, o.hdr_log)?,
+        output: shown,
+        live_json: o.live_json,
         summary: ReportOptions {
             slo: o.slo.unwrap_or_default(),
             hist_bins: usize::from(o.hist_bins),
@@ -328,13 +345,14 @@ fn csv_stages_need_stages(show: &Show, plan: &Plan) -> Result<(), Exit> {
 
 /// Where and how a result is shown, each file it is to be written to checked before anything
 /// runs (a directory that does not exist is exit 2, not a lost result).
-fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
+fn output(f: Forms, hdr_log: Option<PathBuf>, live_json: Option<PathBuf>) -> Result<Output, Exit> {
     let files = [
         ("--save", &f.save),
         ("--csv-timeline", &f.csv_timeline),
         ("--csv-stages", &f.csv_stages),
         ("--html", &f.html),
         ("--hdr-log", &hdr_log),
+        ("--live-json", &live_json),
     ];
     // One file for two forms would hold only the last one written.
     let named: Vec<(&str, &PathBuf, PathBuf)> = files
@@ -372,6 +390,7 @@ fn output(f: Forms, hdr_log: Option<PathBuf>) -> Result<Output, Exit> {
         hdr_log,
         no_color: f.no_color,
         log_result: false,
+        print: true,
     })
 }
 

@@ -53,6 +53,12 @@ pub struct OutputArgs {
     #[command(flatten)]
     pub forms: Forms,
 
+    /// Write one JSON line per second of the measured window while the run goes (the
+    /// timeline's entry, flushed as soon as every load thread has closed that second). - is
+    /// stdout, where the report is then not printed: keep it with --save or --html.
+    #[arg(long = "live-json", value_name = "FILE")]
+    pub live_json: Option<PathBuf>,
+
     /// Also write the latencies as an HdrHistogram interval log (.hlog): one histogram per second
     /// of the measured window, readable by HistogramLogProcessor and the HdrHistogram libraries.
     #[arg(long = "hdr-log", value_name = "FILE")]

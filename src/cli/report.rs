@@ -15,7 +15,7 @@ pub fn command(r: ReportArgs) -> Result<Command, Exit> {
     let summary = parse_result(&bytes).map_err(|e| Exit::usage(format!("{shown}: {e}")))?;
     Ok(Command::Report {
         summary: Box::new(summary),
-        output: output(r.forms, None)?,
+        output: output(r.forms, None, None)?,
     })
 }
 

@@ -64,7 +64,7 @@ pub(super) fn command(a: WrkArgs) -> Result<Command, Exit> {
         None => None,
     };
     plan.validate().map_err(|e| Exit::usage(e.to_string()))?;
-    let mut output = output(a.forms, None)?;
+    let mut output = output(a.forms, None, None)?;
     if output.format == Format::Text {
         output.format = Format::Wrk { latency: a.latency };
     }
@@ -78,6 +78,7 @@ pub(super) fn command(a: WrkArgs) -> Result<Command, Exit> {
             progress: false,
             notes: Vec::new(),
             verbose: false,
+            live_json: None,
             grpc: None,
         },
     })

@@ -77,6 +77,8 @@ pub struct Output {
     pub no_color: bool,
     /// `--log-result`: the JSON result on stdout too, after the report, between marker lines.
     pub log_result: bool,
+    /// The report is printed on stdout (not when `--live-json -` has stdout).
+    pub print: bool,
 }
 
 /// An output that could not be written, named for the person who asked for it.
@@ -155,7 +157,7 @@ pub fn emit(summary: &Report, output: &Output) -> Vec<OutputError> {
     if output.log_result {
         body.push_str(&frame::frame(&json));
     }
-    if body.is_empty() {
+    if body.is_empty() || !output.print {
         return failed;
     }
     let mut stdout = io::stdout().lock();

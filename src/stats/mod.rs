@@ -1,6 +1,7 @@
 //! Plain data of a run: per-thread counters and histograms, merged exactly once at the end, and
 //! the `Summary` derived from them. Knows nothing of sockets, threads or terminals.
 
+mod board;
 mod config;
 mod connections;
 mod entries;
@@ -21,6 +22,7 @@ mod tool_row;
 mod url_row;
 
 pub use crate::proto::{Failure, is_fd_exhaustion};
+pub use board::Board;
 pub use config::{Config, LATENCY_DEFINITION, OPEN_LATENCY_DEFINITION};
 pub use connections::Connections;
 pub use entries::EntryStats;

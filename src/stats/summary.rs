@@ -417,13 +417,7 @@ impl Summary {
                 super::GrpcSummary::of(g, s.status.get(200).copied().unwrap_or(0), &s.failures)
             }),
             start_unix_ms: run.start_unix_ms,
-            timeline: super::stage_rows::with_targets(
-                plan,
-                s.seconds
-                    .iter()
-                    .map(|sec| Entry::of(sec, plan.is_open()))
-                    .collect(),
-            ),
+            timeline: super::timeline::entries(plan, &s.seconds),
             stages: super::stage_rows(plan, &s.seconds),
             second_latencies: s.seconds.iter().map(|sec| sec.latency.clone()).collect(),
             error: None,

@@ -204,6 +204,18 @@ impl Recorder {
     }
 }
 
+/// The run's `seconds` as the result shows them (the targets of a connection profile among
+/// them): the report's timeline, and --live-json's lines one by one.
+pub fn entries(plan: &crate::plan::Plan, seconds: &[Second]) -> Vec<Entry> {
+    super::stage_rows::with_targets(
+        plan,
+        seconds
+            .iter()
+            .map(|sec| Entry::of(sec, plan.is_open()))
+            .collect(),
+    )
+}
+
 /// One second of the run as the result shows it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Entry {

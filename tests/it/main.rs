@@ -23,6 +23,7 @@ mod layers;
 mod limits;
 mod list;
 mod list_h2;
+mod live_json;
 mod mcp;
 mod mcp_bytes;
 mod mcp_compare;

@@ -148,6 +148,7 @@ pub fn prepare_staged<'a>(
         stop: control.stop_flag(),
         script_halt: Arc::default(),
         live: None,
+        board: None,
         script: None,
         thread: 0,
         staff: None,
@@ -190,6 +191,7 @@ pub fn prepare_staged<'a>(
                     Arc::new(Staffing::new(s, plan.warmup, plan.shard, i, threads))
                 }),
             live: control.live().get(i).cloned(),
+            board: control.board().cloned(),
             // `thread.addr`: this thread connects there.
             endpoint: match seed.as_ref().and_then(|s| s.addr) {
                 Some(addr) => Arc::new(Endpoint::Tcp(vec![addr])),

@@ -17,6 +17,8 @@ pub struct Control {
     started: OnceLock<Instant>,
     /// -s: what each load thread's script state left, in thread order, once the run ended.
     script_ends: Mutex<Vec<ThreadEnd>>,
+    /// --live-json: where the threads hand over their seconds as they close.
+    board: Option<Arc<crate::stats::Board>>,
 }
 
 impl Control {
@@ -43,6 +45,16 @@ impl Control {
     }
 
     /// The flag a signal handler sets: stop sending, drain briefly, report.
+    /// The threads hand over each second of their timelines to `board` as they close it.
+    pub fn with_board(mut self, board: Arc<crate::stats::Board>) -> Control {
+        self.board = Some(board);
+        self
+    }
+
+    pub fn board(&self) -> Option<&Arc<crate::stats::Board>> {
+        self.board.as_ref()
+    }
+
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         self.stop.clone()
     }

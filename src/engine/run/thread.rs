@@ -299,6 +299,9 @@ pub fn run(
     if let Some(recorder) = ctx.rec.timeline.take() {
         stats.seconds = recorder.seconds;
     }
+    if let Some(board) = &ctx.setup.board {
+        board.done(ctx.setup.thread);
+    }
     let (mut script_error, mut script_end) = (None, None);
     let halted = ctx.script.as_ref().is_some_and(|w| w.stopped());
     let script_interrupted = ctx.script.as_ref().is_some_and(|w| w.interrupted());

@@ -83,6 +83,8 @@ pub struct Setup {
     pub script_halt: Arc<AtomicBool>,
     /// Where the thread publishes its progress, when a display wants it.
     pub live: Option<Arc<Live>>,
+    /// --live-json: where the thread hands over each second of its timeline as it closes.
+    pub board: Option<Arc<crate::stats::Board>>,
     /// -s: the script, when the thread needs a state of its own for it (with any feature: one
     /// that only shapes the request, or runs per request with none).
     pub script: Option<ScriptSetup>,
@@ -448,7 +450,13 @@ impl Shared {
             scheduled: self.gate.pacer.get().map_or(0, |p| p.scheduled_before(end)),
             dropped: self.gate.pacer.get().map_or(0, Pacer::dropped),
         };
+        let before = recorder.seconds.len();
         recorder.take(now, last, &self.rec.stats(), gauges);
+        if let Some(board) = &self.setup.board
+            && let Some(second) = recorder.seconds.get(before..).and_then(<[_]>::first)
+        {
+            board.hand(self.setup.thread, second.clone());
+        }
     }
 
     /// Stops this thread now (a script's `wrk.thread:stop()`): nothing new is admitted and what
