@@ -372,11 +372,11 @@ fn the_connections_nginx_saw_each_second_follow_a_connection_profile() {
         "the plateau holds 32: {}",
         seen[3].len()
     );
-    assert!(
-        seen[6].is_empty(),
-        "nothing after the end: {}",
-        seen[6].len()
-    );
+    // Nothing is sent after the end: a response logged past it is one in flight there, which
+    // nginx logs when it completes (the first logged response came a latency after the start,
+    // the last may have taken longer).
+    let late: Vec<f64> = at.iter().map(|a| a.0 - first).filter(|&t| t >= 6.25).collect();
+    assert!(late.is_empty(), "nothing after the end: {late:?}");
 }
 
 /// A ramp of connections across a server that serves 4 at a time (20 ms each) breaks where a
