@@ -297,23 +297,19 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
         Mode::Off => Control::new(),
         _ => Control::with_live(threads),
     };
-    let board = show
-        .live_json
-        .as_ref()
-        .map(|_| Arc::new(crate::stats::Board::new(threads)));
+    let board = (show.live_json.is_some() || show.metrics.is_some())
+        .then(|| Arc::new(crate::stats::Board::new(threads)));
     let control = Arc::new(match &board {
         Some(b) => control.with_board(b.clone()),
         None => control,
     });
-    let live_json = match (&show.live_json, board) {
-        (Some(path), Some(board)) => match live_lines(path, board, plan) {
-            Ok(l) => Some(l),
-            Err(e) => {
-                say(&format!("spate: {e}"));
-                return EXIT_USAGE;
-            }
-        },
-        _ => None,
+    let mut watching = match board.map(|b| watch(b, plan, show)) {
+        Some(Ok(w)) => Some(w),
+        Some(Err(e)) => {
+            say(&format!("spate: {e}"));
+            return EXIT_USAGE;
+        }
+        None => None,
     };
     if let Err(e) = ui::install_signal_handlers(control.stop_flag()) {
         eprintln!(
@@ -367,8 +363,8 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
     if let Some(p) = progress {
         p.finish();
     }
-    // Its last lines before the report: what reads them sees the run end first.
-    if let Some(Err(e)) = live_json.map(crate::ui::live_json::LiveJson::finish) {
+    // The last lines before the report: what reads them sees the run end first.
+    if let Some(e) = watching.as_mut().and_then(crate::watch::Watching::run_over) {
         say(&format!("spate: {e}"));
     }
     if let Some(s) = script {
@@ -398,11 +394,19 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
                 kind: e.kind().into(),
                 message: e.to_string(),
             };
-            return emit(&Report::not_run(plan, failure, &show.summary), show, code);
+            let code = emit(&Report::not_run(plan, failure, &show.summary), show, code);
+            if let Some(w) = watching {
+                w.finish(None, show.metrics_linger);
+            }
+            return code;
         }
     };
     let summary = Report::new(plan, &out, &show.summary);
     let mut code = emit(&summary, show, exit_code(&summary));
+    // After the report: the endpoint then holds the report's figures until a scrape saw them.
+    if let Some(w) = watching {
+        w.finish(Some(&out.stats), show.metrics_linger);
+    }
     if let report::Format::Wrk { latency } = show.output.format {
         let _ = print_bytes(report::wrk::render(&out, latency).as_bytes());
         // As wrk: a run that ran exits 0 whatever its responses were.
@@ -430,18 +434,53 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
     code
 }
 
-/// --live-json's writer: to stdout for `-`, else to the file (created, or emptied).
-fn live_lines(
-    path: &std::path::Path,
+/// What watches the run through `board`: --live-json's lines (to stdout for `-`, else to the
+/// file, created or emptied) and --metrics-listen's endpoint (bound now: a port that is taken
+/// is one line before anything is sent).
+fn watch(
     board: Arc<crate::stats::Board>,
     plan: &Plan,
-) -> Result<crate::ui::live_json::LiveJson, String> {
-    let name = format!("--live-json {}", path.display());
-    let out: Box<dyn std::io::Write + Send> = match path.to_str() {
-        Some("-") => Box::new(std::io::stdout()),
-        _ => Box::new(std::fs::File::create(path).map_err(|e| format!("{name}: {e}"))?),
+    show: &Show,
+) -> Result<crate::watch::Watching, String> {
+    use crate::watch::{Watchers, Watching, exposition::Labels};
+    let lines = match &show.live_json {
+        Some(path) => {
+            let name = format!("--live-json {}", path.display());
+            let out: Box<dyn std::io::Write + Send> = match path.to_str() {
+                Some("-") => Box::new(std::io::stdout()),
+                _ => Box::new(std::fs::File::create(path).map_err(|e| format!("{name}: {e}"))?),
+            };
+            Some((out, name))
+        }
+        None => None,
     };
-    crate::ui::live_json::LiveJson::start(board, plan.clone(), out, name)
+    let metrics = match show.metrics {
+        Some(addr) => {
+            let listener = std::net::TcpListener::bind(addr)
+                .map_err(|e| format!("--metrics-listen {addr}: cannot listen there: {e}"))?;
+            Some((
+                listener,
+                Labels::new(&run_id(plan), plan.shard.map(|s| (s.index, s.count))),
+            ))
+        }
+        None => None,
+    };
+    let w = Watching::start(board, plan.clone(), Watchers { lines, metrics })?;
+    if let Some(addr) = w.metrics_addr() {
+        say(&format!("spate: metrics at http://{addr}/metrics"));
+    }
+    Ok(w)
+}
+
+/// The run's `run_id` label: when the job starts (`--start-at`, the same for every shard of
+/// it), else when this run was started, in ms since the Unix epoch.
+fn run_id(plan: &Plan) -> String {
+    let at = plan
+        .start_at
+        .map_or_else(std::time::SystemTime::now, |s| s.at);
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+        .to_string()
 }
 
 /// Saves and prints the result as `show` asks; `code`, unless an output could not be written.

@@ -68,3 +68,4 @@ pub mod timer;
 pub mod ui;
 pub mod units;
 pub mod verbose;
+pub mod watch;

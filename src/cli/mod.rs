@@ -145,6 +145,9 @@ pub struct Show {
     pub verbose: bool,
     /// `--live-json FILE` (`-`: stdout): the timeline's entries as lines while the run goes.
     pub live_json: Option<PathBuf>,
+    /// `--metrics-listen`: where the metrics endpoint listens, and `--metrics-linger`.
+    pub metrics: Option<std::net::SocketAddr>,
+    pub metrics_linger: std::time::Duration,
     /// `spate grpc`: the method called, which `-v` shows the messages of.
     pub grpc: Option<crate::grpc::schema::Method>,
 }
@@ -288,9 +291,15 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
         }
         shown.print = false;
     }
+    let metrics = match &o.metrics_listen {
+        Some(a) => Some(crate::watch::endpoint::address(a).map_err(Exit::usage)?),
+        None => None,
+    };
     Ok(Show {
         output: shown,
         live_json: o.live_json,
+        metrics,
+        metrics_linger: o.metrics_linger,
         summary: ReportOptions {
             slo: o.slo.unwrap_or_default(),
             hist_bins: usize::from(o.hist_bins),

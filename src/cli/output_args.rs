@@ -59,6 +59,15 @@ pub struct OutputArgs {
     #[arg(long = "live-json", value_name = "FILE")]
     pub live_json: Option<PathBuf>,
 
+    /// Serve the run's metrics for Prometheus at http://ADDR/metrics while it goes (a port
+    /// alone: on 127.0.0.1), then until one scrape has seen the run over (--metrics-linger).
+    #[arg(long = "metrics-listen", value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
+
+    /// After the run, how long the metrics endpoint waits for the scrape that sees it over.
+    #[arg(long = "metrics-linger", value_name = "TIME", default_value = "5s", value_parser = super::values::duration)]
+    pub metrics_linger: std::time::Duration,
+
     /// Also write the latencies as an HdrHistogram interval log (.hlog): one histogram per second
     /// of the measured window, readable by HistogramLogProcessor and the HdrHistogram libraries.
     #[arg(long = "hdr-log", value_name = "FILE")]

@@ -79,6 +79,8 @@ pub(super) fn command(a: WrkArgs) -> Result<Command, Exit> {
             notes: Vec::new(),
             verbose: false,
             live_json: None,
+            metrics: None,
+            metrics_linger: std::time::Duration::ZERO,
             grpc: None,
         },
     })

@@ -143,6 +143,23 @@ impl Hist {
         out
     }
 
+    /// Every bucket with a count, as `since` gives them (the whole run's, for the metrics'
+    /// last figures).
+    pub fn sparse(&self) -> Sparse {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(i, &n)| (i as u32, n))
+            .collect()
+    }
+
+    /// The lowest value of bucket `i` of a `Sparse`: what a value counted there is taken as
+    /// when it is compared with a bound.
+    pub fn floor_of(i: u32) -> u64 {
+        lowest(i as usize)
+    }
+
     /// The HdrHistogram of bucket counts `sparse`, for quantiles.
     pub fn of_sparse(sparse: &Sparse) -> Histogram<u64> {
         let mut h = Histogram::new_with_bounds(HIST_LOW_NS, HIST_HIGH_NS, HIST_SIGFIG)

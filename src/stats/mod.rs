@@ -14,6 +14,7 @@ mod live;
 mod open_model;
 mod quic;
 mod run_output;
+pub mod running;
 mod stage_rows;
 mod stream;
 mod summary;
@@ -52,6 +53,13 @@ use serde::{Deserialize, Serialize};
 /// Codes below this index are counted exactly; httparse only yields three-digit codes.
 const STATUS_SLOTS: usize = 1000;
 
+/// The class of a status, as an index: 1xx is 0, ... 5xx is 4; a status under 100 counts as
+/// 1xx, one of 600 or more as 5xx (both are errors or informational by their own rules, and
+/// the classes must sum to the responses).
+pub fn status_class(status: u16) -> usize {
+    usize::from((status / 100).clamp(1, 5) - 1)
+}
+
 /// Everything one thread measured. The hot path adds to it; `+=` merges two of them.
 #[derive(Debug, Clone)]
 pub struct Stats {
@@ -60,8 +68,8 @@ pub struct Stats {
     pub completed: u64,
     /// Of `completed`, those that completed after the measured window, in the drain.
     pub drained: u64,
-    /// Of `drained`, those with a status of 400 or more.
-    pub drained_error_status: u64,
+    /// Of `drained`, those of each status class (`status_class`).
+    pub drained_classes: [u64; 5],
     /// Times a request refused unprocessed by the server (HTTP/2 GOAWAY) was sent again: not
     /// attempts of their own, and not failures.
     pub retried: u64,
@@ -202,7 +210,7 @@ impl Default for Stats {
             attempts: 0,
             completed: 0,
             drained: 0,
-            drained_error_status: 0,
+            drained_classes: [0; 5],
             retried: 0,
             redirects: 0,
             interrupted: 0,
@@ -310,6 +318,20 @@ impl Stats {
         self.status[400..].iter().sum()
     }
 
+    /// Of the responses in the drain, those with a status of 400 or more.
+    pub fn drained_error_status(&self) -> u64 {
+        self.drained_classes[3] + self.drained_classes[4]
+    }
+
+    /// Completed responses by status class (`status_class`).
+    pub fn classes(&self) -> [u64; 5] {
+        let mut out = [0; 5];
+        for (status, n) in self.status.iter().enumerate() {
+            out[status_class(status as u16)] += n;
+        }
+        out
+    }
+
     pub fn failed(&self) -> u64 {
         self.failures.total()
     }
@@ -335,7 +357,9 @@ impl AddAssign<&Stats> for Stats {
         self.attempts += o.attempts;
         self.completed += o.completed;
         self.drained += o.drained;
-        self.drained_error_status += o.drained_error_status;
+        for (a, b) in self.drained_classes.iter_mut().zip(o.drained_classes) {
+            *a += b;
+        }
         self.retried += o.retried;
         self.redirects += o.redirects;
         self.interrupted += o.interrupted;

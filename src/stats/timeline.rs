@@ -22,6 +22,8 @@ pub struct Second {
     pub completed: u64,
     /// Of `completed`, those with a status of 400 or more.
     pub error_status: u64,
+    /// Of `completed`, those of each status class (`super::status_class`).
+    pub classes: [u64; 5],
     pub failures: [u64; Failure::ALL.len()],
     pub bytes_in: u64,
     /// Recorded attempts admitted (open model: requests sent).
@@ -45,6 +47,7 @@ impl Default for Second {
             span_ns: 0,
             completed: 0,
             error_status: 0,
+            classes: [0; 5],
             failures: [0; Failure::ALL.len()],
             bytes_in: 0,
             sent: 0,
@@ -62,6 +65,9 @@ impl AddAssign<&Second> for Second {
         self.span_ns = self.span_ns.max(o.span_ns);
         self.completed += o.completed;
         self.error_status += o.error_status;
+        for (a, b) in self.classes.iter_mut().zip(o.classes) {
+            *a += b;
+        }
         for (a, b) in self.failures.iter_mut().zip(o.failures) {
             *a += b;
         }
@@ -107,6 +113,7 @@ pub struct Recorder {
     lag: Hist,
     completed: u64,
     error_status: u64,
+    classes: [u64; 5],
     failures: [u64; Failure::ALL.len()],
     bytes_in: u64,
     attempts: u64,
@@ -125,6 +132,7 @@ impl Recorder {
             lag: Hist::new(),
             completed: 0,
             error_status: 0,
+            classes: [0; 5],
             failures: [0; Failure::ALL.len()],
             bytes_in: 0,
             attempts: 0,
@@ -173,12 +181,15 @@ impl Recorder {
         let end_ns = super::nanos(end.saturating_duration_since(self.window_start));
         let bytes_in = stats.bytes_in + gauges.h2_bytes_in;
         let failures = stats.failures.counts();
-        let error_status = stats.error_status() - stats.drained_error_status;
+        let error_status = stats.error_status() - stats.drained_error_status();
+        let all = stats.classes();
+        let classes: [u64; 5] = std::array::from_fn(|i| all[i] - stats.drained_classes[i]);
         let second = Second {
             start_ns: self.taken_ns,
             span_ns: end_ns.saturating_sub(self.taken_ns),
             completed: stats.completed - stats.drained - self.completed,
             error_status: error_status - self.error_status,
+            classes: std::array::from_fn(|i| classes[i] - self.classes[i]),
             failures: std::array::from_fn(|i| failures[i] - self.failures[i]),
             bytes_in: bytes_in - self.bytes_in,
             sent: stats.attempts - self.attempts,
@@ -193,6 +204,7 @@ impl Recorder {
         // came before the sweeper took its last second.
         self.completed = stats.completed - stats.drained;
         self.error_status = error_status;
+        self.classes = classes;
         self.failures = failures;
         self.bytes_in = bytes_in;
         self.attempts = stats.attempts;
@@ -341,7 +353,7 @@ mod tests {
         for _ in 0..5 {
             s.count_status(500);
         }
-        s.drained_error_status += 5;
+        s.drained_classes[4] += 5;
         rec.take(t0 + Duration::from_secs(4), true, &s, gauges(0));
 
         let got: Vec<(u64, u64, u64, u64, u64)> = rec
@@ -367,6 +379,12 @@ mod tests {
         );
         let errors: Vec<u64> = rec.seconds.iter().map(|x| x.error_status).collect();
         assert_eq!(errors, [2, 1, 0], "the 503 and the 404, then the 500");
+        let classes: Vec<[u64; 5]> = rec.seconds.iter().map(|x| x.classes).collect();
+        assert_eq!(
+            classes,
+            [[0, 1, 0, 1, 1], [0, 0, 0, 0, 1], [0; 5]],
+            "by class, the drain's 500s in none"
+        );
         let e = Entry::of(&rec.seconds[0], false);
         assert_eq!(e.error_status, 2);
         let q = e.latency_ms.unwrap();

@@ -2,7 +2,6 @@
 //! about ten times a second and redraws a small ASCII block in place (terminal), or prints one
 //! plain line every 10 s (not a terminal). Never touches sockets; the engine never waits for it.
 
-pub mod live_json;
 mod render;
 mod signals;
 mod terminal;

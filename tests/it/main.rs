@@ -31,6 +31,7 @@ mod mcp_everything;
 mod mcp_h2;
 mod mcp_hostile;
 mod merge;
+mod metrics;
 mod nginx;
 mod open;
 mod outside_text;

@@ -375,7 +375,11 @@ fn the_connections_nginx_saw_each_second_follow_a_connection_profile() {
     // Nothing is sent after the end: a response logged past it is one in flight there, which
     // nginx logs when it completes (the first logged response came a latency after the start,
     // the last may have taken longer).
-    let late: Vec<f64> = at.iter().map(|a| a.0 - first).filter(|&t| t >= 6.25).collect();
+    let late: Vec<f64> = at
+        .iter()
+        .map(|a| a.0 - first)
+        .filter(|&t| t >= 6.25)
+        .collect();
     assert!(late.is_empty(), "nothing after the end: {late:?}");
 }
 

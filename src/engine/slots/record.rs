@@ -289,7 +289,7 @@ impl Record {
         s.body_bytes += res.body_bytes;
         if window_end.is_some_and(|end| res.done > end) {
             s.drained += 1;
-            s.drained_error_status += u64::from(res.status >= 400);
+            s.drained_classes[crate::stats::status_class(res.status)] += 1;
         }
         if let Some(intended) = intended {
             s.service.record(res.done.nanos_since(t0));

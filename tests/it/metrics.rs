@@ -1,0 +1,168 @@
+//! --metrics-listen against Debian's Prometheus scraping every second, and its promtool: a
+//! scrape in the middle of a run is valid exposition; every value Prometheus stored of the
+//! responses counter while the run went is the sum of the report's seconds up to one of them
+//! (so its rate is the report's); and the values it holds after the run are the report's own,
+//! the latency histogram's count among them. Only GET /metrics is served. Prometheus is
+//! required in CI (SPATE_REQUIRE_TOOLS); elsewhere the test says it was skipped.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use spate::serve::ServeConfig;
+
+use crate::support::{Child, ScratchDir, builtin, free_addr, have, spawn_listening};
+
+/// `GET path` of `addr` over HTTP/1.0: the status line's code and the body.
+fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    (head[9..12].parse().unwrap(), body.to_owned())
+}
+
+/// One value of a Prometheus instant query.
+fn query(prom: SocketAddr, q: &str) -> Option<f64> {
+    let (_, body) = get(prom, &format!("/api/v1/query?query={q}"));
+    let doc: Value = serde_json::from_str(&body).unwrap();
+    doc["data"]["result"][0]["value"][1]
+        .as_str()
+        .map(|v| v.parse().unwrap())
+}
+
+#[test]
+fn prometheus_holds_the_reports_figures_and_each_second_as_it_closed() {
+    if !have("prometheus") || !have("promtool") {
+        return;
+    }
+    let server = builtin(ServeConfig::default());
+    let url = format!("http://{}/", server.addr());
+    let dir = ScratchDir::new("metrics");
+    let saved = dir.0.join("run.json");
+    // The endpoint on a port of its own choosing, which spate says.
+    let mut run = Child(
+        Command::new(env!("CARGO_BIN_EXE_spate"))
+            .args([
+                "--no-progress",
+                "-c",
+                "2",
+                "-z",
+                "10s",
+                "--metrics-listen",
+                "127.0.0.1:0",
+            ])
+            .args([
+                "--metrics-linger",
+                "20s",
+                "--save",
+                saved.to_str().unwrap(),
+                &url,
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut said = String::new();
+    BufReader::new(run.0.stderr.take().unwrap())
+        .read_line(&mut said)
+        .unwrap();
+    let metrics: SocketAddr = said
+        .trim()
+        .strip_prefix("spate: metrics at http://")
+        .and_then(|s| s.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("{said}"))
+        .parse()
+        .unwrap();
+    let prom = free_addr();
+    std::fs::write(
+        dir.0.join("prometheus.yml"),
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: spate\n    static_configs:\n      - targets: ['{metrics}']\n"
+        ),
+    )
+    .unwrap();
+    let _prometheus = Child(spawn_listening(
+        Command::new("prometheus")
+            .arg(format!(
+                "--config.file={}",
+                dir.0.join("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.0.join("data").display()
+            ))
+            .arg(format!("--web.listen-address={prom}")),
+        prom,
+    ));
+    // A scrape while the run goes is exposition promtool finds sound; only /metrics is served.
+    let (code, body) = get(metrics, "/metrics");
+    assert_eq!(code, 200);
+    let mut check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    check
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let checked = check.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert_eq!(get(metrics, "/").0, 404);
+    // The run ends once Prometheus has scraped its last figures.
+    let t = Instant::now();
+    let status = run.0.wait().unwrap();
+    assert!(status.success());
+    assert!(
+        t.elapsed() < Duration::from_secs(19),
+        "spate waited out its linger"
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    let completed = doc["requests"]["completed"].as_f64().unwrap();
+    // Prometheus holds the report's figures (its newest sample of each series).
+    let latest = |q: &str| query(prom, q).unwrap_or_else(|| panic!("no value of {q}"));
+    assert_eq!(latest("sum(spate_responses_total)"), completed);
+    assert_eq!(latest("spate_request_duration_seconds_count"), completed);
+    assert_eq!(
+        latest("spate_requests_sent_total"),
+        doc["requests"]["attempted"].as_f64().unwrap()
+    );
+    assert_eq!(latest("sum(spate_requests_failed_total)"), 0.0);
+    assert_eq!(latest("spate_run_over"), 1.0);
+    // Every value it stored while the run went is the report's seconds added up to one of them.
+    let mut sums = vec![0.0];
+    for e in doc["timeline"].as_array().unwrap() {
+        sums.push(sums.last().unwrap() + e["completed"].as_f64().unwrap());
+    }
+    let (_, body) = get(
+        prom,
+        "/api/v1/query?query=spate_responses_total%7Bstatus_class%3D%222xx%22%7D%5B1m%5D",
+    );
+    let doc: Value = serde_json::from_str(&body).unwrap();
+    let values: Vec<f64> = doc["data"]["result"][0]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v[1].as_str().unwrap().parse().unwrap())
+        .collect();
+    let during: Vec<f64> = values.iter().copied().filter(|&v| v < completed).collect();
+    assert!(during.len() >= 2, "{values:?}");
+    assert!(
+        during.iter().all(|v| sums.contains(v)),
+        "{during:?} against {sums:?}"
+    );
+}
