@@ -79,6 +79,9 @@ pub struct JobSpec {
     pub args: Vec<String>,
     /// The files those flags name, each at its own mount path.
     pub files: Vec<Shipped>,
+    /// --metrics-listen's port: the pods say it to Prometheus (the `prometheus.io/*`
+    /// annotations its Kubernetes discovery is commonly set up to read).
+    pub metrics_port: Option<u16>,
 }
 
 /// `s` as a YAML double-quoted scalar: quote, backslash and tab escaped, and every character
@@ -204,6 +207,12 @@ pub fn manifest(j: &JobSpec) -> String {
     line("    metadata:".into());
     line("      labels:".into());
     line("        app.kubernetes.io/name: spate".into());
+    if let Some(port) = j.metrics_port {
+        line("      annotations:".into());
+        line("        prometheus.io/scrape: \"true\"".into());
+        line(format!("        prometheus.io/port: \"{port}\""));
+        line("        prometheus.io/path: \"/metrics\"".into());
+    }
     line("    spec:".into());
     line("      restartPolicy: Never".into());
     if j.spread {
@@ -240,6 +249,11 @@ pub fn manifest(j: &JobSpec) -> String {
             line(format!("              subPath: \"f{i}\""));
             line("              readOnly: true".into());
         }
+    }
+    if let Some(port) = j.metrics_port {
+        line("          ports:".into());
+        line("            - name: metrics".into());
+        line(format!("              containerPort: {port}"));
     }
     line("          args:".into());
     for a in &args {
@@ -330,6 +344,7 @@ mod tests {
             cpu: None,
             memory: None,
             files: Vec::new(),
+            metrics_port: None,
             args: vec![
                 "-c".into(),
                 "400".into(),
@@ -361,6 +376,17 @@ mod tests {
         }
         assert!(!m.contains("podAntiAffinity"));
         assert!(!m.contains("resources:"));
+        assert!(!m.contains("prometheus.io"));
+        let m = manifest(&JobSpec {
+            metrics_port: Some(9464),
+            ..spec()
+        });
+        for want in [
+            "    metadata:\n      labels:\n        app.kubernetes.io/name: spate\n      annotations:\n        prometheus.io/scrape: \"true\"\n        prometheus.io/port: \"9464\"\n        prometheus.io/path: \"/metrics\"\n",
+            "          ports:\n            - name: metrics\n              containerPort: 9464\n",
+        ] {
+            assert!(m.contains(want), "{want:?} in\n{m}");
+        }
         let m = manifest(&JobSpec {
             spread: true,
             cpu: Some("2".into()),

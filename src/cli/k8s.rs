@@ -107,6 +107,7 @@ pub(super) fn command(a: K8sJobArgs) -> Result<Command, Exit> {
     }
     let mut run = cli.run;
     refuse_pod_only(&run).map_err(usage)?;
+    let metrics_port = metrics_port(&run).map_err(usage)?;
     let files = shipped(&run).map_err(usage)?;
     // Compiled, not run: a manifest is printed, nothing executed.
     run.load.compile_script_only = true;
@@ -124,6 +125,7 @@ pub(super) fn command(a: K8sJobArgs) -> Result<Command, Exit> {
             memory: a.memory,
             args: a.args,
             files,
+            metrics_port,
         })
         .into_bytes(),
     ))
@@ -139,6 +141,7 @@ fn refuse_pod_only(r: &RunArgs) -> Result<(), String> {
         ("--csv-timeline", f.csv_timeline.is_some()),
         ("--csv-stages", f.csv_stages.is_some()),
         ("--hdr-log", r.output.hdr_log.is_some()),
+        ("--live-json", r.output.live_json.is_some()),
     ] {
         if given {
             return Err(format!(
@@ -159,6 +162,22 @@ fn refuse_pod_only(r: &RunArgs) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// --metrics-listen's port, for the pods' scrape annotations; a loopback address is refused,
+/// since Prometheus reaches a pod only at the pod's own address.
+fn metrics_port(r: &RunArgs) -> Result<Option<u16>, String> {
+    let Some(given) = &r.output.metrics_listen else {
+        return Ok(None);
+    };
+    let addr = crate::watch::endpoint::address(given)?;
+    if addr.ip().is_loopback() {
+        return Err(format!(
+            "--metrics-listen {given} listens on the pod's loopback, where Prometheus cannot reach it: give --metrics-listen 0.0.0.0:{}",
+            addr.port()
+        ));
+    }
+    Ok(Some(addr.port()))
 }
 
 /// The files the run's flags name, read here to travel with the Job (each at most what spate

@@ -168,6 +168,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_grafana_dashboard_asks_only_for_series_served() {
+        let r = Running {
+            target_rate: Some(1.0),
+            target_connections: Some(1.0),
+            ..Running::default()
+        };
+        let exposition = text(&r, &Labels::new("r", None));
+        let names: std::collections::BTreeSet<String> = exposition
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split(['{', ' ']).next())
+            .map(str::to_owned)
+            .collect();
+        let dashboard: serde_json::Value =
+            serde_json::from_str(include_str!("../../docs/grafana-dashboard.json")).unwrap();
+        let mut asked = 0;
+        for panel in dashboard["panels"].as_array().unwrap() {
+            assert_eq!(panel["datasource"]["uid"], "${datasource}", "{panel}");
+            for t in panel["targets"].as_array().unwrap() {
+                let expr = t["expr"].as_str().unwrap();
+                assert!(expr.contains("run_id=~\"$run_id\""), "{expr}");
+                for word in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                    if word.starts_with("spate_") {
+                        assert!(names.contains(word), "{word} is not served");
+                        asked += 1;
+                    }
+                }
+            }
+        }
+        assert!(asked >= 10);
+    }
+
+    #[test]
     fn every_series_has_the_runs_labels_and_the_histogram_adds_up() {
         let mut r = Running {
             classes: [0, 7, 0, 2, 1],

@@ -77,9 +77,14 @@ fn the_manifest_is_a_valid_indexed_job_for_kubernetes() {
             "5m",
             "-H",
             "Authorization: Bearer x: y",
+            "--metrics-listen",
+            "0.0.0.0:9464",
+            "--metrics-linger",
+            "30s",
             "http://svc/",
         ],
     );
+    assert!(full.contains("prometheus.io/port: \"9464\""), "{full}");
     // With files: a ConfigMap before the Job, mounted at the paths the flags give.
     let scratch = crate::support::ScratchDir::new("k8s-files");
     std::fs::write(scratch.0.join("a.lua"), "wrk.method = 'POST'\n").unwrap();
@@ -269,6 +274,14 @@ fn bad_namespaces_quantities_and_pod_only_flags_are_refused() {
         (
             &["--baseline", "b.json", "http://a/"][..],
             "--baseline judges a whole run",
+        ),
+        (
+            &["--live-json", "l.jsonl", "http://a/"][..],
+            "--live-json would write in a pod",
+        ),
+        (
+            &["--metrics-listen", "9464", "http://a/"][..],
+            "give --metrics-listen 0.0.0.0:9464",
         ),
         (
             &["--unix-socket", "/s", "http://a/"][..],

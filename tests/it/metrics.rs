@@ -1,8 +1,8 @@
 //! --metrics-listen against Debian's Prometheus scraping every second, and its promtool: a
 //! scrape in the middle of a run is valid exposition; every value Prometheus stored of the
 //! responses counter while the run went is the sum of the report's seconds up to one of them
-//! (so its rate is the report's); and the values it holds after the run are the report's own,
-//! the latency histogram's count among them. Only GET /metrics is served. Prometheus is
+//! (so its rate is the report's); the values it holds after the run are the report's own,
+//! the latency histogram's count among them; and every query of the Grafana dashboard runs. Only GET /metrics is served. Prometheus is
 //! required in CI (SPATE_REQUIRE_TOOLS); elsewhere the test says it was skipped.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -25,9 +25,21 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
     (head[9..12].parse().unwrap(), body.to_owned())
 }
 
+/// `s` percent-encoded for a query string.
+fn encoded(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// One value of a Prometheus instant query.
 fn query(prom: SocketAddr, q: &str) -> Option<f64> {
-    let (_, body) = get(prom, &format!("/api/v1/query?query={q}"));
+    let (_, body) = get(prom, &format!("/api/v1/query?query={}", encoded(q)));
     let doc: Value = serde_json::from_str(&body).unwrap();
     doc["data"]["result"][0]["value"][1]
         .as_str()
@@ -150,7 +162,10 @@ fn prometheus_holds_the_reports_figures_and_each_second_as_it_closed() {
     }
     let (_, body) = get(
         prom,
-        "/api/v1/query?query=spate_responses_total%7Bstatus_class%3D%222xx%22%7D%5B1m%5D",
+        &format!(
+            "/api/v1/query?query={}",
+            encoded("spate_responses_total{status_class=\"2xx\"}[1m]")
+        ),
     );
     let doc: Value = serde_json::from_str(&body).unwrap();
     let values: Vec<f64> = doc["data"]["result"][0]["values"]
@@ -159,6 +174,36 @@ fn prometheus_holds_the_reports_figures_and_each_second_as_it_closed() {
         .iter()
         .map(|v| v[1].as_str().unwrap().parse().unwrap())
         .collect();
+    // Every query of the Grafana dashboard is one Prometheus takes, and the main ones have data.
+    let dashboard: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/grafana-dashboard.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for t in panel["targets"].as_array().unwrap() {
+            let expr = t["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$run_id", ".*")
+                .replace("$__rate_interval", "1m");
+            let (code, body) = get(prom, &format!("/api/v1/query?query={}", encoded(&expr)));
+            assert_eq!(code, 200, "{expr}: {body}");
+            let doc: Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(doc["status"], "success", "{expr}: {body}");
+            if panel["title"] == "Responses by status class"
+                || panel["title"] == "Latency percentiles"
+            {
+                assert!(
+                    !doc["data"]["result"].as_array().unwrap().is_empty(),
+                    "{expr}: {body}"
+                );
+            }
+        }
+    }
     let during: Vec<f64> = values.iter().copied().filter(|&v| v < completed).collect();
     assert!(during.len() >= 2, "{values:?}");
     assert!(
