@@ -458,10 +458,12 @@ fn watch(
         Some(addr) => {
             let listener = std::net::TcpListener::bind(addr)
                 .map_err(|e| format!("--metrics-listen {addr}: cannot listen there: {e}"))?;
-            Some((
-                listener,
-                Labels::new(&run_id(plan), plan.shard.map(|s| (s.index, s.count))),
-            ))
+            let mut labels = Labels::new(&run_id(plan), plan.shard.map(|s| (s.index, s.count)))
+                .with_rows(request_names(plan));
+            if let Some(g) = &plan.grpc {
+                labels = labels.with_call(&g.call);
+            }
+            Some((listener, labels))
         }
         None => None,
     };
@@ -470,6 +472,29 @@ fn watch(
         say(&format!("spate: metrics at http://{addr}/metrics"));
     }
     Ok(w)
+}
+
+/// The names of a request list's rows for the metrics' `request` label: each URL (credentials
+/// masked), each MCP tool, or each gRPC message's place (`#2`: a message is a body, which the
+/// endpoint never shows).
+fn request_names(plan: &Plan) -> Vec<String> {
+    let Some(list) = &plan.list else {
+        return Vec::new();
+    };
+    if let Some(m) = &list.mcp {
+        return m.labels.clone();
+    }
+    let names = crate::stats::url_row::names(plan, list);
+    match plan.grpc {
+        Some(_) => names
+            .into_iter()
+            .map(|n| match n.split_once(' ') {
+                Some((place, _)) if place.starts_with('#') => place.to_owned(),
+                _ => n,
+            })
+            .collect(),
+        None => names,
+    }
 }
 
 /// The run's `run_id` label: when the job starts (`--start-at`, the same for every shard of

@@ -20,7 +20,7 @@ mod stream;
 mod summary;
 pub mod timeline;
 mod tool_row;
-mod url_row;
+pub mod url_row;
 
 pub use crate::proto::{Failure, is_fd_exhaustion};
 pub use board::Board;

@@ -67,6 +67,8 @@ pub struct Running {
     pub sent: u64,
     /// Responses completed, by status class (`super::status_class`).
     pub classes: [u64; 5],
+    /// A request list's rows: each one's completed and failed.
+    pub rows: Vec<[u64; 2]>,
     pub failures: [u64; Failure::ALL.len()],
     pub bytes_in: u64,
     pub latency: Buckets,
@@ -89,6 +91,7 @@ impl Default for Running {
         Running {
             sent: 0,
             classes: [0; 5],
+            rows: Vec::new(),
             failures: [0; Failure::ALL.len()],
             bytes_in: 0,
             latency: Buckets::default(),
@@ -110,6 +113,7 @@ impl Running {
         for (a, b) in self.classes.iter_mut().zip(s.classes) {
             *a += b;
         }
+        super::timeline::add_rows(&mut self.rows, &s.rows);
         for (a, b) in self.failures.iter_mut().zip(s.failures) {
             *a += b;
         }
@@ -128,6 +132,11 @@ impl Running {
     pub fn finish(&mut self, stats: &Stats) {
         self.sent = stats.attempts;
         self.classes = stats.classes();
+        self.rows = stats
+            .per_entry
+            .iter()
+            .map(|e| [e.completed, e.failed])
+            .collect();
         self.failures = stats.failures.counts();
         self.bytes_in = stats.bytes_in;
         self.latency = Buckets::default();

@@ -24,6 +24,10 @@ pub struct Second {
     pub error_status: u64,
     /// Of `completed`, those of each status class (`super::status_class`).
     pub classes: [u64; 5],
+    /// A request list's rows (`super::EntryStats`): each one's completed and failed in it. The
+    /// last second of a thread counts its drain here (it is the metrics', which end with the
+    /// run's own figures).
+    pub rows: Vec<[u64; 2]>,
     pub failures: [u64; Failure::ALL.len()],
     pub bytes_in: u64,
     /// Recorded attempts admitted (open model: requests sent).
@@ -48,6 +52,7 @@ impl Default for Second {
             completed: 0,
             error_status: 0,
             classes: [0; 5],
+            rows: Vec::new(),
             failures: [0; Failure::ALL.len()],
             bytes_in: 0,
             sent: 0,
@@ -68,6 +73,7 @@ impl AddAssign<&Second> for Second {
         for (a, b) in self.classes.iter_mut().zip(o.classes) {
             *a += b;
         }
+        add_rows(&mut self.rows, &o.rows);
         for (a, b) in self.failures.iter_mut().zip(o.failures) {
             *a += b;
         }
@@ -78,6 +84,17 @@ impl AddAssign<&Second> for Second {
         self.dropped += o.dropped;
         self.latency.extend_from_slice(&o.latency);
         self.lag.extend_from_slice(&o.lag);
+    }
+}
+
+/// Adds the rows `b` to `a`, row by row.
+pub fn add_rows(a: &mut Vec<[u64; 2]>, b: &[[u64; 2]]) {
+    if a.len() < b.len() {
+        a.resize(b.len(), [0; 2]);
+    }
+    for (x, y) in a.iter_mut().zip(b) {
+        x[0] += y[0];
+        x[1] += y[1];
     }
 }
 
@@ -114,6 +131,7 @@ pub struct Recorder {
     completed: u64,
     error_status: u64,
     classes: [u64; 5],
+    rows: Vec<[u64; 2]>,
     failures: [u64; Failure::ALL.len()],
     bytes_in: u64,
     attempts: u64,
@@ -133,6 +151,7 @@ impl Recorder {
             completed: 0,
             error_status: 0,
             classes: [0; 5],
+            rows: Vec::new(),
             failures: [0; Failure::ALL.len()],
             bytes_in: 0,
             attempts: 0,
@@ -190,6 +209,15 @@ impl Recorder {
             completed: stats.completed - stats.drained - self.completed,
             error_status: error_status - self.error_status,
             classes: std::array::from_fn(|i| classes[i] - self.classes[i]),
+            rows: stats
+                .per_entry
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let was = self.rows.get(i).copied().unwrap_or_default();
+                    [e.completed - was[0], e.failed - was[1]]
+                })
+                .collect(),
             failures: std::array::from_fn(|i| failures[i] - self.failures[i]),
             bytes_in: bytes_in - self.bytes_in,
             sent: stats.attempts - self.attempts,
@@ -205,6 +233,11 @@ impl Recorder {
         self.completed = stats.completed - stats.drained;
         self.error_status = error_status;
         self.classes = classes;
+        self.rows = stats
+            .per_entry
+            .iter()
+            .map(|e| [e.completed, e.failed])
+            .collect();
         self.failures = failures;
         self.bytes_in = bytes_in;
         self.attempts = stats.attempts;

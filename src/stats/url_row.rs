@@ -26,6 +26,31 @@ pub struct UrlRow {
     pub status_codes: Vec<StatusRow>,
 }
 
+/// The names of `list`'s rows, in the order the threads record them: its own labels, or each
+/// request's method and URL (credentials masked), then "other (N requests)" past
+/// `request_list::MAX_TRACKED`.
+pub fn names(plan: &Plan, list: &crate::request_list::RequestList) -> Vec<String> {
+    use crate::request_list::MAX_TRACKED;
+    let shown = list.entries.len().min(MAX_TRACKED);
+    let mut out: Vec<String> = (0..shown)
+        .map(|i| {
+            let e = &list.entries[i];
+            let method = e.method.as_deref().unwrap_or(&plan.method);
+            match list.labels.get(i) {
+                Some(l) => l.clone(),
+                None => format!("{method} {}", crate::redact::url(&e.target.url)),
+            }
+        })
+        .collect();
+    if list.entries.len() > MAX_TRACKED {
+        out.push(format!(
+            "other ({} requests)",
+            list.entries.len() - MAX_TRACKED
+        ));
+    }
+    out
+}
+
 impl UrlRow {
     /// The rows of `list` from what its requests did (`per_entry`, by place).
     pub(super) fn of(
@@ -33,28 +58,12 @@ impl UrlRow {
         list: &crate::request_list::RequestList,
         per_entry: &[super::EntryStats],
     ) -> Vec<UrlRow> {
-        use crate::request_list::MAX_TRACKED;
         let none = super::EntryStats::default();
-        let shown = list.entries.len().min(MAX_TRACKED);
-        let mut rows: Vec<UrlRow> = (0..shown)
-            .map(|i| {
-                let e = &list.entries[i];
-                let method = e.method.as_deref().unwrap_or(&plan.method);
-                let label = match list.labels.get(i) {
-                    Some(l) => l.clone(),
-                    None => format!("{method} {}", crate::redact::url(&e.target.url)),
-                };
-                UrlRow::from(label, per_entry.get(i).unwrap_or(&none))
-            })
-            .collect();
-        if list.entries.len() > MAX_TRACKED {
-            let label = format!("other ({} requests)", list.entries.len() - MAX_TRACKED);
-            rows.push(UrlRow::from(
-                label,
-                per_entry.get(MAX_TRACKED).unwrap_or(&none),
-            ));
-        }
-        rows
+        names(plan, list)
+            .into_iter()
+            .enumerate()
+            .map(|(i, label)| UrlRow::from(label, per_entry.get(i).unwrap_or(&none)))
+            .collect()
     }
 
     fn from(request: String, e: &super::EntryStats) -> UrlRow {

@@ -11,18 +11,37 @@ use crate::stats::running::{BOUNDS_NS, Buckets, Running};
 /// The content type of the format.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// The labels every series of a run has, already written as `name="value",...`.
+/// The labels every series of a run has, already written as `name="value",...`, and the
+/// names of a request list's rows.
 #[derive(Debug, Clone)]
-pub struct Labels(String);
+pub struct Labels {
+    common: String,
+    rows: Vec<String>,
+}
 
 impl Labels {
-    /// `run_id`, and `shard` (`I/N`) for a part of a job.
+    /// `run_id`, and `shard` (`I/N`, as --shard names it) for a part of a job.
     pub fn new(run_id: &str, shard: Option<(u32, u32)>) -> Labels {
-        let mut s = format!("run_id=\"{}\"", escaped(run_id));
+        let mut common = format!("run_id=\"{}\"", escaped(run_id));
         if let Some((i, n)) = shard {
-            let _ = write!(s, ",shard=\"{i}/{n}\"");
+            let _ = write!(common, ",shard=\"{i}/{n}\"");
         }
-        Labels(s)
+        Labels {
+            common,
+            rows: Vec::new(),
+        }
+    }
+
+    /// `spate grpc`: the method, a label of every series (`call`).
+    pub fn with_call(mut self, call: &str) -> Labels {
+        let _ = write!(self.common, ",call=\"{}\"", escaped(call));
+        self
+    }
+
+    /// A request list's rows, by name (the `request` label of the per-request series).
+    pub fn with_rows(mut self, rows: Vec<String>) -> Labels {
+        self.rows = rows;
+        self
     }
 }
 
@@ -38,7 +57,7 @@ const CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 
 /// The scrape's body.
 pub fn text(r: &Running, labels: &Labels) -> String {
-    let l = &labels.0;
+    let l = &labels.common;
     let mut o = String::new();
     let head = |o: &mut String, name: &str, kind: &str, help: &str| {
         let _ = writeln!(o, "# HELP {name} {help}");
@@ -75,6 +94,36 @@ pub fn text(r: &Running, labels: &Labels) -> String {
             "spate_requests_failed_total{{{l},class=\"{}\"}} {n}",
             f.name()
         );
+    }
+    if !labels.rows.is_empty() {
+        head(
+            &mut o,
+            "spate_request_responses_total",
+            "counter",
+            "A request list's responses completed, by its request (a URL, an MCP tool, a gRPC message's place).",
+        );
+        for (name, row) in rows(labels, r) {
+            let _ = writeln!(
+                o,
+                "spate_request_responses_total{{{l},request=\"{}\"}} {}",
+                escaped(name),
+                row[0]
+            );
+        }
+        head(
+            &mut o,
+            "spate_request_failures_total",
+            "counter",
+            "A request list's requests that failed, by its request.",
+        );
+        for (name, row) in rows(labels, r) {
+            let _ = writeln!(
+                o,
+                "spate_request_failures_total{{{l},request=\"{}\"}} {}",
+                escaped(name),
+                row[1]
+            );
+        }
     }
     head(
         &mut o,
@@ -139,6 +188,14 @@ pub fn text(r: &Running, labels: &Labels) -> String {
     );
     let _ = writeln!(o, "spate_run_over{{{l}}} {}", u8::from(r.over));
     o
+}
+
+/// Each named row and its figures (0 before the first is recorded).
+fn rows<'a>(labels: &'a Labels, r: &Running) -> impl Iterator<Item = (&'a str, [u64; 2])> {
+    let figures: Vec<[u64; 2]> = (0..labels.rows.len())
+        .map(|i| r.rows.get(i).copied().unwrap_or_default())
+        .collect();
+    labels.rows.iter().map(String::as_str).zip(figures)
 }
 
 /// A histogram's buckets (cumulative, in seconds), sum and count.

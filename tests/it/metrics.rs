@@ -37,6 +37,21 @@ fn encoded(s: &str) -> String {
         .collect()
 }
 
+/// Where spate says its metrics are, from its stderr.
+fn endpoint_of(run: &mut Child) -> SocketAddr {
+    let lines = BufReader::new(run.0.stderr.take().unwrap()).lines();
+    for line in lines {
+        let line = line.unwrap();
+        if let Some(addr) = line
+            .strip_prefix("spate: metrics at http://")
+            .and_then(|s| s.strip_suffix("/metrics"))
+        {
+            return addr.parse().unwrap();
+        }
+    }
+    panic!("spate never said where its metrics are");
+}
+
 /// One value of a Prometheus instant query.
 fn query(prom: SocketAddr, q: &str) -> Option<f64> {
     let (_, body) = get(prom, &format!("/api/v1/query?query={}", encoded(q)));
@@ -79,17 +94,7 @@ fn prometheus_holds_the_reports_figures_and_each_second_as_it_closed() {
             .spawn()
             .unwrap(),
     );
-    let mut said = String::new();
-    BufReader::new(run.0.stderr.take().unwrap())
-        .read_line(&mut said)
-        .unwrap();
-    let metrics: SocketAddr = said
-        .trim()
-        .strip_prefix("spate: metrics at http://")
-        .and_then(|s| s.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("{said}"))
-        .parse()
-        .unwrap();
+    let metrics = endpoint_of(&mut run);
     let prom = free_addr();
     std::fs::write(
         dir.0.join("prometheus.yml"),
@@ -209,5 +214,84 @@ fn prometheus_holds_the_reports_figures_and_each_second_as_it_closed() {
     assert!(
         during.iter().all(|v| sums.contains(v)),
         "{during:?} against {sums:?}"
+    );
+}
+
+/// Scrapes `addr` until the run is over there; the last scrape.
+fn scrape_when_over(addr: SocketAddr) -> String {
+    let t = Instant::now();
+    loop {
+        let (code, body) = get(addr, "/metrics");
+        assert_eq!(code, 200);
+        if body.contains("spate_run_over{")
+            && body
+                .lines()
+                .any(|l| l.starts_with("spate_run_over{") && l.ends_with(" 1"))
+        {
+            return body;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "the run never ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The value of the series `name` whose labels contain `with`.
+fn value(body: &str, name: &str, with: &str) -> u64 {
+    body.lines()
+        .find(|l| l.starts_with(&format!("{name}{{")) && l.contains(with))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} with {with} in\n{body}"))
+}
+
+#[test]
+fn a_request_lists_rows_are_series_of_their_own_and_no_header_is_shown() {
+    let server = builtin(ServeConfig::default());
+    let addr = server.addr();
+    let dir = ScratchDir::new("metrics-list");
+    let saved = dir.0.join("run.json");
+    let (a, b) = (format!("http://{addr}/a"), format!("http://{addr}/b?x=1"));
+    let mut run = Child(
+        Command::new(env!("CARGO_BIN_EXE_spate"))
+            .args([
+                "--no-progress",
+                "-n",
+                "41",
+                "-c",
+                "3",
+                "--metrics-listen",
+                "127.0.0.1:0",
+            ])
+            .args([
+                "--metrics-linger",
+                "20s",
+                "--save",
+                saved.to_str().unwrap(),
+                &a,
+                &b,
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let metrics = endpoint_of(&mut run);
+    let body = scrape_when_over(metrics);
+    assert!(run.0.wait().unwrap().success());
+    let doc: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    assert!(!body.contains("secret"), "{body}");
+    for row in doc["per_url"].as_array().unwrap() {
+        let name = row["request"].as_str().unwrap();
+        let with = format!("request=\"{name}\"");
+        assert_eq!(
+            value(&body, "spate_request_responses_total", &with),
+            row["completed"].as_u64().unwrap(),
+            "{name}"
+        );
+        assert_eq!(value(&body, "spate_request_failures_total", &with), 0);
+    }
+    assert_eq!(
+        value(&body, "spate_responses_total", "status_class=\"2xx\""),
+        41
     );
 }
