@@ -21,7 +21,8 @@
 //! lanes), [`engine`] (threads, their task sets, pacing, stopping), [`clock`] and [`timer`] (the
 //! request path's time), [`stats`] (histograms, counters, `Summary`), [`analysis`] (typed
 //! findings), [`report`] (every form of the result), [`ui`] (the live display, the terminal,
-//! signals), [`verbose`] (-v). Commands of many runs: [`series`], [`compare`], [`sweep`].
+//! signals), [`verbose`] (-v), [`watch`] (what watches a run while it goes: --live-json's lines
+//! and --metrics-listen's Prometheus endpoint). Commands of many runs: [`series`], [`compare`], [`sweep`].
 //! Around them: [`serve`] (the built-in loopback target), [`demo`], [`redact`] (secrets masked), [`syntax`] (HTTP's tokens, targets and field values), [`escape`] (text from outside made safe
 //! for a terminal), [`files`] (the files flags name, read with a limit),
 //! [`units`] and [`numbers`] (numbers as people type and read them), [`exit`] (the exit codes),
