@@ -59,6 +59,9 @@
 #                                    (-c 4 -p 8 against spate serve --h2c). Free of the report's
 #                                    per-second work, which makes the whole program's marginal
 #                                    count drift with the run's length; not part of `all`
+#   scripts/bench.sh watch-cost      the load thread's instructions per request (as
+#                                    thread-instructions counts them) of this tree without and
+#                                    with --live-json and --metrics-listen, at CONCS
 #   scripts/bench.sh all             every row above, then the tables (about 40 minutes)
 #
 # Environment: TOOLS (peers, default "wrk hey oha vastar rewrk plumbrs h2load ab"), CONCS, REPS,
@@ -200,6 +203,20 @@ mode_thread_instructions() {
   echo "h2c -c 4 -p 8: BASE $(thread_count "$old_bin" --http2 -c 4 -p 8 http://127.0.0.1:18082/)," \
     "this tree $(thread_count "$new_bin" --http2 -c 4 -p 8 http://127.0.0.1:18082/) instructions per request"
   kill "$h2"
+}
+
+# What --live-json and --metrics-listen cost the load thread: its instructions per request
+# (as thread-instructions counts them) of this tree without and with both.
+mode_watch_cost() {
+  command -v valgrind >/dev/null || { echo "bench.sh: valgrind is required" >&2; exit 2; }
+  local bin c; bin=$(sym_build tree tree)
+  start_target
+  for c in ${CONCS:-50 1000}; do
+    echo "HTTP/1.1 c=$c: without $(thread_count "$bin" -c "$c" http://127.0.0.1:18081/)," \
+      "with --live-json and --metrics-listen $(thread_count "$bin" -c "$c" --live-json /dev/null \
+        --metrics-listen 127.0.0.1:0 --metrics-linger 0s http://127.0.0.1:18081/) instructions per request"
+  done
+  stop_target
 }
 
 mode_instructions() {
@@ -668,6 +685,7 @@ case "${1:-h1}" in
   floor) mode_floor ;;
   compare) mode_compare ;;
   thread-instructions) mode_thread_instructions ;;
+  watch-cost) mode_watch_cost ;;
   scripts) mode_scripts ;;
   mcp) mode_mcp ;;
   grpc) mode_grpc ;;
@@ -685,5 +703,5 @@ case "${1:-h1}" in
     python3 "$ROOT/scripts/bench-table.py" "/tmp/arena/results/$label-h1/results.csv" \
       "/tmp/arena/results/$label-h2/results.csv"
     ;;
-  *) echo "bench.sh: unknown mode '$1' (h1 h2 h3 tls scripts mcp grpc syscalls instructions thread-instructions display soak size floor compare all)" >&2; exit 2 ;;
+  *) echo "bench.sh: unknown mode '$1' (h1 h2 h3 tls scripts mcp grpc syscalls instructions thread-instructions watch-cost display soak size floor compare all)" >&2; exit 2 ;;
 esac
