@@ -4,8 +4,7 @@
 
 use std::io::Write;
 
-use crate::plan::Plan;
-use crate::stats::timeline::{Entry, Second, entries};
+use crate::stats::timeline::Entry;
 
 /// Where the lines go, and whether they still do.
 pub struct Lines {
@@ -46,9 +45,4 @@ impl Lines {
             });
         }
     }
-}
-
-/// The entries of the run's next closed `seconds`, as the report will have them.
-pub fn of(plan: &Plan, seconds: &[Second]) -> Vec<Entry> {
-    entries(plan, seconds)
 }

@@ -59,7 +59,8 @@ impl Watching {
                     };
                     let seconds = board.take(over);
                     if !seconds.is_empty() {
-                        let entries = lines::of(&plan, &seconds);
+                        // As the report will have them: the lines are its timeline.
+                        let entries = crate::stats::timeline::entries(&plan, &seconds);
                         if let Some(l) = &mut lines {
                             l.write(&entries);
                         }
