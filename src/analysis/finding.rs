@@ -180,6 +180,8 @@ pub enum Finding {
     },
     /// Little's law says the connections were kept busy.
     ConnectionsLoaded {
+        /// The streams per connection counted (1: the connections themselves).
+        streams: u64,
         busy: f64,
     },
     /// Connects that found no free local port.
@@ -210,6 +212,8 @@ pub enum Limit {
     /// Connections busy less than `BUSY_CONNECTIONS` of the time.
     IdleConnections {
         busy: f64,
+        /// The streams per connection counted (1: the connections themselves).
+        streams: u64,
     },
     /// Fewer connections than asked; `not_open`: still not open when the phase ended.
     ConnectionsShort {

@@ -109,6 +109,7 @@ impl F {
                 cpu_s: Some(1.0),
                 cpu_busy_percent: Some(40.0),
                 busy_connections_ratio: Some(0.998),
+                busy_streams: Some(1),
                 nofile_limit: Some(1024),
                 cores: Some(8),
                 fd_exhausted: 0,

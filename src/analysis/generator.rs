@@ -47,9 +47,10 @@ pub(super) fn generator(f: &Facts<'_>, out: &mut Vec<Finding>) {
     }
     if let Some(r) = g.busy_connections_ratio {
         let busy = r * 100.0;
+        let streams = g.busy_streams.unwrap_or(1);
         match r < BUSY_CONNECTIONS {
-            true => limits.push(Limit::IdleConnections { busy }),
-            false => out.push(Finding::ConnectionsLoaded { busy }),
+            true => limits.push(Limit::IdleConnections { busy, streams }),
+            false => out.push(Finding::ConnectionsLoaded { busy, streams }),
         }
     }
     if c.established < u64::from(c.requested) {

@@ -296,11 +296,15 @@ pub fn sentence(f: &Finding) -> String {
             cpu_share.map_or(String::new(), |c| format!(", {c:.0} % of spate's CPU time"))
         ),
         // The law's estimate can pass 100 % by its error: no connection is busier than always.
-        F::ConnectionsLoaded { busy } if *busy > 100.0 => format!(
-            "Connections were busy all of the time (mean latency x rate / connections gives {busy:.1} %, 100 % within its error): spate kept them loaded."
+        F::ConnectionsLoaded { busy, streams } if *busy > 100.0 => format!(
+            "{} were busy all of the time ({} gives {busy:.1} %, 100 % within its error): spate kept them loaded.",
+            busy_what(*streams).0,
+            busy_what(*streams).1
         ),
-        F::ConnectionsLoaded { busy } => format!(
-            "Connections were busy {busy:.1} % of the time (mean latency x rate / connections): spate kept them loaded."
+        F::ConnectionsLoaded { busy, streams } => format!(
+            "{} were busy {busy:.1} % of the time ({}): spate kept them loaded.",
+            busy_what(*streams).0,
+            busy_what(*streams).1
         ),
         F::PortsExhausted { connects } => format!(
             "{} connects found no free local port (EADDRNOTAVAIL): every closed connection keeps its \
@@ -321,6 +325,20 @@ pub fn sentence(f: &Finding) -> String {
     }
 }
 
+/// What Little's law counted as busy, and how: the connections, or each connection's streams.
+fn busy_what(streams: u64) -> (&'static str, String) {
+    match streams {
+        0 | 1 => (
+            "Connections",
+            "mean latency x rate / connections".to_owned(),
+        ),
+        n => (
+            "Streams",
+            format!("mean latency x rate / (connections x {n} streams)"),
+        ),
+    }
+}
+
 fn limit(l: &Limit) -> String {
     match l {
         Limit::BusyPollAllCores { threads, cores } => format!(
@@ -335,8 +353,10 @@ fn limit(l: &Limit) -> String {
         Limit::CpuBound { threads, cpu_busy } => format!(
             "its {threads} load threads were busy {cpu_busy:.0} % of the time (CPU-bound); try more --threads or another machine"
         ),
-        Limit::IdleConnections { busy } => format!(
-            "its connections were busy only {busy:.0} % of the time (mean latency x rate / connections), so spate left gaps between requests"
+        Limit::IdleConnections { busy, streams } => format!(
+            "its {} were busy only {busy:.0} % of the time ({}), so spate left gaps between requests",
+            busy_what(*streams).0.to_lowercase(),
+            busy_what(*streams).1
         ),
         Limit::ConnectionsShort {
             established,
@@ -670,6 +690,20 @@ mod tests {
         let t = f.said();
         assert!(t.contains("Connections were busy all of the time"), "{t}");
         assert!(!t.contains("busy 100.1 % of the time"), "{t}");
+        // Over HTTP/2 the law counts each connection's streams, and says so.
+        f.generator.busy_connections_ratio = Some(0.985);
+        f.generator.busy_streams = Some(8);
+        let t = f.said();
+        assert!(
+            t.contains("Streams were busy 98.5 % of the time (mean latency x rate / (connections x 8 streams))"),
+            "{t}"
+        );
+        f.generator.busy_connections_ratio = Some(0.5);
+        let t = f.said();
+        assert!(
+            t.contains("its streams were busy only 50 % of the time (mean latency x rate / (connections x 8 streams))"),
+            "{t}"
+        );
 
         let mut f = F::new();
         f.connections.established = 30;

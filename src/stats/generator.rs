@@ -20,6 +20,10 @@ pub struct Generator {
     /// Mean latency x rate / open connections (Little's law); set for duration runs without
     /// failures, with enough samples and every connection answered, where it must be close to 1.
     pub busy_connections_ratio: Option<f64>,
+    /// The streams per connection that ratio counts as busy slots: -p, or the server's limit
+    /// if lower (1 for HTTP/1.1); its words say streams where there are several.
+    #[serde(default)]
+    pub busy_streams: Option<u64>,
     pub nofile_limit: Option<u64>,
     /// Cores the process could run on (load threads and anything else on the machine).
     pub cores: Option<u32>,
@@ -59,7 +63,8 @@ pub struct Generator {
 /// Busy connections by Little's law, only where it must hold: a duration run without failures,
 /// at least a second long, with enough completed requests to average over and no client left
 /// unanswered.
-fn busy_connections(plan: &Plan, run: &RunOutput, mean_s: f64) -> Option<f64> {
+/// Little's law's ratio, and the streams per connection it divides by.
+fn busy_connections(plan: &Plan, run: &RunOutput, mean_s: f64) -> Option<(f64, u64)> {
     let s = &run.stats;
     let elapsed = run.elapsed.as_secs_f64();
     // The open model leaves connections idle by design: Little's law says nothing about spate.
@@ -92,7 +97,9 @@ fn busy_connections(plan: &Plan, run: &RunOutput, mean_s: f64) -> Option<f64> {
             }),
             None => s.conns.established as f64,
         };
-        mean_s * ((s.completed - s.drained) as f64 / elapsed) / (connections * streams as f64)
+        let ratio =
+            mean_s * ((s.completed - s.drained) as f64 / elapsed) / (connections * streams as f64);
+        (ratio, streams)
     })
 }
 
@@ -102,13 +109,15 @@ pub(super) fn generator(plan: &Plan, run: &RunOutput, mean_s: Option<f64>) -> Ge
     let cpu_s = run.cpu.map(|d| d.as_secs_f64());
     // A stall that ended before the measurement (during --warmup) is not the result's.
     let stall = run.stats.stall.filter(|&(at, d)| at + d > run.window_start);
+    let busy = mean_s.and_then(|m| busy_connections(plan, run, m));
     Generator {
         threads: run.threads,
         cpu_s,
         cpu_busy_percent: cpu_s
             .filter(|_| wall > 0.0)
             .map(|c| 100.0 * c / (wall * f64::from(run.threads.max(1)))),
-        busy_connections_ratio: mean_s.and_then(|m| busy_connections(plan, run, m)),
+        busy_connections_ratio: busy.map(|b| b.0),
+        busy_streams: busy.map(|b| b.1),
         nofile_limit: run.nofile_limit,
         cores: run.cores,
         fd_exhausted: run.stats.fd_exhausted,

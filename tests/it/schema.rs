@@ -166,7 +166,10 @@ fn every_finding_kind_matches_the_schema() {
             threads: 1,
             cpu_busy: 97.0,
         },
-        L::IdleConnections { busy: 60.0 },
+        L::IdleConnections {
+            busy: 60.0,
+            streams: 8,
+        },
         L::ConnectionsShort {
             established: 3,
             requested: 10,
@@ -310,7 +313,10 @@ fn every_finding_kind_matches_the_schema() {
             us_per_request: 1.5,
             cpu_share: None,
         },
-        F::ConnectionsLoaded { busy: 99.0 },
+        F::ConnectionsLoaded {
+            busy: 99.0,
+            streams: 1,
+        },
         F::PortsExhausted { connects: 12 },
         F::SpateLimited { limits },
         F::NotLimited,
