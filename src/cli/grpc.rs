@@ -204,6 +204,7 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
         ));
     }
     let (verbose, dry_run) = (a.load.verbose, a.load.dry_run);
+    let inputs = super::load_inputs(&a.load);
     // ghz takes HOST:PORT, with --insecure for plaintext: say what spate takes instead.
     if !a.url.contains("://") {
         return Err(usage(format!(
@@ -256,6 +257,8 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
     let mut notes = notes;
     notes.extend(shard::notes(&plan));
     let mut show = show(a.output)?;
+    let protos = a.protos.iter().map(|p| ("--proto", p.clone()));
+    super::outputs_spare_inputs(&show, &inputs.into_iter().chain(protos).collect::<Vec<_>>())?;
     show.notes = notes;
     show.output.log_result = a.shard.log_result;
     show.verbose = verbose;

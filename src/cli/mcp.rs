@@ -71,6 +71,10 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
     }
     let verbose = a.load.verbose;
     let dry_run = a.load.dry_run;
+    let mut inputs = super::load_inputs(&a.load);
+    if let Some(f) = &a.calls.args_file {
+        inputs.push(("--args-file", f.clone()));
+    }
     // MCP's runs have no script (`http_flags`).
     let load::Planned {
         mut plan, notes, ..
@@ -80,6 +84,7 @@ pub(super) fn command(a: McpArgs) -> Result<Command, Exit> {
         return super::dry_run::dry_runs("spate mcp", &[(String::new(), &plan, None)], true);
     }
     let mut show = show(a.output)?;
+    super::outputs_spare_inputs(&show, &inputs)?;
     super::csv_stages_need_stages(&show, &plan)?;
     show.notes = notes;
     show.verbose = verbose;

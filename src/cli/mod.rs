@@ -34,7 +34,7 @@ use crate::plan::Plan;
 use crate::report::ReportOptions;
 use crate::report::{Format, Output, save};
 use crate::serve::ServeConfig;
-use args::{Cli, FormatArg, Forms, OutputArgs, RunArgs, Sub};
+use args::{Cli, FormatArg, Forms, LoadArgs, OutputArgs, RunArgs, Sub};
 pub use grpc::{GrpcRun, listing as grpc_listing};
 pub use mcp::McpRun;
 pub use merge::Merge;
@@ -295,7 +295,12 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
         Some(a) => Some(crate::watch::endpoint::address(a).map_err(Exit::usage)?),
         None => None,
     };
-    Ok(Show {
+    let baselines: Vec<(&str, PathBuf)> = o
+        .baseline
+        .iter()
+        .map(|p| ("--baseline", p.clone()))
+        .collect();
+    let show = Show {
         output: shown,
         live_json: o.live_json,
         metrics,
@@ -310,7 +315,9 @@ fn show(o: OutputArgs) -> Result<Show, Exit> {
         notes: Vec::new(),
         verbose: false,
         grpc: None,
-    })
+    };
+    outputs_spare_inputs(&show, &baselines)?;
+    Ok(show)
 }
 
 /// `--save-dir DIR` of `spate compare` and `spate sweep`: a directory that is there.
@@ -340,6 +347,47 @@ fn same_file(p: &std::path::Path) -> PathBuf {
         (Ok(d), Some(name)) => d.join(name),
         _ => p.to_path_buf(),
     }
+}
+
+/// The files a run's load flags read: what no output of it may name.
+fn load_inputs(l: &LoadArgs) -> Vec<(&'static str, PathBuf)> {
+    [
+        ("-D", &l.body_file),
+        ("--script", &l.script),
+        ("--cacert", &l.cacert),
+        ("--cert", &l.cert),
+        ("--key", &l.key),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| p.clone().map(|p| (flag, p)))
+    .collect()
+}
+
+/// An output that names a file the run reads would destroy it (`--live-json` as the run starts,
+/// the others when it ends): refused before anything runs.
+fn outputs_spare_inputs(show: &Show, inputs: &[(&str, PathBuf)]) -> Result<(), Exit> {
+    let o = &show.output;
+    let outputs = [
+        ("--save", &o.save),
+        ("--csv-timeline", &o.csv_timeline),
+        ("--csv-stages", &o.csv_stages),
+        ("--html", &o.html),
+        ("--hdr-log", &o.hdr_log),
+        ("--live-json", &show.live_json),
+    ];
+    for (out_flag, path) in outputs {
+        let Some(path) = path.as_ref().filter(|p| p.as_os_str() != "-") else {
+            continue;
+        };
+        let id = same_file(path);
+        if let Some((in_flag, _)) = inputs.iter().find(|(_, i)| same_file(i) == id) {
+            return Err(Exit::usage(format!(
+                "{out_flag} {} is the file {in_flag} reads: writing there would destroy it; give {out_flag} a path of its own",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `--csv-stages` writes the rows of a --stages run: without one it would write a header alone.
@@ -435,6 +483,10 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
     };
     let verbose = r.load.verbose;
     let dry_run = r.load.dry_run;
+    let mut inputs = load_inputs(&r.load);
+    if let Some(f) = &r.urls_from_file {
+        inputs.push(("--urls-from-file", f.clone()));
+    }
     if !r.script_args.is_empty() && r.load.script.is_none() {
         return Err(Exit::usage(
             "words after -- are a --script's arguments, and there is no --script",
@@ -458,6 +510,7 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
     }
     notes.extend(shard::notes(&plan));
     let mut show = show(r.output)?;
+    outputs_spare_inputs(&show, &inputs)?;
     csv_stages_need_stages(&show, &plan)?;
     show.notes = notes;
     show.verbose = verbose;

@@ -366,6 +366,11 @@ fn what_the_schema_does_not_have_is_one_line_and_exit_2() {
         ),
         ("kv.v1.Store/Get", &["-d", "[]"][..], "-d: an empty array"),
         ("kv.v1.Store/Get", &["--stream", "sse"][..], "--stream"),
+        (
+            "kv.v1.Store/Get",
+            &["--save", PROTO][..],
+            "is the file --proto reads",
+        ),
     ] {
         let mut args = grpc_args(call, extra);
         args.push("http://127.0.0.1:9");

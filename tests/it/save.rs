@@ -383,3 +383,50 @@ fn spate_report_shows_a_saved_run_as_the_run_did_and_refuses_what_it_cannot_read
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn no_output_may_name_a_file_the_run_reads() {
+    let dir = scratch("inputs");
+    let body = dir.join("body.json");
+    let script = dir.join("s.lua");
+    let base = dir.join("base.json");
+    fs::write(&body, "{\"a\":1}").unwrap();
+    fs::write(&script, "wrk.method = 'POST'\n").unwrap();
+    fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/golden/every-section.json"),
+        &base,
+    )
+    .unwrap();
+    let (b, s, bl) = (
+        body.to_str().unwrap(),
+        script.to_str().unwrap(),
+        base.to_str().unwrap(),
+    );
+    // Through another spelling of the same path, too.
+    let dotted = format!("{}/./body.json", dir.display());
+    for (args, says) in [
+        (
+            vec!["-m", "POST", "-D", b, "--live-json", &dotted],
+            "--live-json",
+        ),
+        (vec!["-s", s, "--save", s], "--save"),
+        (vec!["-D", b, "--html", b], "--html"),
+        (vec!["--baseline", bl, "--save", bl], "--save"),
+    ] {
+        let mut all = args.clone();
+        all.push("http://127.0.0.1:9/");
+        let out = run_spate(&all);
+        let e = err(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains(&format!("{says} ")) && e.contains("writing there would destroy it"),
+            "{args:?}: {e}"
+        );
+    }
+    assert_eq!(fs::read_to_string(&body).unwrap(), "{\"a\":1}");
+    assert_eq!(
+        fs::read_to_string(&script).unwrap(),
+        "wrk.method = 'POST'\n"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
