@@ -89,7 +89,20 @@ pub fn run(c: &Compare) -> u8 {
         }
     }
     let text = match c.format {
-        CompareForm::Text => report::versus::text(&v),
+        CompareForm::Text => {
+            // What each round ran: the load line of the run's own header.
+            let loads: Vec<String> = c
+                .targets
+                .iter()
+                .map(|t| {
+                    report::plan_words(&t.plan)
+                        .get(1)
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect();
+            report::versus::text(&v, &loads)
+        }
         CompareForm::Markdown => report::versus::markdown(&v),
         CompareForm::Json => json,
     };

@@ -90,11 +90,12 @@ fn row_of(v: &Versus, t: usize, m: Measure) -> Option<&Row> {
     v.targets[t].rows.iter().find(|r| r.measure == m)
 }
 
-/// The comparison as text; the targets' names and URLs (from the command line or a file)
-/// escaped for the terminal.
-pub fn text(v: &Versus) -> String {
+/// The comparison as text, `loads` being what each target's round ran in the header's words
+/// (the same for all: said once); the targets' names and URLs (from the command line or a
+/// file) escaped for the terminal.
+pub fn text(v: &Versus, loads: &[String]) -> String {
     let mut o = String::new();
-    let _ = write_text(&mut o, &shown(v));
+    let _ = write_text(&mut o, &shown(v), loads);
     o
 }
 
@@ -108,7 +109,7 @@ fn shown(v: &Versus) -> Versus {
     v
 }
 
-fn write_text(o: &mut String, v: &Versus) -> std::fmt::Result {
+fn write_text(o: &mut String, v: &Versus, loads: &[String]) -> std::fmt::Result {
     let rounds = v.targets.iter().map(|t| t.rounds).min().unwrap_or(0);
     writeln!(
         o,
@@ -117,8 +118,15 @@ fn write_text(o: &mut String, v: &Versus) -> std::fmt::Result {
         v.targets[v.reference].name
     )?;
     let name_w = v.targets.iter().map(|t| t.name.len()).max().unwrap_or(0);
-    for t in &v.targets {
-        writeln!(o, "  {:<name_w$}  {}", t.name, t.url)?;
+    let same = loads.windows(2).all(|w| w[0] == w[1]);
+    for (i, t) in v.targets.iter().enumerate() {
+        match loads.get(i).filter(|_| !same) {
+            Some(load) => writeln!(o, "  {:<name_w$}  {}  ({})", t.name, t.url, term_str(load))?,
+            None => writeln!(o, "  {:<name_w$}  {}", t.name, t.url)?,
+        }
+    }
+    if let Some(load) = loads.first().filter(|_| same) {
+        writeln!(o, "Each round: {}", term_str(load))?;
     }
     writeln!(
         o,

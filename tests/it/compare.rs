@@ -505,4 +505,25 @@ fn every_round_follows_the_stages() {
     let rps = &doc["targets"][1]["rows"][0];
     assert_eq!(rps["measure"], "rps");
     assert_eq!(rps["values"], serde_json::json!([12.5, 12.5]), "{rps}");
+    // The text says what each round ran.
+    let out = spate(&[
+        "compare",
+        "--no-progress",
+        "-c",
+        "2",
+        "--stages",
+        "1s:20/s",
+        "--rounds",
+        "2",
+        &format!("a={}", a.url()),
+        &format!("b={}", b.url()),
+    ]);
+    crate::support::succeeded(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("Each round: 2 connections")
+                && l.contains("open model following --stages 1s:20/s")),
+        "{text}"
+    );
 }
