@@ -136,7 +136,7 @@ pub enum Sub {
         mut_arg("accept", |a| a.hide(true))
     )]
     Mcp(Box<McpArgs>),
-    /// Call a gRPC method under load: unary and server-streaming calls over HTTP/2, each a
+    /// Call a gRPC method under load: unary and streaming calls over HTTP/2, each a
     /// success only with grpc-status 0; every other status is a failure class named by its
     /// code (grpc_not_found...), with its first message.
     ///
@@ -146,7 +146,7 @@ pub enum Sub {
     /// run's (-c, -p streams per connection, -n, -z, -q, --stages, --slo, --save...).
     #[command(
         mut_arg("method", |a| a.short(None).hide(true)),
-        mut_arg("body", |a| a.help("The request message as JSON (proto3's JSON mapping), e.g. -d '{\"key\":\"k\"}'; {} without. A JSON array is several messages, sent in turn")),
+        mut_arg("body", |a| a.help("The request message as JSON (proto3's JSON mapping), e.g. -d '{\"key\":\"k\"}'; {} without. A JSON array is several messages, sent in turn (or, to a method that streams from the client, all in each call)")),
         mut_arg("body_file", |a| a.help("The request message as JSON, from this file; several (an array, or JSON lines) are sent in turn")),
         mut_arg("script", |a| a.hide(true)),
         mut_arg("content_type", |a| a.hide(true)),

@@ -115,11 +115,6 @@ impl GrpcRun {
             return Err("name the method: --call package.Service/Method".into());
         };
         let method = schema.method(call)?;
-        if method.client_streaming() {
-            return Err(format!(
-                "--call {call} streams from the client: client and bidirectional streaming calls are not measured yet"
-            ));
-        }
         let messages = super::grpc_messages::messages(&method, &self.json, &self.json_source)?;
         let mut plan = self.plan.clone();
         let root = plan.target.url.trim_end_matches('/').to_owned();
@@ -138,10 +133,17 @@ impl GrpcRun {
             ]
             .concat(),
         };
-        // The first message is the plan's own (what -v and --dry-run show); several are sent
-        // in turn as a request list's requests, each named by its JSON in the report.
-        plan.body = framed(&messages[0]);
-        if messages.len() > 1 {
+        // A call that streams from the client sends every message, then ends its half of the
+        // stream (as ghz does with no --stream-interval): one body, built once.
+        if method.client_streaming() {
+            plan.body = messages.iter().flat_map(framed).collect();
+        } else {
+            // The first message is the plan's own (what -v and --dry-run show).
+            plan.body = framed(&messages[0]);
+        }
+        // Several messages of a call that does not stream from the client are sent in turn,
+        // as a request list's requests, each named by its JSON in the report.
+        if messages.len() > 1 && !method.client_streaming() {
             use crate::request_list::{Entry, Order, RequestList};
             let entries = messages
                 .iter()

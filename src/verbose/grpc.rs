@@ -149,25 +149,44 @@ fn of_list(plan: &Plan) -> String {
     }
 }
 
-/// The request's message as the run sends it, as JSON.
+/// The request's messages as the run sends them (one, or a client stream's), as JSON, a line
+/// each.
 fn request_line(plan: &Plan, method: &Method) -> String {
-    let message = plan.body.get(5..).unwrap_or_default();
-    match plan.body.first() {
-        Some(1) => {
-            let inflated = crate::grpc::gzip::decompress(message).unwrap_or_default();
-            format!(
-                "> message ({} bytes, gzip of {}): {}",
-                message.len(),
-                inflated.len(),
-                json(method.request_json(&inflated), method.input_name())
-            )
-        }
-        _ => format!(
-            "> message ({} bytes): {}",
-            message.len(),
-            json(method.request_json(message), method.input_name())
-        ),
+    let mut body = plan.body.as_slice();
+    let mut framed = Vec::new();
+    while let Ok(Some((len, compressed))) = whole_message(body) {
+        framed.push((&body[5..5 + len], compressed));
+        body = &body[5 + len..];
     }
+    let one = framed.len() == 1;
+    let lines: Vec<String> = framed
+        .iter()
+        .enumerate()
+        .map(|(i, &(message, compressed))| {
+            let n = if one {
+                String::new()
+            } else {
+                format!(" {}", i + 1)
+            };
+            match compressed {
+                true => {
+                    let inflated = crate::grpc::gzip::decompress(message).unwrap_or_default();
+                    format!(
+                        "> message{n} ({} bytes, gzip of {}): {}",
+                        message.len(),
+                        inflated.len(),
+                        json(method.request_json(&inflated), method.input_name())
+                    )
+                }
+                false => format!(
+                    "> message{n} ({} bytes): {}",
+                    message.len(),
+                    json(method.request_json(message), method.input_name())
+                ),
+            }
+        })
+        .collect();
+    lines.join("\n")
 }
 
 /// A message's JSON for the terminal, cut to `JSON_SHOWN` characters, or why there is none.

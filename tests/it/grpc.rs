@@ -338,9 +338,9 @@ fn a_long_stream_ends_at_max_events_as_a_success() {
 fn what_the_schema_does_not_have_is_one_line_and_exit_2() {
     for (call, extra, says) in [
         (
-            "kv.v1.Store/Put",
+            "kv.v1.Store/Delete",
             &[][..],
-            "kv.v1.Store has no method Put (it has: Get, Watch)",
+            "kv.v1.Store has no method Delete (it has: Get, Watch, Put, Chat)",
         ),
         ("kv.v1.Nope/Get", &[][..], "no service kv.v1.Nope"),
         (
@@ -454,7 +454,7 @@ fn reflection_gives_the_schema_without_a_proto() {
     crate::support::succeeded(&out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "kv.v1.Store\n  kv.v1.Store/Get\n  kv.v1.Store/Watch\n"
+        "kv.v1.Store\n  kv.v1.Store/Get\n  kv.v1.Store/Watch\n  kv.v1.Store/Put\n  kv.v1.Store/Chat\n"
     );
     let doc = grpc_json(&[
         "grpc",
@@ -482,9 +482,9 @@ fn reflection_gives_the_schema_without_a_proto() {
             .iter()
             .all(|(m, k, t, _)| m == "Get" && k == "r" && t == "refl")
     );
-    let out = spate(&["grpc", "--call", "kv.v1.Store/Put", &server.url]);
+    let out = spate(&["grpc", "--call", "kv.v1.Store/Delete", &server.url]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("kv.v1.Store has no method Put"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kv.v1.Store has no method Delete"));
 
     let Some(silent) = Server::spawn("no-reflect", None, &[("SPATE_TEST_NO_REFLECTION", "1")])
     else {
@@ -718,4 +718,57 @@ fn compressed_messages_go_both_ways_with_enable_compression() {
         shown.contains(" bytes, compressed): {\"key\":\"kkk"),
         "{shown}"
     );
+}
+
+#[test]
+fn a_client_stream_sends_every_message_in_one_call() {
+    let Some(server) = Server::start("client-stream") else {
+        return;
+    };
+    // Client streaming: the array is one call's stream, answered with one message.
+    let mut args = grpc_args(
+        "kv.v1.Store/Put",
+        &["-d", r#"[{"key":"a"},{"key":"b"},{"key":"c"}]"#],
+    );
+    args.extend(["-n", "12", "-c", "2", "-p", "2", &server.url]);
+    let doc = grpc_json(&args);
+    assert_eq!(doc["requests"]["successful"], 12, "{}", doc["requests"]);
+    assert!(
+        doc["per_url"].as_array().is_none_or(Vec::is_empty),
+        "one call, not a list"
+    );
+    let calls = server.calls();
+    assert_eq!(calls.len(), 12);
+    assert!(
+        calls.iter().all(|(m, k, _, _)| m == "Put" && k == "a,b,c"),
+        "{calls:?}"
+    );
+    // Bidirectional: each message answered with itself, timed as a stream's events.
+    let mut args = grpc_args(
+        "kv.v1.Store/Chat",
+        &["-d", r#"[{"key":"x"},{"key":"y"}]"#, "-v"],
+    );
+    args.extend(["-n", "10", "--no-progress", "--format", "json", &server.url]);
+    let out = spate(&args);
+    crate::support::succeeded(&out);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["requests"]["successful"], 10);
+    assert_eq!(doc["streaming"]["events"], 20, "{}", doc["streaming"]);
+    // -v shows each message of the client's stream.
+    let shown = String::from_utf8_lossy(&out.stderr);
+    for line in [
+        r#"> message 1 (3 bytes): {"key":"x"}"#,
+        r#"> message 2 (3 bytes): {"key":"y"}"#,
+        r#"< message 2 (3 bytes): {"key":"y"}"#,
+    ] {
+        assert!(shown.lines().any(|l| l == line), "{line} in:\n{shown}");
+    }
+    // The run's 10 and -v's one, each with both keys.
+    let chats: Vec<_> = server
+        .calls()
+        .into_iter()
+        .filter(|c| c.0 == "Chat")
+        .collect();
+    assert_eq!(chats.len(), 11);
+    assert!(chats.iter().all(|c| c.1 == "x,y"), "{chats:?}");
 }

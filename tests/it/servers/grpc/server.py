@@ -3,8 +3,8 @@
 python server.py LOG [CERT KEY]: serves kv.v1.Store (kv.proto, compiled at start with grpc_tools)
 on a port of 127.0.0.1 it writes to LOG.port once it listens (over TLS with CERT and KEY, PEM
 files, when given) with server reflection, and appends a line to LOG for each call it executes:
-the method, the request's key, the `tenant` metadata (- without) and whether the call had a
-deadline (1 or 0). Without reflection when SPATE_TEST_NO_REFLECTION is set; answers compressed
+the method, the request's key (a client stream's keys, joined by commas), the `tenant` metadata
+(- without) and whether the call had a deadline (1 or 0). Without reflection when SPATE_TEST_NO_REFLECTION is set; answers compressed
 with gzip when SPATE_TEST_GZIP is. Get answers NOT_FOUND ("no such key: missing") for the key
 "missing" and UNAVAILABLE for "down"; Watch sends `count` items.
 """
@@ -57,6 +57,17 @@ class Store(kv_pb2_grpc.StoreServicer):
         note("Watch", request, context)
         for _ in range(request.count):
             yield kv_pb2.Item(key=request.key, value=b"v")
+
+    def Put(self, request_iterator, context):
+        keys = [item.key for item in request_iterator]
+        note("Put", kv_pb2.Item(key=",".join(keys)), context)
+        return kv_pb2.Count(n=len(keys))
+
+    def Chat(self, request_iterator, context):
+        items = list(request_iterator)
+        note("Chat", kv_pb2.Item(key=",".join(i.key for i in items)), context)
+        for item in items:
+            yield item
 
 
 # Without SO_REUSEPORT (grpcio's default), a port is this server's alone.
