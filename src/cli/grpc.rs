@@ -31,6 +31,11 @@ pub struct GrpcArgs {
     #[arg(long = "proto", value_name = "FILE")]
     pub protos: Vec<PathBuf>,
 
+    /// A compiled FileDescriptorSet (protoc --descriptor_set_out --include_imports), instead
+    /// of --proto files.
+    #[arg(long = "protoset", value_name = "FILE", conflicts_with = "protos")]
+    pub protoset: Option<PathBuf>,
+
     /// A directory to look for the .proto files' imports in (repeatable); the first proto's
     /// own directory is searched too, and the well-known types are built in.
     #[arg(short = 'i', long = "import-path", value_name = "DIR")]
@@ -39,6 +44,10 @@ pub struct GrpcArgs {
     /// Metadata sent with each call: KEY=VALUE (repeatable), or a JSON object of them.
     #[arg(short = 'm', long = "metadata", value_name = "KEY=VALUE|JSON")]
     pub metadata: Vec<String>,
+
+    /// Metadata from a file: a JSON object of KEY: VALUE strings (with -m's, after them).
+    #[arg(short = 'M', long = "metadata-file", value_name = "FILE")]
+    pub metadata_file: Option<PathBuf>,
 
     /// Print the services and their methods (from --proto, or asked of the server by
     /// reflection), and run nothing.
@@ -232,7 +241,21 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
         }
         (None, None) => ("{}".into(), "-d".to_owned()),
     };
-    let metadata = metadata(&a.metadata).map_err(usage)?;
+    let mut given = a.metadata.clone();
+    if let Some(path) = &a.metadata_file {
+        let bytes =
+            crate::files::read("-M", path, crate::files::BODY_LIMIT).map_err(Exit::usage)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| usage(format!("-M {}: not UTF-8 text", path.display())))?;
+        if !text.trim_start().starts_with('{') {
+            return Err(usage(format!(
+                "-M {}: not a JSON object of metadata",
+                path.display()
+            )));
+        }
+        given.push(text);
+    }
+    let metadata = metadata(&given).map_err(usage)?;
     let mut headers = vec![
         ("content-type".to_owned(), "application/grpc".to_owned()),
         ("te".to_owned(), "trailers".to_owned()),
@@ -260,7 +283,17 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
     notes.extend(shard::notes(&plan));
     let mut show = show(a.output)?;
     let protos = a.protos.iter().map(|p| ("--proto", p.clone()));
-    super::outputs_spare_inputs(&show, &inputs.into_iter().chain(protos).collect::<Vec<_>>())?;
+    let others = [("--protoset", &a.protoset), ("-M", &a.metadata_file)]
+        .into_iter()
+        .filter_map(|(f, p)| p.clone().map(|p| (f, p)));
+    super::outputs_spare_inputs(
+        &show,
+        &inputs
+            .into_iter()
+            .chain(protos)
+            .chain(others)
+            .collect::<Vec<_>>(),
+    )?;
     show.notes = notes;
     show.output.log_result = a.shard.log_result;
     show.verbose = verbose;
@@ -277,11 +310,17 @@ pub(super) fn command(mut a: GrpcArgs) -> Result<Command, Exit> {
     };
     // The call changes no stage: checked here for the reflection's path too.
     super::csv_stages_need_stages(&run.show, &run.plan)?;
-    // Without --proto the server is asked (reflection), which is the app's.
-    if a.protos.is_empty() {
-        return Ok(Command::Grpc(Box::new(run)));
-    }
-    let schema = Schema::compile(&a.protos, &a.import_paths).map_err(usage)?;
+    let schema = match (&a.protoset, a.protos.is_empty()) {
+        (Some(path), _) => {
+            let bytes = crate::files::read("--protoset", path, crate::files::BODY_LIMIT)
+                .map_err(Exit::usage)?;
+            Schema::from_descriptor_set(&bytes, &format!("--protoset {}", path.display()))
+                .map_err(usage)?
+        }
+        // Without --proto the server is asked (reflection), which is the app's.
+        (None, true) => return Ok(Command::Grpc(Box::new(run))),
+        (None, false) => Schema::compile(&a.protos, &a.import_paths).map_err(usage)?,
+    };
     if run.list_only {
         return Ok(Command::Print(listing(&schema.services()).into_bytes()));
     }

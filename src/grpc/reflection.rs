@@ -159,7 +159,7 @@ impl Answers {
         let set = FileDescriptorSet {
             file: self.files.clone(),
         };
-        Schema::from_descriptor_set(&set.encode_to_vec())
+        Schema::from_descriptor_set(&set.encode_to_vec(), "the server's descriptors")
     }
 }
 

@@ -111,10 +111,11 @@ impl Schema {
     }
 
     /// A schema from a serialized `FileDescriptorSet` (what server reflection returns).
-    pub fn from_descriptor_set(bytes: &[u8]) -> Result<Schema, String> {
+    /// `whose`: what the descriptors are, for the error (the server's, or a --protoset file).
+    pub fn from_descriptor_set(bytes: &[u8], whose: &str) -> Result<Schema, String> {
         DescriptorPool::decode(bytes)
             .map(|pool| Schema { pool })
-            .map_err(|e| format!("the server's descriptors: {}", one_line(&e.to_string())))
+            .map_err(|e| format!("{whose}: {}", one_line(&e.to_string())))
     }
 
     /// The services, by full name, each with its methods' names.
@@ -408,6 +409,6 @@ message Item { string key = 1; bytes value = 2; }
                 .contains("more than")
         );
         assert!(Schema::compile(&[], &[]).unwrap_err().contains("no file"));
-        assert!(Schema::from_descriptor_set(b"\xff\xff").is_err());
+        assert!(Schema::from_descriptor_set(b"\xff\xff", "x").is_err());
     }
 }

@@ -772,3 +772,83 @@ fn a_client_stream_sends_every_message_in_one_call() {
     assert_eq!(chats.len(), 11);
     assert!(chats.iter().all(|c| c.1 == "x,y"), "{chats:?}");
 }
+
+#[test]
+fn a_protoset_and_a_metadata_file_as_ghz_takes_them() {
+    let Some(server) = Server::start("protoset") else {
+        return;
+    };
+    let python = test_python("grpc_tools").unwrap();
+    let dir = crate::support::ScratchDir::new("protoset");
+    let set = dir.0.join("kv.protoset");
+    let made = std::process::Command::new(python)
+        .args(["-m", "grpc_tools.protoc", &format!("-I{IMPORTS}")])
+        .arg(format!(
+            "-I{}",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/servers/grpc")
+        ))
+        .arg(format!("--descriptor_set_out={}", set.display()))
+        .args(["--include_imports", "kv.proto"])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let set = set.to_str().unwrap();
+    let out = spate(&["grpc", "--protoset", set, "--list", "http://127.0.0.1:9"]);
+    crate::support::succeeded(&out);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "kv.v1.Store\n  kv.v1.Store/Get\n  kv.v1.Store/Watch\n  kv.v1.Store/Put\n  kv.v1.Store/Chat\n"
+    );
+    let meta = dir.0.join("meta.json");
+    std::fs::write(&meta, r#"{"tenant": "from-file"}"#).unwrap();
+    let doc = grpc_json(&[
+        "grpc",
+        "--protoset",
+        set,
+        "-M",
+        meta.to_str().unwrap(),
+        "--call",
+        "kv.v1.Store/Get",
+        "-d",
+        r#"{"key":"p"}"#,
+        "-n",
+        "6",
+        &server.url,
+    ]);
+    assert_eq!(doc["requests"]["successful"], 6);
+    let calls = server.calls();
+    assert_eq!(calls.len(), 6);
+    assert!(
+        calls
+            .iter()
+            .all(|(_, k, t, _)| k == "p" && t == "from-file"),
+        "{calls:?}"
+    );
+    // A file that is no descriptor set, or metadata that is no object, is one line, exit 2.
+    let out = spate(&[
+        "grpc",
+        "--protoset",
+        meta.to_str().unwrap(),
+        "--list",
+        "http://127.0.0.1:9",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--protoset "));
+    std::fs::write(&meta, "tenant=x").unwrap();
+    let out = spate(&[
+        "grpc",
+        "--protoset",
+        set,
+        "-M",
+        meta.to_str().unwrap(),
+        "--call",
+        "kv.v1.Store/Get",
+        "http://127.0.0.1:9",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a JSON object of metadata"));
+}
