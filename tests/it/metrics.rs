@@ -37,6 +37,23 @@ fn encoded(s: &str) -> String {
         .collect()
 }
 
+/// spate with `args`, serving its metrics on a port of its own choosing until a scrape has seen
+/// the run over (20 s at the most), and where.
+fn serving(args: &[&str]) -> (Child, SocketAddr) {
+    let mut run = Child(
+        Command::new(env!("CARGO_BIN_EXE_spate"))
+            .args(["--no-progress", "--metrics-listen", "127.0.0.1:0"])
+            .args(["--metrics-linger", "20s"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let at = endpoint_of(&mut run);
+    (run, at)
+}
+
 /// Where spate says its metrics are, from its stderr.
 fn endpoint_of(run: &mut Child) -> SocketAddr {
     let lines = BufReader::new(run.0.stderr.take().unwrap()).lines();
@@ -71,30 +88,15 @@ fn prometheus_holds_the_reports_figures_and_each_second_as_it_closed() {
     let dir = ScratchDir::new("metrics");
     let saved = dir.0.join("run.json");
     // The endpoint on a port of its own choosing, which spate says.
-    let mut run = Child(
-        Command::new(env!("CARGO_BIN_EXE_spate"))
-            .args([
-                "--no-progress",
-                "-c",
-                "2",
-                "-z",
-                "10s",
-                "--metrics-listen",
-                "127.0.0.1:0",
-            ])
-            .args([
-                "--metrics-linger",
-                "20s",
-                "--save",
-                saved.to_str().unwrap(),
-                &url,
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let metrics = endpoint_of(&mut run);
+    let (mut run, metrics) = serving(&[
+        "-c",
+        "2",
+        "-z",
+        "10s",
+        "--save",
+        saved.to_str().unwrap(),
+        &url,
+    ]);
     let prom = free_addr();
     std::fs::write(
         dir.0.join("prometheus.yml"),
@@ -251,31 +253,18 @@ fn a_request_lists_rows_are_series_of_their_own_and_no_header_is_shown() {
     let dir = ScratchDir::new("metrics-list");
     let saved = dir.0.join("run.json");
     let (a, b) = (format!("http://{addr}/a"), format!("http://{addr}/b?x=1"));
-    let mut run = Child(
-        Command::new(env!("CARGO_BIN_EXE_spate"))
-            .args([
-                "--no-progress",
-                "-n",
-                "41",
-                "-c",
-                "3",
-                "--metrics-listen",
-                "127.0.0.1:0",
-            ])
-            .args([
-                "--metrics-linger",
-                "20s",
-                "--save",
-                saved.to_str().unwrap(),
-                &a,
-                &b,
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let metrics = endpoint_of(&mut run);
+    let (mut run, metrics) = serving(&[
+        "-n",
+        "41",
+        "-c",
+        "3",
+        "-H",
+        "Authorization: Bearer secret",
+        "--save",
+        saved.to_str().unwrap(),
+        &a,
+        &b,
+    ]);
     let body = scrape_when_over(metrics);
     assert!(run.0.wait().unwrap().success());
     let doc: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
