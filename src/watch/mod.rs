@@ -7,6 +7,7 @@
 pub mod endpoint;
 pub mod exposition;
 mod lines;
+pub mod setup;
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};

@@ -16,6 +16,9 @@ use crate::serve::Server;
 use crate::stats::RunFailure;
 use crate::ui::{self, Info, Mode, Progress, say};
 
+mod asked;
+mod merged;
+
 /// Runs the command line `argv` and returns the exit code.
 pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
     // Before anything opens a socket: the load and `spate serve` alike need one per connection.
@@ -37,9 +40,9 @@ pub fn main(argv: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
         Command::Report { summary, output } => show_again(&summary, &output),
         Command::Compare(c) => crate::compare::run(&c),
         Command::Sweep(s) => crate::sweep::run(&s),
-        Command::Mcp(m) => mcp_test(&m),
-        Command::Grpc(g) => grpc_test(&g),
-        Command::Merge(m) => merge(&m),
+        Command::Mcp(m) => asked::mcp_test(&m),
+        Command::Grpc(g) => asked::grpc_test(&g),
+        Command::Merge(m) => merged::merge(&m),
         Command::Serve(config) => match Server::start(&config) {
             Ok(server) => serve_until_interrupted(&server),
             Err(e) => {
@@ -80,7 +83,7 @@ fn show_again(summary: &Report, output: &crate::report::Output) -> u8 {
 }
 
 /// Writes generated text to stdout; a reader that stops early (`| head`) is not an error.
-fn print_bytes(text: &[u8]) -> u8 {
+pub(super) fn print_bytes(text: &[u8]) -> u8 {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     match out.write_all(text).and_then(|()| out.flush()) {
@@ -162,116 +165,6 @@ fn display_mode(show: &Show) -> Mode {
         Mode::Terminal
     } else {
         Mode::Plain
-    }
-}
-
-/// One load test, start to exit code.
-/// `spate mcp`: asks the server for its tools, then prints them (`--list`) or runs the calls.
-fn mcp_test(m: &cli::McpRun) -> u8 {
-    // As a run that could not start: one line, and a document for programs reading the JSON.
-    let refuse = |r: crate::mcp::stage::Refused| {
-        say(&format!("spate: mcp: {}", r.message));
-        let failure = RunFailure {
-            kind: r.kind.into(),
-            message: r.message,
-        };
-        emit(
-            &Report::not_run(&m.plan, failure, &m.show.summary),
-            &m.show,
-            r.code,
-        )
-    };
-    let listing = match crate::mcp::stage::probe(&m.plan, &m.mcp) {
-        Ok(l) => l,
-        Err(r) => return refuse(r),
-    };
-    if m.list_only {
-        let url = crate::redact::url(&m.plan.target.url);
-        let text = match m.show.output.format {
-            report::Format::Json => crate::mcp::plan::tools_json(&listing, &url),
-            _ => crate::mcp::plan::tools_text(&listing, &url),
-        };
-        return print_bytes(text.as_bytes());
-    }
-    let staged = match crate::mcp::stage::stage(&m.plan, &listing, &m.mcp) {
-        Ok(s) => s,
-        Err(r) => return refuse(r),
-    };
-    let code = load_test(&staged.plan, None, &m.show);
-    staged.end();
-    code
-}
-
-/// `spate grpc` without --proto: the server's schema by reflection, then its services listed,
-/// or the call made under load. A server that cannot say is one line, exit 1 (as an
-/// unreachable one); a call its schema does not have, exit 2.
-fn grpc_test(g: &cli::GrpcRun) -> u8 {
-    let refuse = |kind: &str, message: String, code: u8| {
-        say(&format!("spate: grpc: {message}"));
-        let failure = RunFailure {
-            kind: kind.into(),
-            message,
-        };
-        emit(
-            &Report::not_run(&g.plan, failure, &g.show.summary),
-            &g.show,
-            code,
-        )
-    };
-    let (services, schema) = match crate::grpc::ask::reflect(&g.plan, &g.metadata) {
-        Ok(found) => found,
-        Err(e) => return refuse("unreachable", e, crate::exit::EXIT_NO_SUCCESS),
-    };
-    if g.list_only {
-        let listed: Vec<(String, Vec<String>)> = schema
-            .services()
-            .into_iter()
-            .filter(|(s, _)| services.contains(s))
-            .collect();
-        return print_bytes(cli::grpc_listing(&listed).as_bytes());
-    }
-    match g.command(&schema, true) {
-        Ok(Command::Run { plan, show, .. }) => load_test(&plan, None, &show),
-        Ok(Command::Print(text)) => print_bytes(&text),
-        Ok(_) => unreachable!("a gRPC call runs or is printed"),
-        Err(e) => refuse("plan", e, EXIT_USAGE),
-    }
-}
-
-/// `spate merge`: the shards' results merged into the job's, or why they are not one job's.
-fn merge(m: &cli::Merge) -> u8 {
-    let merged = match crate::merge::merge(&m.runs, m.force, m.slo.as_ref()) {
-        Ok(merged) => merged,
-        Err(why) => {
-            say(&format!("spate merge: {why}"));
-            return EXIT_USAGE;
-        }
-    };
-    for w in &merged.warnings {
-        say(&format!("spate merge: warning: {w}"));
-    }
-    let json = report::merge::json(&merged);
-    if let Some(path) = &m.html {
-        let results: Vec<&crate::stats::Summary> = m
-            .runs
-            .iter()
-            .filter(|(name, _)| merged.shards.iter().any(|r| r.file == *name))
-            .map(|(_, s)| s)
-            .collect();
-        let page = report::merge_page(&merged, &results, &json);
-        if let Err(e) = report::save::write(path, page.as_bytes()) {
-            say(&format!("spate merge: --html {}: {e}", path.display()));
-            return EXIT_USAGE;
-        }
-    }
-    let text = match m.json {
-        true => json,
-        false => report::merge::text(&merged),
-    };
-    match print_bytes(text.as_bytes()) {
-        EXIT_OK if merged.requests.successful == 0 => EXIT_NO_SUCCESS,
-        EXIT_OK if merged.thresholds.iter().any(|v| !v.pass) => EXIT_THRESHOLDS,
-        code => code,
     }
 }
 
@@ -434,82 +327,21 @@ pub fn load_test(plan: &Plan, script: Option<&crate::script::Loaded>, show: &Sho
     code
 }
 
-/// What watches the run through `board`: --live-json's lines (to stdout for `-`, else to the
-/// file, created or emptied) and --metrics-listen's endpoint (bound now: a port that is taken
-/// is one line before anything is sent).
+/// What watches the run through `board`, as `show` asks; where its metrics are served is said.
 fn watch(
     board: Arc<crate::stats::Board>,
     plan: &Plan,
     show: &Show,
 ) -> Result<crate::watch::Watching, String> {
-    use crate::watch::{Watchers, Watching, exposition::Labels};
-    let lines = match &show.live_json {
-        Some(path) => {
-            let name = format!("--live-json {}", path.display());
-            let out: Box<dyn std::io::Write + Send> = match path.to_str() {
-                Some("-") => Box::new(std::io::stdout()),
-                _ => Box::new(std::fs::File::create(path).map_err(|e| format!("{name}: {e}"))?),
-            };
-            Some((out, name))
-        }
-        None => None,
-    };
-    let metrics = match show.metrics {
-        Some(addr) => {
-            let listener = std::net::TcpListener::bind(addr)
-                .map_err(|e| format!("--metrics-listen {addr}: cannot listen there: {e}"))?;
-            let mut labels = Labels::new(&run_id(plan), plan.shard.map(|s| (s.index, s.count)))
-                .with_rows(request_names(plan));
-            if let Some(g) = &plan.grpc {
-                labels = labels.with_call(&g.call);
-            }
-            Some((listener, labels))
-        }
-        None => None,
-    };
-    let w = Watching::start(board, plan.clone(), Watchers { lines, metrics })?;
+    let w = crate::watch::setup::start(board, plan, show.live_json.as_deref(), show.metrics)?;
     if let Some(addr) = w.metrics_addr() {
         say(&format!("spate: metrics at http://{addr}/metrics"));
     }
     Ok(w)
 }
 
-/// The names of a request list's rows for the metrics' `request` label: each URL (credentials
-/// masked), each MCP tool, or each gRPC message's place (`#2`: a message is a body, which the
-/// endpoint never shows).
-fn request_names(plan: &Plan) -> Vec<String> {
-    let Some(list) = &plan.list else {
-        return Vec::new();
-    };
-    if let Some(m) = &list.mcp {
-        return m.labels.clone();
-    }
-    let names = crate::stats::url_row::names(plan, list);
-    match plan.grpc {
-        Some(_) => names
-            .into_iter()
-            .map(|n| match n.split_once(' ') {
-                Some((place, _)) if place.starts_with('#') => place.to_owned(),
-                _ => n,
-            })
-            .collect(),
-        None => names,
-    }
-}
-
-/// The run's `run_id` label: when the job starts (`--start-at`, the same for every shard of
-/// it), else when this run was started, in ms since the Unix epoch.
-fn run_id(plan: &Plan) -> String {
-    let at = plan
-        .start_at
-        .map_or_else(std::time::SystemTime::now, |s| s.at);
-    at.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis())
-        .to_string()
-}
-
 /// Saves and prints the result as `show` asks; `code`, unless an output could not be written.
-fn emit(summary: &Report, show: &Show, code: u8) -> u8 {
+pub(super) fn emit(summary: &Report, show: &Show, code: u8) -> u8 {
     let failed = report::emit(summary, &show.output);
     for e in &failed {
         say(&format!("spate: {e}"));
