@@ -15,6 +15,7 @@ mod mcp;
 mod mcp_args;
 mod merge;
 mod output_args;
+mod outputs;
 mod report;
 mod series_args;
 mod serve;
@@ -31,13 +32,14 @@ use clap::Parser as _;
 use clap::error::ErrorKind;
 
 use crate::plan::Plan;
+use crate::report::Output;
 use crate::report::ReportOptions;
-use crate::report::{Format, Output, save};
 use crate::serve::ServeConfig;
-use args::{Cli, FormatArg, Forms, LoadArgs, OutputArgs, RunArgs, Sub};
+use args::{Cli, OutputArgs, RunArgs, Sub};
 pub use grpc::{GrpcRun, listing as grpc_listing};
 pub use mcp::McpRun;
 pub use merge::Merge;
+use outputs::{load_inputs, output, outputs_spare_inputs};
 
 use crate::exit::EXIT_USAGE;
 
@@ -333,63 +335,6 @@ fn check_save_dir(dir: &std::path::Path) -> Result<(), Exit> {
     Err(Exit::usage(format!("--save-dir {}: {why}", dir.display())))
 }
 
-/// What says two paths are one file: the path with its directory resolved (links followed),
-/// as it is now or will be once written.
-fn same_file(p: &std::path::Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(p) {
-        return c;
-    }
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    match (std::fs::canonicalize(dir), p.file_name()) {
-        (Ok(d), Some(name)) => d.join(name),
-        _ => p.to_path_buf(),
-    }
-}
-
-/// The files a run's load flags read: what no output of it may name.
-fn load_inputs(l: &LoadArgs) -> Vec<(&'static str, PathBuf)> {
-    [
-        ("-D", &l.body_file),
-        ("--script", &l.script),
-        ("--cacert", &l.cacert),
-        ("--cert", &l.cert),
-        ("--key", &l.key),
-    ]
-    .into_iter()
-    .filter_map(|(flag, p)| p.clone().map(|p| (flag, p)))
-    .collect()
-}
-
-/// An output that names a file the run reads would destroy it (`--live-json` as the run starts,
-/// the others when it ends): refused before anything runs.
-fn outputs_spare_inputs(show: &Show, inputs: &[(&str, PathBuf)]) -> Result<(), Exit> {
-    let o = &show.output;
-    let outputs = [
-        ("--save", &o.save),
-        ("--csv-timeline", &o.csv_timeline),
-        ("--csv-stages", &o.csv_stages),
-        ("--html", &o.html),
-        ("--hdr-log", &o.hdr_log),
-        ("--live-json", &show.live_json),
-    ];
-    for (out_flag, path) in outputs {
-        let Some(path) = path.as_ref().filter(|p| p.as_os_str() != "-") else {
-            continue;
-        };
-        let id = same_file(path);
-        if let Some((in_flag, _)) = inputs.iter().find(|(_, i)| same_file(i) == id) {
-            return Err(Exit::usage(format!(
-                "{out_flag} {} is the file {in_flag} reads: writing there would destroy it; give {out_flag} a path of its own",
-                path.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// `--csv-stages` writes the rows of a --stages run: without one it would write a header alone.
 fn csv_stages_need_stages(show: &Show, plan: &Plan) -> Result<(), Exit> {
     match show.output.csv_stages.is_some() && plan.stages.is_none() {
@@ -398,57 +343,6 @@ fn csv_stages_need_stages(show: &Show, plan: &Plan) -> Result<(), Exit> {
         )),
         false => Ok(()),
     }
-}
-
-/// Where and how a result is shown, each file it is to be written to checked before anything
-/// runs (a directory that does not exist is exit 2, not a lost result).
-fn output(f: Forms, hdr_log: Option<PathBuf>, live_json: Option<PathBuf>) -> Result<Output, Exit> {
-    let files = [
-        ("--save", &f.save),
-        ("--csv-timeline", &f.csv_timeline),
-        ("--csv-stages", &f.csv_stages),
-        ("--html", &f.html),
-        ("--hdr-log", &hdr_log),
-        ("--live-json", &live_json),
-    ];
-    // One file for two forms would hold only the last one written.
-    let named: Vec<(&str, &PathBuf, PathBuf)> = files
-        .iter()
-        .filter_map(|(flag, p)| p.as_ref().map(|p| (*flag, p, same_file(p))))
-        .collect();
-    for (i, (flag, path, id)) in named.iter().enumerate() {
-        if let Some((other, _, _)) = named[..i].iter().find(|(_, _, o)| o == id) {
-            return Err(Exit::usage(format!(
-                "{other} and {flag} name the same file ({}): each writes a form of its own, so give each its own path",
-                path.display()
-            )));
-        }
-    }
-    for (flag, path) in files {
-        if let Some(path) = path {
-            save::check(path).map_err(|e| {
-                Exit::usage(format!(
-                    "{flag} {}: cannot write there: {e}",
-                    path.display()
-                ))
-            })?;
-        }
-    }
-    Ok(Output {
-        format: match f.format {
-            FormatArg::Text => Format::Text,
-            FormatArg::Json => Format::Json,
-            FormatArg::Csv => Format::Csv,
-        },
-        save: f.save,
-        csv_timeline: f.csv_timeline,
-        csv_stages: f.csv_stages,
-        html: f.html,
-        hdr_log,
-        no_color: f.no_color,
-        log_result: false,
-        print: true,
-    })
 }
 
 /// The command `word` may have been meant as (`comapre`: `compare`), when it is no URL.
@@ -526,6 +420,7 @@ fn run(r: RunArgs) -> Result<Command, Exit> {
 mod tests {
     use super::*;
     use crate::plan::{H2, Protocol, Stop};
+    use crate::report::Format;
 
     fn plan(args: &[&str]) -> Plan {
         let argv = std::iter::once("spate").chain(args.iter().copied());
