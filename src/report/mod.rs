@@ -12,6 +12,7 @@ mod html;
 mod insight;
 mod json;
 mod latency;
+mod limits;
 mod mcp;
 pub mod merge;
 pub mod save;
